@@ -1,0 +1,267 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// config is the parsed command line.
+type config struct {
+	print         bool
+	prompt        string
+	hasPrompt     bool
+	promptFile    string
+	outputFormat  string
+	verbose       bool
+	partial       bool
+	model         string
+	fallback      []string
+	maxTurns      int
+	maxBudget     float64
+	systemPrompt  string
+	appendSystem  string
+	effort        string
+	tools         []string
+	toolsSet      bool
+	allowed       []string
+	disallowed    []string
+	mode          string
+	addDirs       []string
+	jsonSchema    string
+	sessionID     string
+	showVersion   bool
+	showHelp      bool
+	maxTokens     int
+	systemPromptF string
+}
+
+// errUsage marks errors in the command line.
+var errUsage = errors.New("usage")
+
+type flagKind int
+
+const (
+	kBool flagKind = iota
+	kString
+	kList
+)
+
+type flagDef struct {
+	names []string
+	kind  flagKind
+	help  string
+	set   func(c *config, v string) error
+}
+
+func str(dst func(*config) *string) func(*config, string) error {
+	return func(c *config, v string) error { *dst(c) = v; return nil }
+}
+
+func list(dst func(*config) *[]string) func(*config, string) error {
+	return func(c *config, v string) error { *dst(c) = append(*dst(c), splitList(v)...); return nil }
+}
+
+var flagDefs = []flagDef{
+	{[]string{"-p", "--print"}, kBool, "print the response and exit (the only mode)", func(c *config, _ string) error { c.print = true; return nil }},
+	{[]string{"--output-format"}, kString, "text (default), json or stream-json", func(c *config, v string) error {
+		switch v {
+		case "text", "json", "stream-json":
+			c.outputFormat = v
+			return nil
+		}
+		return fmt.Errorf("--output-format %q: want text, json or stream-json", v)
+	}},
+	{[]string{"--verbose"}, kBool, "with json, print every message; needed for stream-json", func(c *config, _ string) error { c.verbose = true; return nil }},
+	{[]string{"--include-partial-messages"}, kBool, "add raw stream events (stream-json)", func(c *config, _ string) error { c.partial = true; return nil }},
+	{[]string{"--model"}, kString, "model id or alias (opus, sonnet, haiku, fable)", str(func(c *config) *string { return &c.model })},
+	{[]string{"--fallback-model"}, kList, "models to use when the main one is overloaded (comma-separated)", list(func(c *config) *[]string { return &c.fallback })},
+	{[]string{"--max-turns"}, kString, "stop after this many tool-using turns", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("--max-turns %q: want a whole number of at least 1", v)
+		}
+		c.maxTurns = n
+		return nil
+	}},
+	{[]string{"--max-budget-usd"}, kString, "stop once the run has cost this many dollars", func(c *config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("--max-budget-usd %q: want a positive number of dollars", v)
+		}
+		c.maxBudget = f
+		return nil
+	}},
+	{[]string{"--max-tokens"}, kString, "cap each reply at this many output tokens", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("--max-tokens %q: want a whole number of at least 1", v)
+		}
+		c.maxTokens = n
+		return nil
+	}},
+	{[]string{"--system-prompt"}, kString, "replace the system prompt", str(func(c *config) *string { return &c.systemPrompt })},
+	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", str(func(c *config) *string { return &c.systemPromptF })},
+	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", str(func(c *config) *string { return &c.appendSystem })},
+	{[]string{"--effort"}, kString, "low, medium, high, xhigh or max", func(c *config, v string) error {
+		switch v {
+		case "low", "medium", "high", "xhigh", "max":
+			c.effort = v
+			return nil
+		}
+		return fmt.Errorf("--effort %q: want low, medium, high, xhigh or max", v)
+	}},
+	{[]string{"--tools"}, kList, `built-in tools to offer ("" for none, "default" for the default set)`, func(c *config, v string) error {
+		c.toolsSet = true
+		c.tools = append(c.tools, splitList(v)...)
+		return nil
+	}},
+	{[]string{"--allowedTools", "--allowed-tools"}, kList, `rules for calls that run without asking, e.g. "Bash(npm test:*)" Write`, list(func(c *config) *[]string { return &c.allowed })},
+	{[]string{"--disallowedTools", "--disallowed-tools"}, kList, "tools removed from the model's list", list(func(c *config) *[]string { return &c.disallowed })},
+	{[]string{"--permission-mode"}, kString, "default, acceptEdits, plan, dontAsk, bypassPermissions or auto", func(c *config, v string) error {
+		switch v {
+		case "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto":
+			c.mode = v
+			return nil
+		}
+		return fmt.Errorf("--permission-mode %q: want default, acceptEdits, plan, dontAsk, bypassPermissions or auto", v)
+	}},
+	{[]string{"--add-dir"}, kList, "further directories the tools may use", list(func(c *config) *[]string { return &c.addDirs })},
+	{[]string{"--json-schema"}, kString, "JSON schema for structured output (not yet supported)", str(func(c *config) *string { return &c.jsonSchema })},
+	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
+	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
+	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},
+	{[]string{"--help", "-h"}, kBool, "print this help", func(c *config, _ string) error { c.showHelp = true; return nil }},
+}
+
+func lookupFlag(name string) *flagDef {
+	for i := range flagDefs {
+		for _, n := range flagDefs[i].names {
+			if n == name {
+				return &flagDefs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// parseArgs reads the command line. Flags and the prompt may come in any
+// order; values are given as --flag value or --flag=value; a list flag takes
+// one value, split on commas and on spaces outside parentheses. "--" ends
+// the flags.
+func parseArgs(args []string) (*config, error) {
+	c := &config{outputFormat: "text"}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			positional = append(positional, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		def := lookupFlag(name)
+		if def == nil {
+			return nil, fmt.Errorf("%w: unknown option %s (see --help)", errUsage, name)
+		}
+		switch def.kind {
+		case kBool:
+			if hasValue {
+				return nil, fmt.Errorf("%w: %s takes no value", errUsage, name)
+			}
+			_ = def.set(c, "")
+			continue
+		case kString:
+			if !hasValue {
+				if i+1 >= len(args) {
+					return nil, fmt.Errorf("%w: %s needs a value", errUsage, name)
+				}
+				i++
+				value = args[i]
+			}
+			if err := def.set(c, value); err != nil {
+				return nil, fmt.Errorf("%w: %v", errUsage, err)
+			}
+		case kList:
+			if !hasValue {
+				if i+1 >= len(args) || isFlag(args[i+1]) {
+					return nil, fmt.Errorf("%w: %s needs a value", errUsage, name)
+				}
+				i++
+				value = args[i]
+			}
+			if err := def.set(c, value); err != nil {
+				return nil, fmt.Errorf("%w: %v", errUsage, err)
+			}
+		}
+	}
+	if len(positional) > 1 {
+		return nil, fmt.Errorf("%w: more than one prompt given (%q and %q); quote the prompt", errUsage, positional[0], positional[1])
+	}
+	if len(positional) == 1 {
+		c.prompt, c.hasPrompt = positional[0], true
+	}
+	if c.outputFormat == "stream-json" && !c.verbose {
+		return nil, fmt.Errorf("%w: --output-format stream-json needs --verbose", errUsage)
+	}
+	if c.partial && c.outputFormat != "stream-json" {
+		return nil, fmt.Errorf("%w: --include-partial-messages needs --output-format stream-json", errUsage)
+	}
+	if c.hasPrompt && c.promptFile != "" {
+		return nil, fmt.Errorf("%w: give the prompt as an argument or with --prompt-file, not both", errUsage)
+	}
+	return c, nil
+}
+
+// isFlag reports whether an argument is an option rather than a value.
+func isFlag(a string) bool {
+	if !strings.HasPrefix(a, "-") || a == "-" {
+		return false
+	}
+	name, _, _ := strings.Cut(a, "=")
+	return lookupFlag(name) != nil || strings.HasPrefix(a, "--")
+}
+
+// splitList splits a list value on commas and on spaces outside
+// parentheses, so "Bash(npm test:*),Read" and "Read Write" both work.
+func splitList(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	flush := func(end int) {
+		if s := strings.TrimSpace(v[start:end]); s != "" {
+			out = append(out, s)
+		}
+	}
+	for i, r := range v {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case (r == ',' || r == ' ') && depth == 0:
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(v))
+	return out
+}
+
+func usageText() string {
+	var b strings.Builder
+	b.WriteString("Usage: agentloop -p [options] [prompt]\n\nRuns an agent on the prompt (or standard input) and prints the result.\n\nOptions:\n")
+	for _, d := range flagDefs {
+		names := strings.Join(d.names, ", ")
+		if d.kind != kBool {
+			names += " <value>"
+		}
+		fmt.Fprintf(&b, "  %-44s %s\n", names, d.help)
+	}
+	b.WriteString("\nEnvironment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (credentials), ANTHROPIC_BASE_URL (endpoint).\n")
+	return b.String()
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
+)
+
+// totals are the session's running cost and per-model usage. They span every
+// run of the session and include subagents, which report into them through
+// AddUsage.
+type totals struct {
+	mu         sync.Mutex
+	cost       float64
+	modelUsage map[string]*message.ModelUsage
+}
+
+// account adds one successful reply to the session totals.
+func (r *run) account(resp *model.Response) {
+	r.s.AddUsage(resp.Model, resp.Usage)
+}
+
+// AddUsage adds one reply's usage on a model to the session's cost and
+// per-model usage. Subagents call it on their parent's session.
+func (s *Session) AddUsage(modelID string, u model.Usage) float64 {
+	price, canonical, known := pricing.Lookup(modelID)
+	cost := price.Cost(u)
+	s.totals.mu.Lock()
+	defer s.totals.mu.Unlock()
+	s.totals.cost += cost
+	mu := s.totals.modelUsage[modelID]
+	if mu == nil {
+		basis := "list"
+		if !known {
+			basis = "unknown"
+		}
+		mu = &message.ModelUsage{ContextWindow: price.ContextWindow, MaxOutputTokens: price.MaxOutput,
+			CanonicalModel: canonical, Provider: "firstParty", CostBasis: basis}
+		s.totals.modelUsage[modelID] = mu
+	}
+	mu.InputTokens += u.InputTokens
+	mu.OutputTokens += u.OutputTokens
+	mu.CacheReadInputTokens += u.CacheReadInputTokens
+	mu.CacheCreationInputTokens += u.CacheCreationInputTokens
+	mu.WebSearchRequests += u.WebSearches()
+	mu.CostUSD += cost
+	oneHour := u.OneHourCacheTokens()
+	mu.CacheCreationEphemeral1hInputToken += oneHour
+	mu.CacheCreationEphemeral5mInputToken += u.CacheCreationInputTokens - oneHour
+	return cost
+}
+
+// CostUSD returns the session's total cost so far.
+func (s *Session) CostUSD() float64 {
+	s.totals.mu.Lock()
+	defer s.totals.mu.Unlock()
+	return s.totals.cost
+}
+
+// overBudget reports whether this run has spent its budget: spent ≥ cap, and
+// a NaN spend counts as spent.
+func (r *run) overBudget() bool {
+	max := r.s.cfg.MaxBudgetUSD
+	if max <= 0 {
+		return false
+	}
+	spent := r.s.CostUSD() - r.spentAtStart
+	return math.IsNaN(spent) || !(spent < max)
+}
+
+// formatUSD prints a budget the way a person wrote it: 0.01, not 0.010000.
+func formatUSD(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

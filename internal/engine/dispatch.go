@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// outcome is one finished tool call.
+type outcome struct {
+	block      model.Content // the tool_result block
+	structured any
+	meta       []message.ToolResultMeta
+}
+
+// pendingCall is an authorised call waiting to run.
+type pendingCall struct {
+	id    string
+	entry *toolEntry
+	input []byte
+	meta  []message.ToolResultMeta
+}
+
+// dispatch runs the tool calls of one reply: unknown tools, invalid input
+// and denied calls get error results at once; allowed read-only calls run
+// concurrently in batches; other calls run alone, in order. Each result is
+// emitted as it completes and all go back to the model in one user message,
+// in completion order. It returns false if the run must stop (context
+// cancelled or consumer gone).
+func (r *run) dispatch(resp *model.Response) bool {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	var results []model.Content
+	ok := true
+	done := func(o outcome) {
+		if !ok {
+			return
+		}
+		results = append(results, o.block)
+		r.numTurns++
+		ok = r.send(&message.User{
+			Message:         message.UserContent{Role: "user", Content: []model.Content{o.block}},
+			ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+			UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(),
+			ToolUseResult: o.structured, ToolResultMeta: o.meta,
+		})
+	}
+	var batch []pendingCall
+	flush := func() {
+		if len(batch) == 0 || !ok {
+			batch = nil
+			return
+		}
+		ch := make(chan outcome, len(batch))
+		for _, p := range batch {
+			go func() { ch <- r.execute(ctx, p) }()
+		}
+		for range batch {
+			o := <-ch
+			done(o)
+			if !ok {
+				cancel()
+			}
+		}
+		batch = nil
+	}
+	interrupted := false
+	for _, b := range resp.Content {
+		if b.Type != model.TypeToolUse || !ok {
+			continue
+		}
+		if interrupted {
+			done(errorOutcome(b.ID, "The run was interrupted before this tool could run.", nil))
+			continue
+		}
+		e, known := r.s.tools[b.Name]
+		if !known {
+			msg := "Error: No such tool available: " + b.Name
+			done(errorOutcome(b.ID, "<tool_use_error>"+msg+"</tool_use_error>", msg))
+			continue
+		}
+		input, err := e.schema.Validate(b.Name, b.Input)
+		if err != nil {
+			done(errorOutcome(b.ID, "<tool_use_error>"+err.Error()+"</tool_use_error>", "Error: "+err.Error()))
+			continue
+		}
+		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}
+		if r.s.cfg.Authorize != nil {
+			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool})
+		}
+		meta := []message.ToolResultMeta{{ID: b.ID, PermissionDecision: message.PermissionDecision{
+			Decision: "accept", Source: d.Source, ReasonType: d.ReasonType}}}
+		if !d.Allow {
+			meta[0].PermissionDecision.Decision = "reject"
+			meta[0].NonExecutionKind = "permission-rule"
+			r.denials = append(r.denials, message.PermissionDenial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: input})
+			if !r.send(&message.System{Subtype: message.SubtypePermissionDenied, SessionID: r.s.cfg.Env.SessionID,
+				UUID: r.s.cfg.NewID(), PermissionDenied: &message.PermissionDenied{
+					ToolName: b.Name, ToolUseID: b.ID, Message: d.Message, DecisionReasonType: d.ReasonType}}) {
+				ok = false
+				break
+			}
+			o := errorOutcome(b.ID, d.Message, "Error: "+d.Message)
+			o.meta = meta
+			done(o)
+			interrupted = d.Interrupt
+			continue
+		}
+		if d.Input != nil {
+			input = d.Input
+		}
+		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta}
+		if e.info.ReadOnly {
+			batch = append(batch, p)
+			continue
+		}
+		flush()
+		batch = []pendingCall{p}
+		flush()
+	}
+	flush()
+	if !ok || ctx.Err() != nil {
+		return false
+	}
+	r.s.history = append(r.s.history, model.Message{Role: "user", Content: results})
+	return true
+}
+
+func errorOutcome(id, text string, structured any) outcome {
+	t := true
+	return outcome{block: model.Content{Type: model.TypeToolResult, ToolUseID: id, Text: text, IsError: &t},
+		structured: structured}
+}
+
+// execute runs one call, turning a panic or an error into an is_error result.
+func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
+	name := p.entry.info.Name
+	defer func() {
+		if v := recover(); v != nil {
+			msg := fmt.Sprintf("Error: tool %s failed unexpectedly: %v", name, v)
+			o = errorOutcome(p.id, msg, msg)
+			o.meta = p.meta
+		}
+	}()
+	res, err := p.entry.tool.Run(ctx, &tool.Call{ID: p.id, Input: p.input, Env: r.s.cfg.Env})
+	if err != nil {
+		text := err.Error()
+		var ve *tool.ValidationError
+		if errors.As(err, &ve) {
+			text = "<tool_use_error>" + text + "</tool_use_error>"
+		} else if !strings.HasPrefix(text, "Error") {
+			text = "Error: " + text
+		}
+		o = errorOutcome(p.id, text, strings.TrimSuffix(strings.TrimPrefix(text, "<tool_use_error>"), "</tool_use_error>"))
+		o.meta = p.meta
+		return o
+	}
+	block := model.Content{Type: model.TypeToolResult, ToolUseID: p.id}
+	if len(res.Content) == 1 && res.Content[0].Type == model.TypeText {
+		block.Text = res.Content[0].Text
+	} else if len(res.Content) > 0 {
+		block.Blocks = res.Content
+	}
+	switch {
+	case res.IsError:
+		t := true
+		block.IsError = &t
+	case p.entry.info.AlwaysReportError:
+		f := false
+		block.IsError = &f
+	}
+	structured := res.Structured
+	if structured == nil && res.IsError {
+		text := res.Text()
+		if !strings.HasPrefix(text, "Error") {
+			text = "Error: " + text
+		}
+		structured = text
+	}
+	return outcome{block: block, structured: structured, meta: p.meta}
+}

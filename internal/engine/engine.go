@@ -1,0 +1,247 @@
+// Package engine runs the agent loop of one session.
+//
+// A [Session] holds the conversation history and running totals. [Session.Run]
+// takes one prompt through the loop as small steps, each in its own file:
+//
+//	request.go   build the request (system, tools, history, cache breakpoints)
+//	stream.go    stream the reply, emitting assistant blocks and raw events
+//	dispatch.go  authorise and run the tool calls, emit their results
+//	account.go   add up usage and cost, check the budget
+//	result.go    synthesise the result message
+//
+// Messages are emitted through a callback from the goroutine that called Run,
+// never from a tool's goroutine, so a consumer needs no locking.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/google/uuid"
+)
+
+// Config is the configuration of a session. Provider, Model and Env are
+// required; everything else has a useful zero value.
+type Config struct {
+	Provider       model.Provider
+	Model          string   // resolved model id
+	FallbackModels []string // tried in order when Model is overloaded
+	System         []model.Content
+	Tools          []tool.Tool
+	MaxTurns       int     // 0: unlimited
+	MaxBudgetUSD   float64 // 0: unlimited
+	MaxTokens      int     // 0: the model's maximum output
+	Thinking       *model.Thinking
+	Effort         string
+	Betas          []string
+	Partial        bool // emit stream events and status messages
+	Env            *tool.Env
+	// ParentToolUseID is set for subagents.
+	ParentToolUseID *string
+	// Authorize decides whether a tool call may run. Nil allows all.
+	Authorize Authorizer
+	// Now and NewID are the clock and id source; nil means the real ones.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// Authorizer decides on one tool call. It runs on the loop's goroutine, in
+// tool_use order, before any of the reply's tools start.
+type Authorizer func(ctx context.Context, call *ToolCall) Decision
+
+// ToolCall is a call the model asked for, as seen by the Authorizer.
+type ToolCall struct {
+	ID    string
+	Name  string
+	Input []byte // validated, defaults applied
+	Tool  tool.Tool
+}
+
+// Decision is the outcome of authorising a call.
+type Decision struct {
+	Allow bool
+	// Message is what the model is told when the call is denied.
+	Message string
+	// Source (config or hook) and ReasonType (mode, rule, hook, …) are
+	// reported in tool_result_meta.
+	Source, ReasonType string
+	// Input, when set on an allowed call, replaces the call's input.
+	Input []byte
+	// Interrupt stops the run after a denial.
+	Interrupt bool
+}
+
+// ErrStopped is returned by Run when the consumer stopped reading.
+var ErrStopped = errors.New("consumer stopped reading")
+
+// Emit receives each message of a run; returning false stops the run.
+type Emit func(message.Message) bool
+
+// Session is one conversation. It is not safe for concurrent use: run one
+// prompt at a time.
+type Session struct {
+	cfg     Config
+	tools   map[string]*toolEntry
+	order   []string
+	history []model.Message
+	totals  totals
+}
+
+type toolEntry struct {
+	tool   tool.Tool
+	info   tool.Info
+	schema *tool.Schema
+}
+
+// New checks the configuration and returns a session with an empty history.
+func New(cfg Config) (*Session, error) {
+	if cfg.Provider == nil {
+		return nil, errors.New("engine: no model provider")
+	}
+	if cfg.Env == nil {
+		return nil, errors.New("engine: no tool environment")
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("engine: no model")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	s := &Session{cfg: cfg, tools: map[string]*toolEntry{}}
+	for _, t := range cfg.Tools {
+		if t == nil {
+			return nil, errors.New("engine: nil tool")
+		}
+		if err := tool.Check(t); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		info := t.Info()
+		if info.Name == "" {
+			return nil, errors.New("engine: a tool has no name")
+		}
+		if _, dup := s.tools[info.Name]; dup {
+			return nil, fmt.Errorf("engine: two tools are named %q", info.Name)
+		}
+		schema, err := tool.CompileSchema(info.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("engine: tool %q: %w", info.Name, err)
+		}
+		s.tools[info.Name] = &toolEntry{tool: t, info: info, schema: schema}
+		s.order = append(s.order, info.Name)
+	}
+	s.totals.modelUsage = map[string]*message.ModelUsage{}
+	return s, nil
+}
+
+// ToolNames returns the names of the session's tools, in declaration order.
+func (s *Session) ToolNames() []string { return append([]string(nil), s.order...) }
+
+// History returns a copy of the conversation so far.
+func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
+
+// SetHistory replaces the conversation (for resumed sessions).
+func (s *Session) SetHistory(h []model.Message) { s.history = append([]model.Message(nil), h...) }
+
+// run is the state of one Run call.
+type run struct {
+	s        *Session
+	ctx      context.Context
+	emit     Emit
+	start    time.Time
+	numTurns int // 1 + user lines emitted after the prompt
+	rounds   int // model replies that asked for tools
+	usage    model.Usage
+	apiTime  time.Duration
+	denials  []message.PermissionDenial
+	last     *model.Response
+	stopped  bool
+	// spentAtStart is the session cost when Run began; the budget counts
+	// only what this run spends.
+	spentAtStart float64
+}
+
+func (r *run) send(m message.Message) bool {
+	if r.stopped {
+		return false
+	}
+	if !r.emit(m) {
+		r.stopped = true
+	}
+	return !r.stopped
+}
+
+// Run takes one prompt through the loop, emitting every message, and returns
+// the result (also emitted last). The error is non-nil when the run could not
+// finish: the context was cancelled (a result with error_during_execution is
+// emitted first) or the consumer stopped reading (ErrStopped).
+func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
+	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
+	s.history = append(s.history, model.Message{Role: "user", Content: prompt})
+	for {
+		if err := ctx.Err(); err != nil {
+			return r.aborted(err)
+		}
+		resp, err := r.callModel()
+		if r.stopped {
+			return nil, ErrStopped
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.aborted(ctx.Err())
+			}
+			return r.apiFailure(err)
+		}
+		r.last = resp
+		s.history = append(s.history, model.Message{Role: "assistant", Content: resp.Content})
+		if r.overBudget() {
+			return r.finish(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
+				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(s.cfg.MaxBudgetUSD)), false))
+		}
+		r.usage = r.usage.Add(resp.Usage)
+		if !resp.HasToolUse() {
+			if resp.StopReason == "max_tokens" {
+				if !r.continueAfterMaxTokens() {
+					return nil, ErrStopped
+				}
+				continue
+			}
+			return r.finish(r.successResult())
+		}
+		r.rounds++
+		if !r.dispatch(resp) {
+			if ctx.Err() != nil {
+				return r.aborted(ctx.Err())
+			}
+			return nil, ErrStopped
+		}
+		if s.cfg.MaxTurns > 0 && r.rounds >= s.cfg.MaxTurns {
+			return r.finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
+				fmt.Sprintf("Reached maximum number of turns (%d)", s.cfg.MaxTurns), true))
+		}
+	}
+}
+
+// continueAfterMaxTokens asks the model to go on after a reply that hit the
+// output limit, as a synthetic user turn.
+func (r *run) continueAfterMaxTokens() bool {
+	text := "Your reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything; break the remaining work into smaller steps."
+	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(text)}})
+	r.numTurns++
+	return r.send(&message.User{
+		Message:         message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(text)}},
+		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: true,
+	})
+}
+
+func (r *run) timestamp() string {
+	return r.s.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+}

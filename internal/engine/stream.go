@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// callModel sends the next request and streams the reply, trying the
+// fallback models in order when the main model stays overloaded. The main
+// model is tried first on every call.
+func (r *run) callModel() (*model.Response, error) {
+	models := append([]string{r.s.cfg.Model}, r.s.cfg.FallbackModels...)
+	var err error
+	for _, m := range models {
+		var resp *model.Response
+		resp, err = r.streamOnce(m)
+		if err == nil || r.stopped {
+			return resp, err
+		}
+		var apiErr *model.APIError
+		if !errors.As(err, &apiErr) || apiErr.Kind() != "overloaded" || r.ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+func (r *run) streamOnce(modelID string) (*model.Response, error) {
+	s := r.s
+	req := s.buildRequest(modelID)
+	if s.cfg.Partial {
+		requesting := "requesting"
+		if !r.send(&message.System{Subtype: message.SubtypeStatus, SessionID: s.cfg.Env.SessionID,
+			UUID: s.cfg.NewID(), Status: &message.Status{Status: &requesting}}) {
+			return nil, ErrStopped
+		}
+	}
+	h := &handler{r: r}
+	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
+	if resp != nil {
+		r.apiTime += resp.Duration
+		r.usage = r.usage.Add(resp.FailedUsage)
+	} else if ff, ok := err.(interface{ FailedUsage() model.Usage }); ok {
+		r.usage = r.usage.Add(ff.FailedUsage())
+	}
+	if h.stopped {
+		r.stopped = true
+		return nil, ErrStopped
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.Model == "" {
+		resp.Model = modelID
+	}
+	for i := range resp.Content {
+		resp.Content[i] = r.normalizeInput(resp.Content[i])
+	}
+	r.account(resp)
+	// Blocks the provider did not announce (a provider without Block
+	// callbacks) are emitted now, so every block is seen once.
+	for i := h.emitted; i < len(resp.Content); i++ {
+		r.emitBlock(resp, i, resp.Content[i])
+	}
+	return resp, nil
+}
+
+// handler turns provider callbacks into stream messages.
+type handler struct {
+	r       *run
+	msgID   string
+	emitted int
+	stopped bool
+}
+
+func (h *handler) Event(ev model.StreamEvent) {
+	r := h.r
+	if !r.s.cfg.Partial || h.stopped {
+		return
+	}
+	if ev.Type == "message_start" {
+		var ms struct {
+			Message struct {
+				ID string `json:"id"`
+			} `json:"message"`
+		}
+		_ = json.Unmarshal(ev.Data, &ms)
+		h.msgID = ms.Message.ID
+	}
+	m := &message.StreamEvent{Event: ev.Data, SessionID: r.s.cfg.Env.SessionID,
+		ParentToolUseID: r.s.cfg.ParentToolUseID, UUID: r.s.cfg.NewID(), APIMessageID: h.msgID}
+	if ev.Type == "message_start" {
+		ms := ev.TTFT.Milliseconds()
+		m.TTFTMs = &ms
+	}
+	if !r.send(m) {
+		h.stopped = true
+	}
+}
+
+func (h *handler) Block(index int, block model.Content, start *model.Response) {
+	if h.stopped {
+		return
+	}
+	if index < h.emitted {
+		return // a retried attempt repeats blocks already shown
+	}
+	block = h.r.normalizeInput(block)
+	if !h.r.emitBlock(start, index, block) {
+		h.stopped = true
+	}
+	h.emitted = index + 1
+}
+
+func (h *handler) Retry(ri model.RetryInfo) {
+	r := h.r
+	if h.stopped {
+		return
+	}
+	var status *int
+	if ri.Status != 0 {
+		st := ri.Status
+		status = &st
+	}
+	if !r.send(&message.System{Subtype: message.SubtypeAPIRetry, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), APIRetry: &message.APIRetry{
+			Attempt: ri.Attempt, MaxRetries: ri.MaxRetries, RetryDelayMs: ri.Delay.Milliseconds(),
+			ErrorStatus: status, Error: ri.Kind,
+		}}) {
+		h.stopped = true
+	}
+}
+
+// emitBlock emits one assistant line for a completed block.
+func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bool {
+	if block.Type == model.TypeText && block.Text == "" {
+		return true
+	}
+	block.CacheControl = nil
+	return r.send(&message.Assistant{
+		Message: message.APIMessage{
+			ID: resp.ID, Type: "message", Role: "assistant", Model: resp.Model,
+			Content: []model.Content{block}, Usage: resp.StartUsage,
+			ContextManagement: nullJSON,
+		},
+		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), RequestID: resp.RequestID,
+	})
+}
+
+// normalizeInput applies the tool's schema defaults to a tool_use block, so
+// that the stream, the history and the tool all see the same input.
+func (r *run) normalizeInput(b model.Content) model.Content {
+	if b.Type != model.TypeToolUse {
+		return b
+	}
+	e, ok := r.s.tools[b.Name]
+	if !ok {
+		return b
+	}
+	if in, err := e.schema.Validate(b.Name, b.Input); err == nil {
+		b.Input = in
+	}
+	return b
+}
+
+var nullJSON = json.RawMessage("null")

@@ -1,0 +1,163 @@
+package message
+
+import (
+	"encoding/json"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// Assistant is one content block of a model reply. The blocks of one reply
+// share Message.ID and Message.Usage (the usage known when the reply
+// started; the final counts are on the Result).
+type Assistant struct {
+	Message         APIMessage `json:"message"`
+	ParentToolUseID *string    `json:"parent_tool_use_id"`
+	SessionID       string     `json:"session_id"`
+	UUID            string     `json:"uuid"`
+	Timestamp       string     `json:"timestamp,omitempty"`
+	RequestID       string     `json:"request_id,omitempty"`
+
+	// Set on synthetic messages that report an API failure.
+	Error             string `json:"error,omitempty"`
+	IsAPIErrorMessage bool   `json:"is_api_error_message,omitempty"`
+	APIErrorStatus    int    `json:"api_error_status,omitempty"`
+	APIErrorType      string `json:"api_error_type,omitempty"`
+}
+
+// MarshalJSON writes the line with its type field.
+func (a *Assistant) MarshalJSON() ([]byte, error) {
+	type plain Assistant
+	return withType("assistant", (*plain)(a))
+}
+
+// APIMessage is the model's reply as carried by an Assistant line.
+type APIMessage struct {
+	ID                string          `json:"id"`
+	Type              string          `json:"type"`
+	Role              string          `json:"role"`
+	Model             string          `json:"model"`
+	Content           []model.Content `json:"content"`
+	StopReason        *string         `json:"stop_reason"`
+	StopSequence      *string         `json:"stop_sequence"`
+	Usage             model.Usage     `json:"usage"`
+	ContextManagement json.RawMessage `json:"context_management"`
+}
+
+// Text returns the message's text blocks, concatenated.
+func (m APIMessage) Text() string {
+	s := ""
+	for _, c := range m.Content {
+		if c.Type == model.TypeText {
+			s += c.Text
+		}
+	}
+	return s
+}
+
+// User is a user turn: a tool result, a synthetic prompt, or (in streaming
+// input) the host's prompt.
+type User struct {
+	Message         UserContent `json:"message"`
+	ParentToolUseID *string     `json:"parent_tool_use_id"`
+	SessionID       string      `json:"session_id"`
+	UUID            string      `json:"uuid,omitempty"`
+	Timestamp       string      `json:"timestamp,omitempty"`
+	// ToolUseResult is the tool's structured output (any JSON value), or
+	// the error text for failed calls.
+	ToolUseResult  any              `json:"tool_use_result,omitempty"`
+	ToolResultMeta []ToolResultMeta `json:"tool_result_meta,omitempty"`
+	IsSynthetic    bool             `json:"isSynthetic,omitempty"`
+}
+
+// MarshalJSON writes the line with its type field.
+func (u *User) MarshalJSON() ([]byte, error) {
+	type plain User
+	return withType("user", (*plain)(u))
+}
+
+// UserContent is the API message of a user turn.
+type UserContent struct {
+	Role    string          `json:"role"`
+	Content []model.Content `json:"content"`
+}
+
+// UnmarshalJSON accepts content as a string or a list of blocks.
+func (c *UserContent) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	c.Role = raw.Role
+	c.Content = nil
+	if len(raw.Content) > 0 && raw.Content[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw.Content, &s); err != nil {
+			return err
+		}
+		c.Content = []model.Content{model.TextBlock(s)}
+		return nil
+	}
+	if len(raw.Content) == 0 || string(raw.Content) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw.Content, &c.Content)
+}
+
+// ToolResultMeta records how a tool call was authorised.
+type ToolResultMeta struct {
+	ID                 string             `json:"id"`
+	PermissionDecision PermissionDecision `json:"permission_decision"`
+	NonExecutionKind   string             `json:"non_execution_kind,omitempty"`
+}
+
+// PermissionDecision is the outcome of authorising one call.
+type PermissionDecision struct {
+	Decision   string `json:"decision"`    // accept or reject
+	Source     string `json:"source"`      // config or hook
+	ReasonType string `json:"reason_type"` // mode, rule, hook, …
+}
+
+// StreamEvent is a raw event of a streaming reply, emitted only when
+// partial messages are requested.
+type StreamEvent struct {
+	Event           json.RawMessage `json:"event"`
+	SessionID       string          `json:"session_id"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	UUID            string          `json:"uuid"`
+	TTFTMs          *int64          `json:"ttft_ms,omitempty"`
+	APIMessageID    string          `json:"api_message_id,omitempty"`
+}
+
+// MarshalJSON writes the line with its type field.
+func (e *StreamEvent) MarshalJSON() ([]byte, error) {
+	type plain StreamEvent
+	return withType("stream_event", (*plain)(e))
+}
+
+// EventType returns the raw event's type field.
+func (e *StreamEvent) EventType() string {
+	var h struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(e.Event, &h)
+	return h.Type
+}
+
+// withType marshals v and puts "type":t first.
+func withType(t string, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+len(t)+12)
+	out = append(out, `{"type":"`...)
+	out = append(out, t...)
+	out = append(out, '"')
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}

@@ -1,0 +1,153 @@
+package message
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Result subtypes.
+const (
+	ResultSuccess                   = "success"
+	ResultErrorMaxTurns             = "error_max_turns"
+	ResultErrorMaxBudget            = "error_max_budget_usd"
+	ResultErrorDuringExecution      = "error_during_execution"
+	ResultErrorMaxStructuredRetries = "error_max_structured_output_retries"
+)
+
+// Terminal reasons.
+const (
+	TerminalCompleted       = "completed"
+	TerminalMaxTurns        = "max_turns"
+	TerminalBudgetExhausted = "budget_exhausted"
+	TerminalAPIError        = "api_error"
+	TerminalAborted         = "aborted_streaming"
+	TerminalAbortedTools    = "aborted_tools"
+	TerminalStructuredRetry = "structured_output_retry_exhausted"
+	TerminalHookStopped     = "hook_stopped"
+	TerminalTurnSetupFailed = "turn_setup_failed"
+)
+
+// Result is the last message of a run.
+//
+// IsError is true for every error subtype and for a success result that
+// ended on an API error (then Result holds the error text and
+// APIErrorStatus the HTTP status).
+type Result struct {
+	Subtype           string                `json:"subtype"`
+	IsError           bool                  `json:"is_error"`
+	DurationMs        int64                 `json:"duration_ms"`
+	DurationAPIMs     int64                 `json:"duration_api_ms"`
+	NumTurns          int                   `json:"num_turns"`
+	Result            *string               `json:"result,omitempty"`
+	StopReason        *string               `json:"stop_reason"`
+	SessionID         string                `json:"session_id"`
+	TotalCostUSD      float64               `json:"total_cost_usd"`
+	Usage             ResultUsage           `json:"usage"`
+	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
+	PermissionDenials []PermissionDenial    `json:"permission_denials"`
+	Errors            []string              `json:"errors,omitempty"`
+	APIErrorStatus    *int                  `json:"api_error_status,omitempty"`
+	APIErrorType      string                `json:"api_error_type,omitempty"`
+	TerminalReason    string                `json:"terminal_reason,omitempty"`
+	StructuredOutput  json.RawMessage       `json:"structured_output,omitempty"`
+	UUID              string                `json:"uuid"`
+}
+
+// MarshalJSON writes the line with its type field.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return withType("result", (*plain)(r))
+}
+
+// Text returns the result text, or "" when there is none.
+func (r *Result) Text() string {
+	if r.Result == nil {
+		return ""
+	}
+	return *r.Result
+}
+
+// Err returns nil for a successful result and a *ResultError otherwise.
+func (r *Result) Err() error {
+	if !r.IsError {
+		return nil
+	}
+	return &ResultError{Result: r}
+}
+
+// ResultError is the error form of an error result: a run that ended with
+// is_error set. errors.As gives access to the whole result.
+type ResultError struct {
+	Result *Result
+}
+
+func (e *ResultError) Error() string {
+	r := e.Result
+	detail := strings.Join(r.Errors, "; ")
+	if detail == "" {
+		detail = r.Text()
+	}
+	if detail == "" {
+		detail = r.TerminalReason
+	}
+	return fmt.Sprintf("agent run ended with %s: %s", r.Subtype, detail)
+}
+
+// ResultUsage is the token usage of the run's main loop.
+type ResultUsage struct {
+	InputTokens              int64               `json:"input_tokens"`
+	CacheCreationInputTokens int64               `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64               `json:"cache_read_input_tokens"`
+	OutputTokens             int64               `json:"output_tokens"`
+	OutputTokensDetails      OutputTokensDetails `json:"output_tokens_details"`
+	ServerToolUse            ServerToolUse       `json:"server_tool_use"`
+	ServiceTier              string              `json:"service_tier"`
+	CacheCreation            CacheCreation       `json:"cache_creation"`
+	InferenceGeo             string              `json:"inference_geo"`
+	Iterations               []json.RawMessage   `json:"iterations"`
+	Speed                    string              `json:"speed"`
+}
+
+// OutputTokensDetails splits output tokens.
+type OutputTokensDetails struct {
+	ThinkingTokens int64 `json:"thinking_tokens"`
+}
+
+// ServerToolUse counts server-side tool requests.
+type ServerToolUse struct {
+	WebSearchRequests int64 `json:"web_search_requests"`
+	WebFetchRequests  int64 `json:"web_fetch_requests"`
+}
+
+// CacheCreation splits cache writes by time to live.
+type CacheCreation struct {
+	Ephemeral1hInputTokens int64 `json:"ephemeral_1h_input_tokens"`
+	Ephemeral5mInputTokens int64 `json:"ephemeral_5m_input_tokens"`
+}
+
+// ModelUsage is the usage and cost of one model over the run, subagents
+// included.
+type ModelUsage struct {
+	InputTokens                        int64   `json:"inputTokens"`
+	OutputTokens                       int64   `json:"outputTokens"`
+	CacheReadInputTokens               int64   `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens           int64   `json:"cacheCreationInputTokens"`
+	WebSearchRequests                  int64   `json:"webSearchRequests"`
+	CostUSD                            float64 `json:"costUSD"`
+	ContextWindow                      int64   `json:"contextWindow"`
+	MaxOutputTokens                    int64   `json:"maxOutputTokens"`
+	ThinkingTokens                     int64   `json:"thinkingTokens"`
+	CacheCreationEphemeral5mInputToken int64   `json:"cacheCreationEphemeral5mInputTokens"`
+	CacheCreationEphemeral1hInputToken int64   `json:"cacheCreationEphemeral1hInputTokens"`
+	CanonicalModel                     string  `json:"canonicalModel,omitempty"`
+	Provider                           string  `json:"provider,omitempty"`
+	CostBasis                          string  `json:"costBasis,omitempty"`
+}
+
+// PermissionDenial is one tool call that was not allowed to run.
+type PermissionDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}

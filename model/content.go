@@ -1,0 +1,205 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Content block types.
+const (
+	TypeText             = "text"
+	TypeThinking         = "thinking"
+	TypeRedactedThinking = "redacted_thinking"
+	TypeToolUse          = "tool_use"
+	TypeToolResult       = "tool_result"
+	TypeImage            = "image"
+	TypeDocument         = "document"
+	TypeServerToolUse    = "server_tool_use"
+	TypeWebSearchResult  = "web_search_tool_result"
+)
+
+// Content is one content block of a message, of any type. Only the fields of
+// its Type are meaningful. Blocks of types this package does not know keep
+// their JSON in Raw and are sent back verbatim.
+type Content struct {
+	Type string `json:"type"`
+
+	// text
+	Text string `json:"text,omitempty"`
+
+	// thinking, redacted_thinking
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+
+	// tool_use, server_tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// tool_result: the content is a string (Text) unless Blocks is set.
+	ToolUseID string    `json:"tool_use_id,omitempty"`
+	Blocks    []Content `json:"-"`
+	IsError   *bool     `json:"is_error,omitempty"`
+
+	// image, document
+	Source *Source `json:"source,omitempty"`
+
+	CacheControl *CacheControl `json:"cache_control,omitempty"`
+
+	// Raw is the block's JSON when it came from the API or a transcript and
+	// its type is not one modelled here.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Source is the source of an image or document block.
+type Source struct {
+	Type      string `json:"type"` // base64, url, text
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Content { return Content{Type: TypeText, Text: s} }
+
+// known lists the block types Content models field by field.
+var known = map[string]bool{
+	TypeText: true, TypeThinking: true, TypeRedactedThinking: true, TypeToolUse: true,
+	TypeToolResult: true, TypeImage: true, TypeDocument: true, TypeServerToolUse: true,
+}
+
+// MarshalJSON writes the block in the API's wire format. Text and thinking
+// fields are always written for their types, even when empty, since the API
+// requires them.
+func (c Content) MarshalJSON() ([]byte, error) {
+	if !known[c.Type] && len(c.Raw) > 0 {
+		return c.Raw, nil
+	}
+	m := orderedObject{}
+	switch c.Type {
+	case TypeText:
+		m.add("type", c.Type)
+		m.add("text", c.Text)
+	case TypeThinking:
+		m.add("type", c.Type)
+		m.add("thinking", c.Thinking)
+		m.add("signature", c.Signature)
+	case TypeRedactedThinking:
+		m.add("type", c.Type)
+		m.add("data", c.Data)
+	case TypeToolUse, TypeServerToolUse:
+		m.add("type", c.Type)
+		m.add("id", c.ID)
+		m.add("name", c.Name)
+		in := c.Input
+		if len(in) == 0 {
+			in = json.RawMessage("{}")
+		}
+		m.add("input", in)
+	case TypeToolResult:
+		m.add("tool_use_id", c.ToolUseID)
+		m.add("type", c.Type)
+		if c.Blocks != nil {
+			m.add("content", c.Blocks)
+		} else {
+			m.add("content", c.Text)
+		}
+		if c.IsError != nil {
+			m.add("is_error", *c.IsError)
+		}
+	case TypeImage, TypeDocument:
+		m.add("type", c.Type)
+		m.add("source", c.Source)
+	default:
+		type plain Content
+		return json.Marshal(plain(c))
+	}
+	if c.CacheControl != nil {
+		m.add("cache_control", c.CacheControl)
+	}
+	return m.marshal()
+}
+
+// UnmarshalJSON reads a block in the API's wire format.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	type plain Content
+	var p struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("content block: %w", err)
+	}
+	*c = Content(p.plain)
+	if c.Type == "" {
+		return fmt.Errorf("content block: missing type")
+	}
+	if !known[c.Type] {
+		c.Raw = append(json.RawMessage(nil), b...)
+	}
+	if c.Type == TypeToolResult && len(p.Content) > 0 {
+		switch p.Content[0] {
+		case '"':
+			if err := json.Unmarshal(p.Content, &c.Text); err != nil {
+				return fmt.Errorf("tool_result content: %w", err)
+			}
+		case '[':
+			if err := json.Unmarshal(p.Content, &c.Blocks); err != nil {
+				return fmt.Errorf("tool_result content: %w", err)
+			}
+			if c.Blocks == nil {
+				c.Blocks = []Content{}
+			}
+		case 'n':
+		default:
+			return fmt.Errorf("tool_result content: want a string or a list, got %.20s", p.Content)
+		}
+	}
+	return nil
+}
+
+// ResultText returns a tool_result's content as text: the string content, or
+// its text blocks joined by newlines.
+func (c Content) ResultText() string {
+	if c.Blocks == nil {
+		return c.Text
+	}
+	s := ""
+	for i, b := range c.Blocks {
+		if b.Type != TypeText {
+			continue
+		}
+		if i > 0 {
+			s += "\n"
+		}
+		s += b.Text
+	}
+	return s
+}
+
+// orderedObject marshals keys in insertion order.
+type orderedObject struct {
+	keys []string
+	vals []any
+}
+
+func (o *orderedObject) add(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
+
+func (o *orderedObject) marshal() ([]byte, error) {
+	buf := []byte{'{'}
+	for i, k := range o.keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		kb, _ := json.Marshal(k)
+		buf = append(buf, kb...)
+		buf = append(buf, ':')
+		vb, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		buf = append(buf, vb...)
+	}
+	return append(buf, '}'), nil
+}

@@ -1,0 +1,114 @@
+package agentloop
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// PermissionMode sets how tool calls that need approval are handled.
+type PermissionMode string
+
+// The permission modes.
+const (
+	// PermissionDefault runs read-only tools and denies calls that change
+	// state unless a rule allows them.
+	PermissionDefault PermissionMode = "default"
+	// PermissionAcceptEdits also approves file edits and writes.
+	PermissionAcceptEdits PermissionMode = "acceptEdits"
+	// PermissionPlan runs only read-only tools.
+	PermissionPlan PermissionMode = "plan"
+	// PermissionDontAsk denies everything that is not allowed by a rule.
+	PermissionDontAsk PermissionMode = "dontAsk"
+	// PermissionBypass runs every tool call.
+	PermissionBypass PermissionMode = "bypassPermissions"
+	// PermissionAuto lets a classifier decide (not yet available; treated
+	// as default).
+	PermissionAuto PermissionMode = "auto"
+)
+
+// Options configure a run. The zero value (or nil) is a run on the default
+// model, in the process's working directory, with the default tools, in
+// the default permission mode, without limits.
+type Options struct {
+	// Model is a model id or alias (opus, sonnet, haiku, fable); empty
+	// means the default model.
+	Model string
+	// FallbackModels are tried in order when the model stays overloaded.
+	FallbackModels []string
+
+	// SystemPrompt replaces agentloop's system prompt when non-empty;
+	// AppendSystemPrompt is added to whichever prompt is used.
+	SystemPrompt       string
+	AppendSystemPrompt string
+
+	// Cwd is the working directory of the session's tools; empty means
+	// the process's working directory.
+	Cwd string
+	// AdditionalDirectories are further directories the tools may use.
+	AdditionalDirectories []string
+
+	// Tools lists the built-in tools to offer by name. Nil means the
+	// default set; an empty non-nil slice offers none.
+	Tools []string
+	// CustomTools are offered alongside the built-in ones.
+	CustomTools []Tool
+	// AllowedTools are rules for calls that run without asking, such as
+	// "Bash" or "Write"; DisallowedTools are removed from the model's
+	// tool list altogether.
+	AllowedTools    []string
+	DisallowedTools []string
+	// PermissionMode defaults to PermissionDefault.
+	PermissionMode PermissionMode
+
+	// MaxTurns ends the run with error_max_turns after this many model
+	// replies that asked for tools; 0 means no limit.
+	MaxTurns int
+	// MaxBudgetUSD ends the run with error_max_budget_usd once its cost
+	// reaches this amount; 0 means no limit. The check runs after each
+	// reply, so a run overshoots by at most one reply.
+	MaxBudgetUSD float64
+	// Effort is low, medium, high, xhigh or max; empty leaves it to the
+	// API.
+	Effort string
+	// MaxTokens caps each reply; 0 means the model's maximum.
+	MaxTokens int
+
+	// IncludePartialMessages adds the raw stream events of each reply.
+	IncludePartialMessages bool
+
+	// Provider is the model provider; nil means the Anthropic Messages
+	// API configured from the environment.
+	Provider model.Provider
+	// SessionID names the session; empty means a new random id.
+	SessionID string
+}
+
+// ErrInvalidOption reports an option value that cannot be used.
+var ErrInvalidOption = errors.New("invalid option")
+
+var efforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+// validate checks the options that can be wrong on their own.
+func (o *Options) validate() error {
+	switch o.PermissionMode {
+	case "", PermissionDefault, PermissionAcceptEdits, PermissionPlan, PermissionDontAsk, PermissionBypass, PermissionAuto:
+	default:
+		return fmt.Errorf("%w: permission mode %q (want default, acceptEdits, plan, dontAsk, bypassPermissions or auto)", ErrInvalidOption, o.PermissionMode)
+	}
+	if o.MaxTurns < 0 {
+		return fmt.Errorf("%w: MaxTurns %d is negative", ErrInvalidOption, o.MaxTurns)
+	}
+	if o.MaxBudgetUSD < 0 || o.MaxBudgetUSD != o.MaxBudgetUSD {
+		return fmt.Errorf("%w: MaxBudgetUSD %v must be a positive number", ErrInvalidOption, o.MaxBudgetUSD)
+	}
+	if o.MaxTokens < 0 {
+		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidOption, o.MaxTokens)
+	}
+	if o.Effort != "" && !slices.Contains(efforts, o.Effort) {
+		return fmt.Errorf("%w: effort %q (want low, medium, high, xhigh or max)", ErrInvalidOption, o.Effort)
+	}
+	return nil
+}

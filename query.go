@@ -1,0 +1,92 @@
+package agentloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync/atomic"
+
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// Stream is the message stream of one run. Range over it to drive the run;
+// it runs once, the first time it is ranged over (or Result or Collect is
+// called), and breaking out of the range cancels it. Ranging over it again
+// yields only ErrStreamUsed.
+type Stream iter.Seq2[Message, error]
+
+// ErrStreamUsed is yielded by a Stream that was already consumed.
+var ErrStreamUsed = errors.New("agentloop: stream already consumed")
+
+// Query runs prompt through the agent loop with opts (nil means defaults)
+// and returns the stream of its messages. Nothing happens until the stream
+// is consumed. ctx bounds the whole run.
+//
+// When the run ends in an error result, the stream yields that result and
+// then a *ResultError wrapping it.
+func Query(ctx context.Context, prompt string, opts *Options) Stream {
+	var used atomic.Bool
+	return func(yield func(Message, error) bool) {
+		if used.Swap(true) {
+			yield(nil, ErrStreamUsed)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sess, err := newSession(opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer sess.close()
+		if !yield(sess.initMessage(), nil) {
+			return
+		}
+		res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
+			return yield(m, nil)
+		})
+		switch {
+		case errors.Is(err, engine.ErrStopped):
+			return
+		case err != nil:
+			yield(nil, fmt.Errorf("agentloop: run stopped: %w", err))
+		case res != nil && res.IsError:
+			yield(nil, res.Err())
+		}
+	}
+}
+
+// Result consumes the stream and returns its result message. The error is
+// non-nil when the run did not end in a successful result; a run that ended
+// in an error result returns both the result and a *ResultError.
+func (s Stream) Result() (*ResultMessage, error) {
+	var res *ResultMessage
+	for m, err := range s {
+		if err != nil {
+			return res, err
+		}
+		if r, ok := m.(*ResultMessage); ok {
+			res = r
+		}
+	}
+	if res == nil {
+		return nil, errors.New("agentloop: stream ended without a result")
+	}
+	return res, nil
+}
+
+// Collect consumes the stream and returns every message, stopping at the
+// first error.
+func (s Stream) Collect() ([]Message, error) {
+	var out []Message
+	for m, err := range s {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs agentloop through the conformance kit (recordings of the reference CLI
+# against a scripted Messages API) and writes the scores to
+# docs/conformance.md.
+#
+#   scripts/conformance.sh                 # every scenario
+#   scripts/conformance.sh a_plain_text n_grep
+#
+# KIT points at the kit (default: ../shared/conformance, beside the project).
+# The retry scenarios wait through real back-off delays (a few minutes each).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+kit="${KIT:-$root/../shared/conformance}"
+kit="$(cd "$kit" && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/agentloop" "$root/cmd/agentloop"
+
+if [ $# -gt 0 ]; then names=("$@"); else
+  names=(); for s in "$kit"/scenarios/*/; do names+=("$(basename "$s")"); done
+fi
+cd "$kit"
+for n in "${names[@]}"; do
+  echo "== $n" >&2
+  timeout 600 python3 run_scenario.py "scenarios/$n" --bin "$work/agentloop" \
+    --out "$work/cand/$n" --tmp-root "$work/tmp" >/dev/null 2>"$work/$n.log" || true
+done
+only=$(IFS=,; echo "${names[*]}")
+python3 conform.py --all scenarios "$work/cand" --only "$only" | tee "$work/scores.txt"
+
+{
+  echo "# Conformance scores"
+  echo
+  echo "agentloop run through the conformance kit (recordings of the reference CLI against a"
+  echo "scripted Messages API), scored by the kit's semantic scorer. Regenerate with"
+  echo "\`scripts/conformance.sh\` (all scenarios) or \`scripts/conformance.sh NAME…\`."
+  echo
+  echo "Run on $(date -u +%Y-%m-%d), $(go version | cut -d' ' -f3), scenarios: ${#names[@]}."
+  echo
+  echo '```'
+  cat "$work/scores.txt"
+  echo '```'
+} > "$root/docs/conformance.md"
+echo "wrote docs/conformance.md" >&2

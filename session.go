@@ -1,0 +1,180 @@
+package agentloop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/pricing"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tools"
+	"github.com/google/uuid"
+)
+
+// session is the configured state behind one Query.
+type session struct {
+	opts         Options
+	env          *tool.Env
+	eng          *engine.Session
+	model        string
+	mode         PermissionMode
+	tools        []string
+	apiKeySource string
+}
+
+// newSession resolves opts into a ready engine session.
+func newSession(o *Options) (*session, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("agentloop: working directory: %w", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: working directory %q: %w", opts.Cwd, err)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: working directory %q is not a directory", ErrInvalidOption, cwd)
+	}
+	var dirs []string
+	for _, d := range opts.AdditionalDirectories {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	id := opts.SessionID
+	if id == "" {
+		id = uuid.NewString()
+	} else if _, err := uuid.Parse(id); err != nil {
+		return nil, fmt.Errorf("%w: session id %q is not a UUID", ErrInvalidOption, id)
+	}
+	home, _ := os.UserHomeDir()
+	s := &session{opts: opts, model: pricing.Resolve(opts.Model), mode: opts.PermissionMode}
+	if s.mode == "" {
+		s.mode = PermissionDefault
+	}
+	provider := opts.Provider
+	s.apiKeySource = "none"
+	if provider == nil {
+		p, err := anthropic.New(nil)
+		if err != nil {
+			return nil, fmt.Errorf("agentloop: %w", err)
+		}
+		provider = p
+		if os.Getenv("ANTHROPIC_API_KEY") != "" {
+			s.apiKeySource = "ANTHROPIC_API_KEY"
+		} else if os.Getenv("ANTHROPIC_AUTH_TOKEN") != "" {
+			s.apiKeySource = "ANTHROPIC_AUTH_TOKEN"
+		}
+	}
+	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
+		Provider: provider, Model: s.model, State: &tool.State{}}
+	toolset, err := s.selectTools()
+	if err != nil {
+		return nil, err
+	}
+	var fallbacks []string
+	for _, m := range opts.FallbackModels {
+		if r := pricing.Resolve(m); r != s.model {
+			fallbacks = append(fallbacks, r)
+		}
+	}
+	eng, err := engine.New(engine.Config{
+		Provider:       provider,
+		Model:          s.model,
+		FallbackModels: fallbacks,
+		System:         systemPrompt(&opts, s.env, s.model),
+		Tools:          toolset,
+		MaxTurns:       opts.MaxTurns,
+		MaxBudgetUSD:   opts.MaxBudgetUSD,
+		MaxTokens:      opts.MaxTokens,
+		Effort:         opts.Effort,
+		Partial:        opts.IncludePartialMessages,
+		Env:            s.env,
+		Authorize:      s.authorize,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	s.eng = eng
+	s.tools = eng.ToolNames()
+	return s, nil
+}
+
+// selectTools picks the built-in tools by Options.Tools (nil: the default
+// set), drops the disallowed ones and adds the custom tools.
+func (s *session) selectTools() ([]tool.Tool, error) {
+	names := s.opts.Tools
+	if names == nil {
+		names = tools.DefaultNames()
+	}
+	var out []tool.Tool
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "default" {
+			for _, d := range tools.DefaultNames() {
+				if t, ok := tools.Builtin(d); ok && !seen[d] {
+					seen[d] = true
+					out = append(out, t)
+				}
+			}
+			continue
+		}
+		t, ok := tools.Builtin(n)
+		if !ok || seen[n] {
+			continue // unknown names are ignored, as the reference does
+		}
+		seen[n] = true
+		out = append(out, t)
+	}
+	for _, t := range s.opts.CustomTools {
+		if t == nil {
+			return nil, fmt.Errorf("%w: nil custom tool", ErrInvalidOption)
+		}
+		out = append(out, t)
+	}
+	out = slices.DeleteFunc(out, func(t tool.Tool) bool {
+		return slices.Contains(s.opts.DisallowedTools, t.Info().Name)
+	})
+	return out, nil
+}
+
+// initMessage is the system/init line that opens the stream.
+func (s *session) initMessage() *message.System {
+	return &message.System{
+		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
+		Init: &message.Init{
+			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: []message.MCPServer{}, Model: s.model,
+			PermissionMode: string(s.mode), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
+			Version: Version, OutputStyle: "default", Agents: []string{}, Skills: []string{},
+			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
+		},
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// close releases what the session's tools left running.
+func (s *session) close() {
+	tools.Cleanup(s.env)
+}

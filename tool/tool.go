@@ -1,0 +1,132 @@
+// Package tool defines what a tool is to the agent loop, and builds typed
+// tools from Go functions.
+//
+// A [Tool] describes itself with [Info] (name, description, JSON schema of its
+// input, whether it only reads) and runs with [Tool.Run]. The loop validates
+// the model's input against the schema before Run is called, runs read-only
+// tools of one reply concurrently and the others one at a time, and sends each
+// [Result] back to the model.
+//
+// Most tools are built with [New], which infers the schema from a Go struct,
+// decodes and validates the input, and recovers from panics:
+//
+//	type weatherIn struct {
+//		City string `json:"city" jsonschema:"the city to look up"`
+//	}
+//	weather := tool.New("weather", "Current weather for a city.",
+//		func(ctx context.Context, in weatherIn, call *tool.Call) (tool.Result, error) {
+//			return tool.Text("sunny in " + in.City), nil
+//		}, &tool.Options{ReadOnly: true})
+//
+// # Two tiers of errors
+//
+// A tool's own failure (file not found, command failed) is information for
+// the model: return a Result with IsError set, or a non-nil error, and the
+// loop sends the text back as an is_error tool result. The run goes on.
+// Failures of the loop itself (the API is down, the context is cancelled) are
+// reported to the caller of the loop, never to the model.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// Tool is something the model can call. Implementations must be safe for
+// concurrent use when Info().ReadOnly is true.
+type Tool interface {
+	// Info describes the tool. It is called once per run; the result must
+	// not change while a run uses the tool.
+	Info() Info
+	// Run executes one call. The input has been validated against
+	// Info().InputSchema. A returned error is sent to the model as an
+	// is_error result with the error's text; it does not end the run.
+	// Run must return promptly when ctx is done.
+	Run(ctx context.Context, call *Call) (Result, error)
+}
+
+// Info describes a tool to the model and to the loop.
+type Info struct {
+	// Name is the tool's name as the model calls it.
+	Name string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// InputSchema is a JSON Schema (draft 2020-12) of the input object.
+	InputSchema json.RawMessage
+	// ReadOnly tools change nothing, so calls of one reply may run
+	// concurrently.
+	ReadOnly bool
+	// AlwaysReportError makes a successful result carry an explicit
+	// "is_error": false, as the reference's Bash tool does.
+	AlwaysReportError bool
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	// ID is the tool_use id the model gave the call.
+	ID string
+	// Input is the call's input object as the model sent it, with schema
+	// defaults applied.
+	Input json.RawMessage
+	// Env is the session the call runs in. It is shared by all calls of
+	// the session: treat it as read-only.
+	Env *Env
+}
+
+// Env is what a tool may know about the session it runs in.
+type Env struct {
+	// Cwd is the session's working directory, absolute.
+	Cwd string
+	// AdditionalDirs are further directories the session may work in.
+	AdditionalDirs []string
+	// SessionID identifies the session.
+	SessionID string
+	// Home is the directory for per-user state (default: the user's home).
+	Home string
+	// Provider and Model let a tool ask the session's model a question
+	// (WebFetch summarises pages this way). Either may be nil.
+	Provider model.Provider
+	Model    string
+	// State holds per-session state that tools share, keyed by the
+	// tool package's own key types. Safe for concurrent use.
+	State *State
+}
+
+// Result is what a call returns to the model.
+type Result struct {
+	// Content is what the model sees. A single text block is sent as a
+	// plain string.
+	Content []model.Content
+	// IsError marks the result as a failure.
+	IsError bool
+	// Structured is the tool's structured output, reported to the host as
+	// tool_use_result and never sent to the model. Nil means none.
+	Structured any
+}
+
+// Text returns a successful result holding one text block.
+func Text(s string) Result {
+	return Result{Content: []model.Content{model.TextBlock(s)}}
+}
+
+// Errorf returns a failed result holding one text block.
+func Error(s string) Result {
+	return Result{Content: []model.Content{model.TextBlock(s)}, IsError: true}
+}
+
+// Text returns the result's text blocks joined by newlines.
+func (r Result) Text() string {
+	s := ""
+	for i, c := range r.Content {
+		if c.Type != model.TypeText {
+			continue
+		}
+		if i > 0 {
+			s += "\n"
+		}
+		s += c.Text
+	}
+	return s
+}

@@ -1,0 +1,204 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// ErrInvalidSchema reports a tool schema that cannot be used.
+var ErrInvalidSchema = errors.New("invalid tool schema")
+
+// ValidationError lists what is wrong with a tool call's input. Its Error
+// text is what the model is told.
+type ValidationError struct {
+	Tool   string
+	Issues []string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("InputValidationError: %s failed due to the following issue%s:\n%s",
+		e.Tool, plural(len(e.Issues)), strings.Join(e.Issues, "\n"))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Schema is a compiled input schema. It is safe for concurrent use.
+type Schema struct {
+	raw      json.RawMessage
+	resolved *jsonschema.Resolved
+	props    map[string]string // property name -> JSON type, "" when unknown
+	required []string
+	closed   bool // additionalProperties false
+}
+
+// CompileSchema parses and resolves a JSON schema for tool input.
+func CompileSchema(raw json.RawMessage) (*Schema, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	if s.Type != "" && s.Type != "object" {
+		return nil, fmt.Errorf("%w: input schema must have type object, not %q", ErrInvalidSchema, s.Type)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	c := &Schema{raw: raw, resolved: rs, props: map[string]string{}, required: s.Required}
+	for name, p := range s.Properties {
+		c.props[name] = p.Type
+	}
+	c.closed = s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil
+	if s.AdditionalProperties != nil {
+		b, _ := json.Marshal(s.AdditionalProperties)
+		c.closed = string(b) == "false"
+	}
+	return c, nil
+}
+
+// Raw returns the schema as given.
+func (s *Schema) Raw() json.RawMessage { return s.raw }
+
+// Validate checks input against the schema and applies its defaults. It
+// returns the input to use (defaults filled in) or a *ValidationError
+// naming every problem found.
+func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessage, error) {
+	input = bytes.TrimSpace(input)
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(input, &obj); err != nil || obj == nil {
+		return nil, &ValidationError{Tool: toolName, Issues: []string{"The input must be a JSON object"}}
+	}
+	var issues []string
+	for _, r := range s.required {
+		if _, ok := obj[r]; !ok {
+			issues = append(issues, fmt.Sprintf("The required parameter `%s` is missing", r))
+		}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		want, known := s.props[k]
+		if !known {
+			if s.closed {
+				issues = append(issues, fmt.Sprintf("An unexpected parameter `%s` was provided", k))
+			}
+			continue
+		}
+		if got := jsonType(obj[k]); want != "" && !typeMatches(want, got) {
+			issues = append(issues, fmt.Sprintf("The parameter `%s` type is expected as `%s` but provided as `%s`", k, want, got))
+		}
+	}
+	if len(issues) == 0 {
+		if err := s.resolved.Validate(obj); err != nil {
+			issues = append(issues, err.Error())
+		}
+	}
+	if len(issues) > 0 {
+		return nil, &ValidationError{Tool: toolName, Issues: issues}
+	}
+	if err := s.resolved.ApplyDefaults(&obj); err != nil {
+		return input, nil
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return input, nil
+	}
+	return orderLike(out, input, keys), nil
+}
+
+// orderLike keeps the model's key order, with defaulted keys first, as the
+// reference prints them. out is a re-marshalled map whose keys are sorted.
+func orderLike(out, input json.RawMessage, given []string) json.RawMessage {
+	var all map[string]json.RawMessage
+	if json.Unmarshal(out, &all) != nil {
+		return out
+	}
+	var orig []string
+	dec := json.NewDecoder(bytes.NewReader(input))
+	if _, err := dec.Token(); err == nil {
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				break
+			}
+			k, _ := t.(string)
+			orig = append(orig, k)
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break
+			}
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	write := func(k string) {
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(all[k])
+	}
+	var added []string
+	for k := range all {
+		if !slices.Contains(given, k) {
+			added = append(added, k)
+		}
+	}
+	sort.Strings(added)
+	for _, k := range added {
+		write(k)
+	}
+	for _, k := range orig {
+		if _, ok := all[k]; ok {
+			write(k)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		if v == float64(int64(v)) {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+func typeMatches(want, got string) bool {
+	return want == got || (want == "number" && got == "integer")
+}
