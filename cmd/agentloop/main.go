@@ -169,7 +169,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 			runErr = errors.New("the run ended without a result")
 		}
 		out.Flush()
-		fmt.Fprintf(stderr, "agentloop: %v\n", runErr)
+		fmt.Fprintf(stderr, "agentloop: %s\n", strings.TrimPrefix(runErr.Error(), "agentloop: "))
 		return 1
 	}
 	switch c.outputFormat {

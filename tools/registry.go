@@ -1,0 +1,44 @@
+package tools
+
+import "github.com/agentloop/agentloop/tool"
+
+// builtins maps each built-in tool's name to its constructor.
+var builtins = map[string]func() tool.Tool{
+
+	"Bash":     Bash,
+	"TaskStop": TaskStop,
+}
+
+// defaultNames is the default tool set, in the order declared to the model.
+var defaultNames = []string{"Bash", "Edit", "Glob", "Grep", "Read", "TaskStop", "Write"}
+
+// DefaultNames returns the names of the tools a session gets when it does
+// not choose its own.
+func DefaultNames() []string { return append([]string(nil), defaultNames...) }
+
+// Names returns the names of all built-in tools.
+func Names() []string {
+	out := make([]string, 0, len(builtins))
+	for n := range builtins {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Builtin returns a new instance of the built-in tool called name.
+func Builtin(name string) (tool.Tool, bool) {
+	mk, ok := builtins[name]
+	if !ok {
+		return nil, false
+	}
+	return mk(), true
+}
+
+// Cleanup stops what the tools of a session left running, such as
+// background shells. Call it when the session ends.
+func Cleanup(env *tool.Env) {
+	if env == nil || env.State == nil {
+		return
+	}
+	_ = BackgroundShells(env).Close()
+}
