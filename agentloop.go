@@ -110,3 +110,10 @@ func NewTool[In any](name, description string, fn tool.Func[In], opts *ToolOptio
 
 // DecodeMessage reads one stream-json line into a Message.
 func DecodeMessage(line []byte) (Message, error) { return message.Decode(line) }
+
+// TextResult returns a successful tool result holding one text block.
+func TextResult(s string) ToolResult { return tool.Text(s) }
+
+// ErrorResult returns a failed tool result holding one text block; the
+// model sees it as an is_error tool result.
+func ErrorResult(s string) ToolResult { return tool.Error(s) }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
-	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
 )
 
@@ -66,7 +65,7 @@ func ExampleNewTool() {
 	}
 	weather := agentloop.NewTool("weather", "Current weather for a city.",
 		func(ctx context.Context, in weatherIn, call *agentloop.ToolCall) (agentloop.ToolResult, error) {
-			return agentloop.ToolResult{Content: textContent("Sunny in " + in.City)}, nil
+			return agentloop.TextResult("Sunny in " + in.City), nil
 		}, &agentloop.ToolOptions{ReadOnly: true})
 
 	srv := agentlooptest.NewServer(
@@ -93,4 +92,3 @@ func ExampleNewTool() {
 	// Sunny in Lisbon
 }
 
-func textContent(s string) []model.Content { return []model.Content{model.TextBlock(s)} }

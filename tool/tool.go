@@ -89,6 +89,9 @@ type Env struct {
 	// (WebFetch summarises pages this way). Either may be nil.
 	Provider model.Provider
 	Model    string
+	// AskUser reaches the person behind the session, for the
+	// AskUserQuestion tool. Nil means nobody is available to ask.
+	AskUser AskUserFunc
 	// State holds per-session state that tools share, keyed by the
 	// tool package's own key types. Safe for concurrent use.
 	State *State
@@ -111,7 +114,7 @@ func Text(s string) Result {
 	return Result{Content: []model.Content{model.TextBlock(s)}}
 }
 
-// Errorf returns a failed result holding one text block.
+// Error returns a failed result holding one text block.
 func Error(s string) Result {
 	return Result{Content: []model.Content{model.TextBlock(s)}, IsError: true}
 }

@@ -1,0 +1,581 @@
+package agentlooptest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxBodyBytes is the largest request body the server accepts, as the API
+// does; larger bodies get a 413 request_too_large error.
+const MaxBodyBytes = 32 << 20
+
+// Server is a fake Anthropic Messages API listening on a loopback address.
+//
+// Create one with [NewServer] (or [Start], or [NewTB] in tests) and Close it
+// when done. All methods are safe for concurrent use, also while requests are
+// being served: a script may Push more replies from an Expect callback or
+// another goroutine.
+type Server struct {
+	// URL is the base URL of the server, e.g. http://127.0.0.1:41234,
+	// without a trailing slash. Give it to clients as their API base URL.
+	URL string
+
+	srv       *http.Server
+	ctx       context.Context
+	cancel    context.CancelFunc
+	serveDone chan struct{}
+	conns     sync.WaitGroup // open connections
+	handlers  sync.WaitGroup // running handlers
+	closeOnce sync.Once
+
+	mu         sync.Mutex
+	closed     bool
+	queue      []Reply
+	next       int
+	routes     []*route
+	router     func(*Request) (Reply, bool)
+	exhausted  Reply
+	requests   []*Request // POST /v1/messages
+	all        []*Request // every request
+	mismatches []error
+}
+
+// route is a rule added by Server.Route.
+type route struct {
+	match   func(*Request) bool
+	replies []Reply
+	next    int
+}
+
+// NewServer starts a server on 127.0.0.1 (or [::1]) with replies as its main
+// queue. It panics if it cannot listen; use [Start] to get an error instead.
+func NewServer(replies ...Reply) *Server {
+	s, err := Start(replies...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Start is like [NewServer] but returns an error if it cannot listen.
+func Start(replies ...Reply) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		var err6 error
+		if ln, err6 = net.Listen("tcp6", "[::1]:0"); err6 != nil {
+			return nil, fmt.Errorf("agentlooptest: listen on loopback: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		URL:       "http://" + ln.Addr().String(),
+		ctx:       ctx,
+		cancel:    cancel,
+		serveDone: make(chan struct{}),
+		queue:     slices.Clone(replies),
+		exhausted: Text("(script exhausted)"),
+	}
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: time.Minute,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			// StateNew is reported by the Serve goroutine, before Close
+			// waits for it; StateClosed and StateHijacked are final.
+			switch st {
+			case http.StateNew:
+				s.conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				s.conns.Done()
+			}
+		},
+	}
+	go func() {
+		defer close(s.serveDone)
+		s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Close shuts the server down: it stops accepting connections, closes the
+// open ones (ending any delay or stream in progress), and waits until every
+// handler has returned. Close may be called more than once. Requests()
+// and the other accessors keep working after Close.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.srv.Close()
+		s.cancel()
+		<-s.serveDone
+		s.handlers.Wait()
+		s.conns.Wait()
+	})
+}
+
+// Push appends replies to the main queue.
+func (s *Server) Push(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Remaining returns the number of replies left in the main queue.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) - s.next
+}
+
+// SetExhausted sets the reply for a messages request that finds its queue
+// empty. The default is the text "(script exhausted)" with stop reason
+// end_turn.
+func (s *Server) SetExhausted(r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exhausted = r
+}
+
+// Route adds a rule with its own queue: a valid messages request for which
+// match returns true (and no earlier rule matched) is answered with the next
+// of replies, without consuming the main queue; once they are used up it
+// gets the exhausted reply. Rules are checked in the order they were added,
+// before the router. Use Route to script subagents or helper calls whose
+// requests arrive concurrently with the main conversation.
+//
+// match is called without any lock held, possibly concurrently, with a
+// request not yet recorded; it must not modify the request.
+func (s *Server) Route(match func(*Request) bool, replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes = append(s.routes, &route{match: match, replies: slices.Clone(replies)})
+}
+
+// SetRouter sets a function that may answer a valid messages request not
+// claimed by a Route rule, without consuming the main queue: if it returns
+// true, the request is answered with its Reply. nil removes the router.
+//
+// The router is called without any lock held, possibly concurrently, with a
+// request not yet recorded; it must not modify the request.
+func (s *Server) SetRouter(router func(*Request) (Reply, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.router = router
+}
+
+// Requests returns every POST /v1/messages request received so far, valid or
+// not, in the order the server picked their replies. The slice is a copy.
+func (s *Server) Requests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// AllRequests returns every request received so far, of any method and
+// path, in order. The slice is a copy.
+func (s *Server) AllRequests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.all)
+}
+
+// LastRequest returns the last POST /v1/messages request, or nil if there
+// was none.
+func (s *Server) LastRequest() *Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) == 0 {
+		return nil
+	}
+	return s.requests[len(s.requests)-1]
+}
+
+// Len returns the number of POST /v1/messages requests received so far.
+func (s *Server) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// Mismatches returns the failures of Expect callbacks, and panics of
+// Expect, Route and router callbacks, in the order they happened. An Expect
+// failure names its request by its index in Requests() and its Kind, e.g.
+// "request 2 (main): …". A panicking Route rule counts as not matching, a
+// panicking router as declining.
+func (s *Server) Mismatches() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.mismatches)
+}
+
+func (s *Server) addMismatch(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mismatches = append(s.mismatches, err)
+}
+
+// serveHTTP is the server's handler.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "api_error", "agentlooptest: server closed", randomID("req_fake_"), nil)
+		return
+	}
+	s.handlers.Add(1)
+	s.mu.Unlock()
+	defer s.handlers.Done()
+
+	req := &Request{
+		Method:    r.Method,
+		Path:      r.URL.Path,
+		RawQuery:  r.URL.RawQuery,
+		Header:    r.Header.Clone(),
+		RequestID: randomID("req_fake_"),
+		At:        time.Now(),
+	}
+	path := strings.TrimRight(r.URL.Path, "/")
+	switch {
+	case r.Method == http.MethodPost && path == "/v1/messages":
+		s.messages(w, r, req)
+	case r.Method == http.MethodPost && path == "/v1/messages/count_tokens":
+		s.countTokens(w, r, req)
+	case r.Method == http.MethodGet && path == "/v1/models":
+		req.Kind = KindOther
+		req.Body, _ = readBody(w, r)
+		s.record(req, false)
+		w.Header().Set("request-id", req.RequestID)
+		writeJSON(w, http.StatusOK, map[string]any{"data": []any{}, "has_more": false, "first_id": nil, "last_id": nil})
+	default:
+		req.Kind = KindOther
+		req.Body, _ = readBody(w, r)
+		s.record(req, false)
+		writeError(w, http.StatusNotFound, "not_found_error",
+			fmt.Sprintf("agentlooptest: unknown endpoint %s %s", r.Method, r.URL.Path), req.RequestID, nil)
+	}
+}
+
+// record appends req to the log; messages requests also to Requests(). It
+// returns req's index in Requests(), or -1. The caller must not hold s.mu;
+// recordLocked is the same for a caller that does.
+func (s *Server) record(req *Request, messages bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recordLocked(req, messages)
+}
+
+func (s *Server) recordLocked(req *Request, messages bool) int {
+	s.all = append(s.all, req)
+	if !messages {
+		return -1
+	}
+	s.requests = append(s.requests, req)
+	return len(s.requests) - 1
+}
+
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, req *Request) {
+	req.Kind = KindCountTokens
+	body, err := readBody(w, r)
+	req.Body = body
+	if err != nil {
+		s.record(req, false)
+		st, typ := bodyErrorStatus(err)
+		writeError(w, st, typ, err.Error(), req.RequestID, nil)
+		return
+	}
+	req.Params, _ = decodeParams(body)
+	req.Params.Betas = betas(r.Header)
+	s.record(req, false)
+	w.Header().Set("request-id", req.RequestID)
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": max(1, len(body)/4)})
+}
+
+func (s *Server) messages(w http.ResponseWriter, r *http.Request, req *Request) {
+	body, err := readBody(w, r)
+	req.Body = body
+	if err == nil {
+		req.Params, err = decodeParams(body)
+		if err == nil {
+			err = validate(&req.Params)
+		}
+	}
+	req.Params.Betas = betas(r.Header)
+	if err != nil {
+		st, typ := bodyErrorStatus(err)
+		rep := Error(st, typ, err.Error()).resolve("")
+		req.Kind = KindInvalid
+		req.Reply = &rep
+		s.record(req, true)
+		s.answer(w, r, req)
+		return
+	}
+
+	index := s.pick(req)
+	if exp := req.Reply.Expect; exp != nil {
+		if err := callExpect(exp, req); err != nil {
+			s.addMismatch(fmt.Errorf("request %d (%s): %w", index, req.Kind, err))
+		}
+	}
+	s.answer(w, r, req)
+}
+
+// pick chooses the reply for a valid messages request, sets req.Kind and
+// req.Reply and records req. It returns req's index in Requests().
+func (s *Server) pick(req *Request) int {
+	s.mu.Lock()
+	routes := slices.Clone(s.routes)
+	router := s.router
+	s.mu.Unlock()
+
+	var chosen *route
+	for _, rt := range routes {
+		ok, err := callMatch(rt.match, req)
+		if err != nil {
+			s.addMismatch(fmt.Errorf("route rule: %w", err))
+		}
+		if ok {
+			chosen = rt
+			break
+		}
+	}
+	var routed Reply
+	haveRouted := false
+	if chosen == nil && router != nil {
+		var err error
+		routed, haveRouted, err = callRouter(router, req)
+		if err != nil {
+			s.addMismatch(fmt.Errorf("router: %w", err))
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rep Reply
+	switch {
+	case chosen != nil && chosen.next < len(chosen.replies):
+		rep, req.Kind = chosen.replies[chosen.next], KindRouted
+		chosen.next++
+	case chosen != nil:
+		rep, req.Kind = s.exhausted, KindExhausted
+	case haveRouted:
+		rep, req.Kind = routed, KindRouted
+	case s.next < len(s.queue):
+		rep, req.Kind = s.queue[s.next], KindMain
+		s.next++
+	default:
+		rep, req.Kind = s.exhausted, KindExhausted
+	}
+	resolved := rep.resolve(req.Params.Model)
+	req.Reply = &resolved
+	return s.recordLocked(req, true)
+}
+
+// answer sends req.Reply.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *Request) {
+	rep := req.Reply
+	ctx := r.Context()
+	if rep.Delay > 0 && !sleep(ctx, rep.Delay) {
+		abort(w)
+		return
+	}
+	h := w.Header()
+	h.Set("request-id", req.RequestID)
+	switch {
+	case rep.Status != 0:
+		writeError(w, rep.Status, rep.ErrorType, rep.ErrorMessage, req.RequestID, rep.Header)
+	case rep.RawSSE != "":
+		setStreamHeaders(h)
+		setHeaders(h, rep.Header)
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, rep.RawSSE)
+	case !req.Params.Stream && rep.StreamError != nil:
+		se := rep.StreamError
+		writeError(w, statusForErrorType(se.Type), se.Type, se.Message, req.RequestID, rep.Header)
+	case !req.Params.Stream:
+		body, err := encodeJSON(message(rep))
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "api_error",
+				"agentlooptest: cannot encode the scripted reply: "+err.Error(), req.RequestID, nil)
+			return
+		}
+		h.Set("Content-Type", "application/json")
+		setHeaders(h, rep.Header)
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	default:
+		evs, err := streamEvents(rep)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "api_error",
+				"agentlooptest: cannot encode the scripted reply: "+err.Error(), req.RequestID, nil)
+			return
+		}
+		setStreamHeaders(h)
+		setHeaders(h, rep.Header)
+		s.stream(ctx, w, rep, evs)
+	}
+}
+
+// stream writes the events, flushing after each, and cuts the connection
+// after rep.CutAfter events if that is set.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, evs []sseEvent) {
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	for i, ev := range evs {
+		if i > 0 && rep.EventDelay > 0 && !sleep(ctx, rep.EventDelay) {
+			abort(w)
+			return
+		}
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if rep.CutAfter > 0 && i+1 >= rep.CutAfter {
+			abort(w)
+			return
+		}
+	}
+}
+
+// abort takes the connection from net/http and closes it, so that the
+// response, if begun, never gets its proper end: the client sees the
+// connection break.
+func abort(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		conn.Close()
+	}
+}
+
+func setStreamHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+}
+
+func setHeaders(h http.Header, extra map[string]string) {
+	for k, v := range extra {
+		h.Set(k, v)
+	}
+}
+
+// writeError answers an API error.
+func writeError(w http.ResponseWriter, status int, typ, msg, requestID string, extra map[string]string) {
+	h := w.Header()
+	h.Set("request-id", requestID)
+	h.Set("Content-Type", "application/json")
+	setHeaders(h, extra)
+	body, _ := encodeJSON(struct {
+		Type      string    `json:"type"`
+		Error     errorBody `json:"error"`
+		RequestID string    `json:"request_id"`
+	}{"error", errorBody{typ, msg}, requestID})
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := encodeJSON(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// errUnsupportedEncoding reports a request body in an encoding the server
+// cannot decode.
+var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
+
+// readBody reads the request body, at most MaxBodyBytes, and decompresses it
+// if it is gzip or deflate encoded.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return body, err
+	}
+	var zr io.ReadCloser
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return body, nil
+	case "gzip":
+		zr, err = gzip.NewReader(bytes.NewReader(body))
+	case "deflate":
+		zr, err = zlib.NewReader(bytes.NewReader(body))
+	default:
+		return body, fmt.Errorf("%w %q", errUnsupportedEncoding, enc)
+	}
+	if err != nil {
+		return body, fmt.Errorf("cannot decode the %s body: %w", r.Header.Get("Content-Encoding"), err)
+	}
+	defer zr.Close()
+	plain, err := io.ReadAll(io.LimitReader(zr, MaxBodyBytes+1))
+	if err != nil {
+		return body, fmt.Errorf("cannot decode the %s body: %w", r.Header.Get("Content-Encoding"), err)
+	}
+	if len(plain) > MaxBodyBytes {
+		return body, &http.MaxBytesError{Limit: MaxBodyBytes}
+	}
+	return plain, nil
+}
+
+// bodyErrorStatus maps an error reading or decoding a body to a status and
+// an error type.
+func bodyErrorStatus(err error) (int, string) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return http.StatusRequestEntityTooLarge, "request_too_large"
+	}
+	return http.StatusBadRequest, "invalid_request_error"
+}
+
+// sleep waits for d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// callExpect calls an Expect callback, turning a panic into an error.
+func callExpect(f func(*Request) error, req *Request) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("Expect panicked: %v", v)
+		}
+	}()
+	return f(req)
+}
+
+func callMatch(f func(*Request) bool, req *Request) (ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok, err = false, fmt.Errorf("match panicked: %v", v)
+		}
+	}()
+	return f(req), nil
+}
+
+func callRouter(f func(*Request) (Reply, bool), req *Request) (rep Reply, ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			rep, ok, err = Reply{}, false, fmt.Errorf("router panicked: %v", v)
+		}
+	}()
+	rep, ok = f(req)
+	return rep, ok, nil
+}

@@ -1,0 +1,81 @@
+// Package anthropic is the [model.Provider] for the Anthropic Messages API.
+//
+// It sends each [model.Request] as one streaming call to
+// POST {base}/v1/messages?beta=true, reads the server-sent events of the
+// reply, reports them to a [model.Handler] as they arrive and returns the
+// assembled [model.Response]. Transient failures are retried inside
+// [Provider.Stream] with the same counts and delays as the reference CLI.
+// The transport (client, base URL, headers, the SSE decoder) is the official
+// Go SDK, github.com/anthropics/anthropic-sdk-go; the request body is the JSON
+// of the model.Request exactly as it marshals, so no field is lost on the way.
+//
+// # Configuring
+//
+// The zero [Options] is a working configuration: it reads the credentials and
+// the base URL from the environment.
+//
+//	p, err := anthropic.New(nil)
+//	if err != nil {
+//		return err // anthropic.ErrNoCredentials: nothing to authenticate with
+//	}
+//	resp, err := p.Stream(ctx, &model.Request{
+//		Model:     "claude-opus-5-5",
+//		MaxTokens: 1024,
+//		Messages: []model.Message{{
+//			Role:    "user",
+//			Content: []model.Content{model.TextBlock("Say hello")},
+//		}},
+//	}, model.NopHandler{})
+//
+// Set fields of Options to override the environment: APIKey, AuthToken,
+// BaseURL (a gateway or a local fake such as agentlooptest), HTTPClient,
+// extra Headers, and MaxRetries. A Provider is safe for concurrent use;
+// subagents share their parent's.
+//
+// # Credentials
+//
+// An API key is sent in the x-api-key header; an auth token (for gateways
+// and OAuth-style setups) as Authorization: Bearer. Options.APIKey and
+// Options.AuthToken win; when neither is set, ANTHROPIC_API_KEY and
+// ANTHROPIC_AUTH_TOKEN are read, and when both of those are set both headers
+// are sent. With no credential at all, [New] returns [ErrNoCredentials].
+// ANTHROPIC_BASE_URL, when set, replaces https://api.anthropic.com.
+//
+// Every request identifies itself as agentloop/[Version] in User-Agent,
+// sends anthropic-version: 2023-06-01 and, when the request lists betas,
+// anthropic-beta with them comma-joined.
+//
+// # Retries
+//
+// The SDK's own retries are off; Stream retries by itself:
+//
+//   - 500 and other 5xx, 401, 429 and connection errors are retried up to
+//     MaxRetries times (10 by default, so 11 requests);
+//   - 529 (overloaded) gives up on the third 529, even with retries left
+//     (an overloaded_error event in the stream counts as a 529);
+//   - 400 and every other 4xx fail at once.
+//
+// Before retry n the provider waits min(500ms × 2^(n−1), 32s) plus up to a
+// quarter more of random jitter, or the retry-after header's seconds when the
+// response carries a positive one, and it calls [model.Handler.Retry] with
+// the attempt, the delay and the failure's kind before waiting.
+//
+// A stream that breaks after it started is retried too. An error event in the
+// stream is retried after the same backoff but without a Retry call (the
+// reference prints no api_retry line for it). A stream that cannot be made
+// sense of (bad JSON, a delta for a block that never started, an end without
+// message_stop, a dropped connection) is retried as a connection error and,
+// when retries run out, reported as an error that wraps
+// [model.ErrMalformedStream]. The usage of attempts that failed after
+// message_start is added up in [model.Response.FailedUsage].
+//
+// The handler hears of an attempt's events and completed blocks as they
+// arrive, so it may hear of part of a reply whose stream then fails; after
+// the retry a new message_start begins the reply again. Pings and error
+// events are not passed to [model.Handler.Event].
+//
+// When the provider gives up it returns a [*model.APIError] with the HTTP
+// status, the API's error type and message, the number of retries made and
+// the request-id header. Cancelling ctx stops a wait or a stream at once;
+// Stream then returns an error that wraps ctx.Err().
+package anthropic

@@ -1,0 +1,544 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// streamError is an error event in the stream: the API failed after it had
+// started answering.
+type streamError struct {
+	Type    string
+	Message string
+}
+
+func (e *streamError) Error() string {
+	return fmt.Sprintf("stream error event: %s: %s", e.Type, e.Message)
+}
+
+// malformed returns an error wrapping model.ErrMalformedStream.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", model.ErrMalformedStream, fmt.Sprintf(format, args...))
+}
+
+// streamState assembles one attempt's reply from its events and reports them
+// to the handler. It never panics, whatever the events hold.
+type streamState struct {
+	h       model.Handler
+	elapsed func() time.Duration // time since the request was sent
+
+	resp    model.Response
+	started bool // message_start seen
+	done    bool // message_stop seen
+	blocks  []*blockBuilder
+	n       int // events seen, pings included
+}
+
+func newStreamState(h model.Handler, elapsed func() time.Duration) *streamState {
+	return &streamState{h: h, elapsed: elapsed}
+}
+
+// read decodes the events of res's body until message_stop. It returns the
+// reply, a *streamError for an error event, or an error wrapping
+// model.ErrMalformedStream (the body's read error included, so a dropped
+// connection or a cancelled context can be told by errors.Is).
+func (s *streamState) read(res *http.Response) (*model.Response, error) {
+	dec := ssestream.NewDecoder(res)
+	if dec == nil {
+		return nil, malformed("response has no body")
+	}
+	for dec.Next() {
+		ev := dec.Event()
+		if err := s.handle(ev.Type, bytes.TrimSuffix(ev.Data, []byte("\n"))); err != nil {
+			return nil, err
+		}
+		if s.done {
+			r := s.resp
+			return &r, nil
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return nil, fmt.Errorf("%w: reading the stream failed after %d events: %w", model.ErrMalformedStream, s.n, err)
+	}
+	if !s.started {
+		if ct := res.Header.Get("Content-Type"); s.n == 0 && ct != "" && !strings.HasPrefix(ct, "text/event-stream") {
+			return nil, malformed("response is not an event stream (Content-Type %s)", ct)
+		}
+		return nil, malformed("stream ended after %d events without message_start", s.n)
+	}
+	return nil, malformed("stream ended after %d events without message_stop", s.n)
+}
+
+// Event payloads, as far as they are read.
+type (
+	startEvent struct {
+		Message *struct {
+			ID           string          `json:"id"`
+			Type         string          `json:"type"`
+			Role         string          `json:"role"`
+			Model        string          `json:"model"`
+			StopReason   *string         `json:"stop_reason"`
+			StopSequence *string         `json:"stop_sequence"`
+			Usage        json.RawMessage `json:"usage"`
+		} `json:"message"`
+	}
+	blockStartEvent struct {
+		Index        *int            `json:"index"`
+		ContentBlock json.RawMessage `json:"content_block"`
+	}
+	blockDeltaEvent struct {
+		Index *int `json:"index"`
+		Delta *struct {
+			Type        string  `json:"type"`
+			Text        *string `json:"text"`
+			PartialJSON *string `json:"partial_json"`
+			Thinking    *string `json:"thinking"`
+			Signature   *string `json:"signature"`
+		} `json:"delta"`
+	}
+	blockStopEvent struct {
+		Index *int `json:"index"`
+	}
+	messageDeltaEvent struct {
+		Delta *struct {
+			StopReason   *string         `json:"stop_reason"`
+			StopSequence json.RawMessage `json:"stop_sequence"`
+		} `json:"delta"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	errorEvent struct {
+		Error *struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+)
+
+// handle applies one event. name is the SSE event name, data its data.
+func (s *streamState) handle(name string, data []byte) error {
+	s.n++
+	if name == "ping" {
+		return nil
+	}
+	if name == "error" {
+		return parseError(data)
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		if name != "" && !knownEvent(name) {
+			return nil // an event this package does not know, unreadable: ignore it
+		}
+		return malformed("event %d (%s): invalid JSON: %v", s.n, orUnnamed(name), err)
+	}
+	typ := head.Type
+	if typ == "" {
+		typ = name
+	}
+	switch {
+	case typ == "ping":
+		return nil
+	case typ == "error":
+		return parseError(data)
+	case !knownEvent(typ):
+		// An event this package does not know: pass it on, ignore it.
+		s.h.Event(model.StreamEvent{Type: typ, Data: data})
+		return nil
+	}
+	if typ != "message_start" && !s.started {
+		return malformed("event %d: %s before message_start", s.n, typ)
+	}
+
+	ev := model.StreamEvent{Type: typ, Data: data}
+	var err error
+	switch typ {
+	case "message_start":
+		err = s.messageStart(data)
+		ev.TTFT = s.resp.TTFT
+	case "content_block_start":
+		err = s.blockStart(data)
+	case "content_block_delta":
+		err = s.blockDelta(data)
+	case "content_block_stop":
+		err = s.blockStop(data)
+	case "message_delta":
+		err = s.messageDelta(data)
+	case "message_stop":
+		err = s.messageStop()
+	}
+	if err != nil {
+		return malformed("event %d (%s): %v", s.n, typ, err)
+	}
+	s.h.Event(ev)
+	return nil
+}
+
+// knownEvent reports whether typ is an event type of a reply's stream.
+func knownEvent(typ string) bool {
+	switch typ {
+	case "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop", "ping", "error":
+		return true
+	}
+	return false
+}
+
+func orUnnamed(name string) string {
+	if name == "" {
+		return "unnamed"
+	}
+	return name
+}
+
+func parseError(data []byte) error {
+	var e errorEvent
+	if json.Unmarshal(data, &e) != nil || e.Error == nil {
+		msg := strings.TrimSpace(string(data))
+		if len(msg) > 1000 {
+			msg = msg[:1000] + "…"
+		}
+		return &streamError{Type: "error", Message: msg}
+	}
+	return &streamError{Type: e.Error.Type, Message: e.Error.Message}
+}
+
+func (s *streamState) messageStart(data []byte) error {
+	if s.started {
+		return errors.New("second message_start")
+	}
+	var ev startEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
+	m := ev.Message
+	if m == nil {
+		return errors.New("no message")
+	}
+	var u model.Usage
+	if len(m.Usage) > 0 && string(m.Usage) != "null" {
+		if err := json.Unmarshal(m.Usage, &u); err != nil {
+			return fmt.Errorf("usage: %v", err)
+		}
+	}
+	s.started = true
+	s.resp = model.Response{
+		ID:           m.ID,
+		Type:         m.Type,
+		Role:         m.Role,
+		Model:        m.Model,
+		StopSequence: m.StopSequence,
+		Usage:        cloneUsage(u),
+		StartUsage:   u,
+		TTFT:         s.elapsed(),
+	}
+	if m.StopReason != nil {
+		s.resp.StopReason = *m.StopReason
+	}
+	return nil
+}
+
+func (s *streamState) blockStart(data []byte) error {
+	var ev blockStartEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
+	if ev.Index == nil {
+		return errors.New("no index")
+	}
+	if *ev.Index != len(s.blocks) {
+		return fmt.Errorf("block index %d, want %d", *ev.Index, len(s.blocks))
+	}
+	if len(ev.ContentBlock) == 0 || string(ev.ContentBlock) == "null" {
+		return errors.New("no content_block")
+	}
+	var c model.Content
+	if err := json.Unmarshal(ev.ContentBlock, &c); err != nil {
+		return err
+	}
+	b := &blockBuilder{c: c, raw: ev.ContentBlock}
+	b.text.WriteString(c.Text)
+	b.thinking.WriteString(c.Thinking)
+	b.signature.WriteString(c.Signature)
+	s.blocks = append(s.blocks, b)
+	return nil
+}
+
+// block returns the open block at index.
+func (s *streamState) block(index *int) (*blockBuilder, error) {
+	if index == nil {
+		return nil, errors.New("no index")
+	}
+	i := *index
+	if i < 0 || i >= len(s.blocks) {
+		return nil, fmt.Errorf("block %d was never started", i)
+	}
+	if s.blocks[i].done {
+		return nil, fmt.Errorf("block %d already stopped", i)
+	}
+	return s.blocks[i], nil
+}
+
+func (s *streamState) blockDelta(data []byte) error {
+	var ev blockDeltaEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
+	b, err := s.block(ev.Index)
+	if err != nil {
+		return err
+	}
+	if ev.Delta == nil {
+		return errors.New("no delta")
+	}
+	return b.apply(ev.Delta.Type, ev.Delta.Text, ev.Delta.PartialJSON, ev.Delta.Thinking, ev.Delta.Signature)
+}
+
+func (s *streamState) blockStop(data []byte) error {
+	var ev blockStopEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
+	b, err := s.block(ev.Index)
+	if err != nil {
+		return err
+	}
+	c, err := b.finish()
+	if err != nil {
+		return fmt.Errorf("block %d: %v", *ev.Index, err)
+	}
+	b.done, b.final = true, c
+	s.h.Block(*ev.Index, c, s.snapshot())
+	return nil
+}
+
+// snapshot returns a copy of the reply so far, with the blocks completed.
+func (s *streamState) snapshot() *model.Response {
+	r := s.resp
+	r.Usage = cloneUsage(r.Usage)
+	r.Content = nil
+	for _, b := range s.blocks {
+		if b.done {
+			r.Content = append(r.Content, b.final)
+		}
+	}
+	return &r
+}
+
+func (s *streamState) messageDelta(data []byte) error {
+	var ev messageDeltaEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
+	if ev.Delta != nil {
+		if ev.Delta.StopReason != nil {
+			s.resp.StopReason = *ev.Delta.StopReason
+		}
+		switch seq := ev.Delta.StopSequence; {
+		case len(seq) == 0:
+		case string(seq) == "null":
+			s.resp.StopSequence = nil
+		default:
+			var v string
+			if err := json.Unmarshal(seq, &v); err != nil {
+				return fmt.Errorf("stop_sequence: %v", err)
+			}
+			s.resp.StopSequence = &v
+		}
+	}
+	if len(ev.Usage) > 0 && string(ev.Usage) != "null" {
+		u, err := overrideUsage(s.resp.Usage, ev.Usage)
+		if err != nil {
+			return fmt.Errorf("usage: %v", err)
+		}
+		s.resp.Usage = u
+	}
+	return nil
+}
+
+func (s *streamState) messageStop() error {
+	content := make([]model.Content, 0, len(s.blocks))
+	for i, b := range s.blocks {
+		if !b.done {
+			return fmt.Errorf("block %d never stopped", i)
+		}
+		content = append(content, b.final)
+	}
+	s.resp.Content = content
+	s.done = true
+	return nil
+}
+
+// overrideUsage returns u with the fields that raw carries (not null)
+// replaced; nested objects are merged field by field.
+func overrideUsage(u model.Usage, raw json.RawMessage) (model.Usage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return u, err
+	}
+	for k, v := range m {
+		if string(v) == "null" {
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return u, err
+	}
+	u = cloneUsage(u)
+	if err := json.Unmarshal(b, &u); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+// cloneUsage returns u with its nested objects copied.
+func cloneUsage(u model.Usage) model.Usage {
+	if u.CacheCreation != nil {
+		c := *u.CacheCreation
+		u.CacheCreation = &c
+	}
+	if u.ServerToolUse != nil {
+		t := *u.ServerToolUse
+		u.ServerToolUse = &t
+	}
+	return u
+}
+
+// blockBuilder assembles one content block from its start and deltas.
+type blockBuilder struct {
+	c     model.Content   // as content_block_start gave it
+	raw   json.RawMessage // content_block_start's block, verbatim
+	done  bool
+	final model.Content
+
+	text, thinking, signature strings.Builder
+	input                     []byte
+	gotInput                  bool // an input_json_delta arrived
+}
+
+// known reports whether the block's type is one this package assembles.
+func (b *blockBuilder) known() bool {
+	switch b.c.Type {
+	case model.TypeText, model.TypeThinking, model.TypeRedactedThinking, model.TypeToolUse, model.TypeServerToolUse:
+		return true
+	}
+	return false
+}
+
+// apply adds one delta. Deltas of unknown types are ignored, and so are the
+// text and thinking deltas of block types this package does not assemble; a
+// known delta on a known block of another type is an error.
+func (b *blockBuilder) apply(typ string, text, partialJSON, thinking, signature *string) error {
+	mismatch := func() error {
+		if !b.known() {
+			return nil
+		}
+		return fmt.Errorf("%s for a %s block", typ, b.c.Type)
+	}
+	switch typ {
+	case "text_delta":
+		if b.c.Type != model.TypeText {
+			return mismatch()
+		}
+		if text != nil {
+			b.text.WriteString(*text)
+		}
+	case "thinking_delta":
+		if b.c.Type != model.TypeThinking {
+			return mismatch()
+		}
+		if thinking != nil {
+			b.thinking.WriteString(*thinking)
+		}
+	case "signature_delta":
+		if b.c.Type != model.TypeThinking {
+			return mismatch()
+		}
+		if signature != nil {
+			b.signature.WriteString(*signature)
+		}
+	case "input_json_delta":
+		if b.known() && b.c.Type != model.TypeToolUse && b.c.Type != model.TypeServerToolUse {
+			return mismatch()
+		}
+		b.gotInput = true
+		if partialJSON != nil {
+			b.input = append(b.input, *partialJSON...)
+		}
+	}
+	return nil
+}
+
+// finish returns the completed block.
+func (b *blockBuilder) finish() (model.Content, error) {
+	c := b.c
+	switch c.Type {
+	case model.TypeText:
+		c.Text = b.text.String()
+	case model.TypeThinking:
+		c.Thinking = b.thinking.String()
+		c.Signature = b.signature.String()
+	case model.TypeRedactedThinking:
+		c.Raw = slices.Clone(b.raw)
+	case model.TypeToolUse, model.TypeServerToolUse:
+		if b.gotInput {
+			in, err := inputJSON(b.input)
+			if err != nil {
+				return c, err
+			}
+			c.Input = in
+		}
+		if len(bytes.TrimSpace(c.Input)) == 0 {
+			c.Input = json.RawMessage("{}")
+		}
+	default:
+		c.Raw = slices.Clone(b.raw)
+		if b.gotInput {
+			in, err := inputJSON(b.input)
+			if err != nil {
+				return c, err
+			}
+			raw, err := setField(b.raw, "input", in)
+			if err != nil {
+				return c, err
+			}
+			c.Raw, c.Input = raw, in
+		}
+	}
+	return c, nil
+}
+
+// inputJSON checks accumulated input_json_delta text: empty means {}.
+func inputJSON(acc []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(acc)) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(acc) {
+		return nil, fmt.Errorf("input is not valid JSON: %.200q", acc)
+	}
+	return json.RawMessage(slices.Clone(acc)), nil
+}
+
+// setField returns the JSON object obj with key set to v.
+func setField(obj json.RawMessage, key string, v json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	m[key] = v
+	return json.Marshal(m)
+}
