@@ -99,6 +99,9 @@ type APIError struct {
 	RequestID string
 	// Err is an underlying transport error, if any.
 	Err error
+	// Endpoint is the host (and port) the request went to, for messages
+	// that tell a person where to look.
+	Endpoint string
 }
 
 func (e *APIError) Error() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
@@ -138,15 +139,22 @@ func (r *run) apiFailure(err error) (*message.Result, error) {
 	return r.finish(res)
 }
 
-// apiErrorText is the text shown for an API failure.
+// apiErrorText is the text shown for an API failure. Server errors and
+// overload keep the reference's wording, which hosts match on; the rest
+// name the status and the API's own message.
 func apiErrorText(e *model.APIError) string {
+	where := ""
+	if e.Endpoint != "" {
+		where = " If it persists, check your inference gateway (" + e.Endpoint + ")."
+	}
 	switch {
 	case e.Status == 401:
 		return fmt.Sprintf("API Error: 401 %s · check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN", orDefault(e.Message, "invalid credentials"))
 	case e.Kind() == "overloaded":
-		return fmt.Sprintf("API Error: Repeated 529 Overloaded errors (%s). The API is at capacity; try again later.", orDefault(e.Message, "Overloaded"))
+		return "API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment." + where
 	case e.Status >= 500:
-		return fmt.Sprintf("API Error: %d %s. The server failed after %d retries; try again later.", e.Status, orDefault(e.Message, "server error"), e.Retries)
+		return fmt.Sprintf("API Error: %d %s. This is a server-side issue, usually temporary — try again in a moment.%s",
+			e.Status, strings.TrimSuffix(orDefault(e.Message, "Internal server error"), "."), where)
 	case e.Status != 0:
 		return fmt.Sprintf("API Error: %d %s", e.Status, orDefault(e.Message, e.Type))
 	default:

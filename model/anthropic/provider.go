@@ -99,6 +99,7 @@ type Provider struct {
 	sleep      func(context.Context, time.Duration) error
 	now        func() time.Time
 	jitter     func() float64
+	endpoint   string // host[:port] of the base URL, for error messages
 }
 
 var _ model.Provider = (*Provider)(nil)
@@ -151,6 +152,7 @@ func New(opts *Options) (*Provider, error) {
 	}
 
 	p := &Provider{
+		endpoint:   u.Host,
 		client:     sdk.NewClient(copts...),
 		maxRetries: DefaultMaxRetries,
 		sleep:      o.Sleep,
@@ -243,7 +245,9 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 			overloaded++
 		}
 		if !f.retry || retries >= p.maxRetries || overloaded >= maxOverloaded {
-			return nil, f.final(retries, overloaded >= maxOverloaded)
+			e := f.final(retries, overloaded >= maxOverloaded)
+			e.Endpoint = p.endpoint
+			return nil, e
 		}
 		retries++
 		delay := p.backoff(retries, f.retryAfter)
@@ -296,7 +300,7 @@ type failure struct {
 }
 
 // final returns the error to report when giving up after retries retries.
-func (f *failure) final(retries int, overloaded bool) error {
+func (f *failure) final(retries int, overloaded bool) *model.APIError {
 	e := f.apiErr
 	e.Retries = retries
 	if overloaded && f.status == 529 {

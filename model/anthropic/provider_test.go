@@ -353,6 +353,10 @@ func TestRetries(t *testing.T) {
 				if resp != nil {
 					t.Errorf("response %v with an error", resp)
 				}
+				if got.Endpoint == "" || !strings.Contains(f.URL, got.Endpoint) {
+					t.Errorf("Endpoint = %q, want the host of %s", got.Endpoint, f.URL)
+				}
+				got.Endpoint = ""
 				if diff := cmp.Diff(tt.wantErr, got); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
