@@ -91,4 +91,3 @@ func ExampleNewTool() {
 	// {"type":"object","properties":{"city":{"type":"string","description":"the city to report on"}},"required":["city"],"additionalProperties":false}
 	// Sunny in Lisbon
 }
-

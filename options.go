@@ -75,6 +75,20 @@ type Options struct {
 	Effort string
 	// MaxTokens caps each reply; 0 means the model's maximum.
 	MaxTokens int
+	// Thinking configures extended thinking, independently of Effort. Nil
+	// means the model's default: adaptive thinking where the model
+	// supports it. MaxThinkingTokens > 0 is a shorthand for thinking
+	// enabled with that budget.
+	Thinking          *ThinkingConfig
+	MaxThinkingTokens int
+
+	// OutputFormat, when set, makes the run end with structured output
+	// that matches its schema; see [OutputFormat].
+	OutputFormat *OutputFormat
+	// MaxStructuredOutputRetries bounds the failed attempts at structured
+	// output before the run ends in error_max_structured_output_retries;
+	// 0 means 5.
+	MaxStructuredOutputRetries int
 
 	// IncludePartialMessages adds the raw stream events of each reply.
 	IncludePartialMessages bool
@@ -107,8 +121,59 @@ func (o *Options) validate() error {
 	if o.MaxTokens < 0 {
 		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidOption, o.MaxTokens)
 	}
+	if o.MaxThinkingTokens < 0 {
+		return fmt.Errorf("%w: MaxThinkingTokens %d is negative", ErrInvalidOption, o.MaxThinkingTokens)
+	}
+	if o.MaxThinkingTokens > 0 && o.Thinking != nil {
+		return fmt.Errorf("%w: set Thinking or MaxThinkingTokens, not both", ErrInvalidOption)
+	}
+	if t := o.Thinking; t != nil {
+		switch t.Type {
+		case "adaptive", "disabled":
+		case "enabled":
+			if t.BudgetTokens < 1024 {
+				return fmt.Errorf("%w: thinking budget %d: enabled thinking needs a budget of at least 1024 tokens", ErrInvalidOption, t.BudgetTokens)
+			}
+		default:
+			return fmt.Errorf("%w: thinking type %q (want adaptive, enabled or disabled)", ErrInvalidOption, t.Type)
+		}
+		switch t.Display {
+		case "", "summarized", "omitted":
+		default:
+			return fmt.Errorf("%w: thinking display %q (want summarized or omitted)", ErrInvalidOption, t.Display)
+		}
+	}
+	if o.MaxStructuredOutputRetries < 0 {
+		return fmt.Errorf("%w: MaxStructuredOutputRetries %d is negative", ErrInvalidOption, o.MaxStructuredOutputRetries)
+	}
+	if f := o.OutputFormat; f != nil {
+		if f.Type != "" && f.Type != "json_schema" {
+			return fmt.Errorf("%w: output format type %q (only json_schema exists)", ErrInvalidOption, f.Type)
+		}
+		if len(f.Schema) == 0 {
+			return fmt.Errorf("%w: output format has no schema", ErrInvalidOption)
+		}
+	}
 	if o.Effort != "" && !slices.Contains(efforts, o.Effort) {
 		return fmt.Errorf("%w: effort %q (want low, medium, high, xhigh or max)", ErrInvalidOption, o.Effort)
 	}
 	return nil
+}
+
+// ThinkingConfig configures extended thinking.
+type ThinkingConfig struct {
+	// Type is adaptive (the model decides how much to think), enabled
+	// (with BudgetTokens) or disabled.
+	Type         string
+	BudgetTokens int
+	// Display is summarized or omitted: whether thinking text comes back
+	// in the stream. Empty leaves it to the API.
+	Display string
+}
+
+func (t *ThinkingConfig) model() *model.Thinking {
+	if t == nil {
+		return nil
+	}
+	return &model.Thinking{Type: t.Type, BudgetTokens: t.BudgetTokens, Display: t.Display}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 
 	"github.com/agentloop/agentloop/internal/engine"
-	"github.com/agentloop/agentloop/internal/permission"
 )
 
 // authorize decides on a tool call with the session's permission policy.
 func (s *session) authorize(_ context.Context, call *engine.ToolCall) engine.Decision {
-	p := permission.Policy{
+	p := minPolicy{
 		Mode:  string(s.mode),
 		Allow: s.opts.AllowedTools,
 		Dirs:  append([]string{s.env.Cwd}, s.env.AdditionalDirs...),

@@ -34,28 +34,34 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 			yield(nil, ErrStreamUsed)
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		sess, err := newSession(opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer sess.close()
-		if !yield(sess.initMessage(), nil) {
-			return
-		}
-		res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
-			return yield(m, nil)
-		})
-		switch {
-		case errors.Is(err, engine.ErrStopped):
-			return
-		case err != nil:
-			yield(nil, fmt.Errorf("agentloop: run stopped: %w", err))
-		case res != nil && res.IsError:
-			yield(nil, res.Err())
-		}
+		runTurn(ctx, sess, prompt, yield)
+	}
+}
+
+// runTurn takes one prompt through the session, yielding init, the run's
+// messages and, after an error result, its error.
+func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !yield(sess.initMessage(), nil) {
+		return
+	}
+	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
+		return yield(m, nil)
+	})
+	switch {
+	case errors.Is(err, engine.ErrStopped):
+		return
+	case err != nil:
+		yield(nil, fmt.Errorf("agentloop: run stopped: %w", err))
+	case res != nil && res.IsError:
+		yield(nil, res.Err())
 	}
 }
 

@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/tool"
@@ -95,18 +97,21 @@ func newSession(o *Options) (*session, error) {
 		}
 	}
 	eng, err := engine.New(engine.Config{
-		Provider:       provider,
-		Model:          s.model,
-		FallbackModels: fallbacks,
-		System:         systemPrompt(&opts, s.env, s.model),
-		Tools:          toolset,
-		MaxTurns:       opts.MaxTurns,
-		MaxBudgetUSD:   opts.MaxBudgetUSD,
-		MaxTokens:      opts.MaxTokens,
-		Effort:         opts.Effort,
-		Partial:        opts.IncludePartialMessages,
-		Env:            s.env,
-		Authorize:      s.authorize,
+		Provider:             provider,
+		Model:                s.model,
+		FallbackModels:       fallbacks,
+		System:               systemPrompt(&opts, s.env, s.model),
+		Tools:                toolset,
+		MaxTurns:             opts.MaxTurns,
+		MaxBudgetUSD:         opts.MaxBudgetUSD,
+		MaxTokens:            opts.MaxTokens,
+		Effort:               opts.Effort,
+		Thinking:             thinkingFor(&opts),
+		Partial:              opts.IncludePartialMessages,
+		OutputSchema:         outputSchema(&opts),
+		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
+		Env:                  s.env,
+		Authorize:            s.authorize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
@@ -159,7 +164,7 @@ func (s *session) initMessage() *message.System {
 	return &message.System{
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
-			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: []message.MCPServer{}, Model: s.model,
+			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: []message.MCPServer{}, Model: s.eng.Model(),
 			PermissionMode: string(s.mode), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: []string{}, Skills: []string{},
 			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
@@ -177,4 +182,18 @@ func orEmpty(s []string) []string {
 // close releases what the session's tools left running.
 func (s *session) close() {
 	tools.Cleanup(s.env)
+}
+
+func thinkingFor(o *Options) *model.Thinking {
+	if o.MaxThinkingTokens > 0 {
+		return &model.Thinking{Type: "enabled", BudgetTokens: o.MaxThinkingTokens}
+	}
+	return o.Thinking.model()
+}
+
+func outputSchema(o *Options) json.RawMessage {
+	if o.OutputFormat == nil {
+		return nil
+	}
+	return o.OutputFormat.Schema
 }

@@ -27,7 +27,7 @@ type Rates struct {
 	WebSearch    float64 // per request
 }
 
-// Price is a model's price list.
+// Price is a model's price list, limits and request capabilities.
 type Price struct {
 	Rates
 	// LongPrompt, when set, replaces Rates for requests whose prompt is
@@ -37,23 +37,40 @@ type Price struct {
 	// ContextWindow and MaxOutput are the model's limits, in tokens.
 	ContextWindow int64
 	MaxOutput     int64
+	// Caps says which request features the model accepts.
+	Caps Caps
 }
+
+// Caps are the request features a model accepts. Requests for a model
+// without a feature are sent without it.
+type Caps struct {
+	Effort           bool // output_config.effort
+	Thinking         bool // thinking enabled with a budget, or disabled
+	AdaptiveThinking bool // thinking type adaptive
+}
+
+var (
+	capsAll     = Caps{Effort: true, Thinking: true, AdaptiveThinking: true}
+	capsNoAdapt = Caps{Effort: true, Thinking: true}
+	capsBudget  = Caps{Thinking: true}
+)
 
 const webSearch = 0.01
 
 var table = map[string]Price{
-	"claude-opus-5-5":   {Rates: Rates{4, 20, 5, 8, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000},
-	"claude-sonnet-5-5": {Rates: Rates{2, 10, 2.5, 4, 0.1, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000},
-	"claude-fable-5-2":  {Rates: Rates{8, 40, 10, 16, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000},
+	"claude-opus-5-5":   {Rates: Rates{4, 20, 5, 8, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
+	"claude-sonnet-5-5": {Rates: Rates{2, 10, 2.5, 4, 0.1, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
+	"claude-fable-5-2":  {Rates: Rates{8, 40, 10, 16, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
 	"claude-haiku-5-5": {
 		Rates:      Rates{0.1, 0.5, 0.125, 0.2, 0.01, webSearch},
 		LongPrompt: &Rates{0.5, 2.5, 0.625, 1, 0.05, webSearch}, LongPromptAbove: 100_000,
-		ContextWindow: 1_000_000, MaxOutput: 128_000,
+		ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll,
 	},
 	// Earlier generations, by their list prices.
-	"claude-opus-4-5":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000},
-	"claude-sonnet-4-5": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000},
-	"claude-haiku-4-5":  {Rates: Rates{1, 5, 1.25, 2, 0.1, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000},
+	"claude-opus-4-5":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt},
+	"claude-sonnet-4-5": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
+	"claude-haiku-4-5":  {Rates: Rates{1, 5, 1.25, 2, 0.1, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
+	"claude-3-5-haiku":  {Rates: Rates{0.8, 4, 1, 1.6, 0.08, webSearch}, ContextWindow: 200_000, MaxOutput: 8_192},
 }
 
 var aliases = map[string]string{

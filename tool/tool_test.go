@@ -18,7 +18,7 @@ func TestValidate(t *testing.T) {
 	}
 	cases := []struct {
 		name, in, want string
-		issues     []string
+		issues         []string
 	}{
 		{name: "defaults first, model order kept", in: `{"file_path":"/a","old_string":"x","new_string":"y"}`,
 			want: `{"replace_all":false,"file_path":"/a","old_string":"x","new_string":"y"}`},

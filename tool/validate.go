@@ -52,6 +52,11 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if s.Type != "" && s.Type != "object" {
 		return nil, fmt.Errorf("%w: input schema must have type object, not %q", ErrInvalidSchema, s.Type)
 	}
+	var generic any
+	_ = json.Unmarshal(raw, &generic)
+	if err := checkTypes(generic, "schema"); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
@@ -201,4 +206,48 @@ func jsonType(v any) string {
 
 func typeMatches(want, got string) bool {
 	return want == got || (want == "number" && got == "integer")
+}
+
+var jsonTypes = map[string]bool{"object": true, "array": true, "string": true, "number": true,
+	"integer": true, "boolean": true, "null": true}
+
+// checkTypes rejects type keywords that name no JSON type, which the
+// resolver lets through. A "type" whose value is an object is a property
+// called type, not the keyword, and is walked like any other schema.
+func checkTypes(v any, at string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			switch k {
+			case "const", "default", "enum", "examples":
+				continue // values, not schemas
+			}
+			if k == "type" {
+				switch t := sub.(type) {
+				case string:
+					if !jsonTypes[t] {
+						return fmt.Errorf("%s.type: %q is not a JSON type", at, t)
+					}
+					continue
+				case []any:
+					for _, e := range t {
+						if s, ok := e.(string); !ok || !jsonTypes[s] {
+							return fmt.Errorf("%s.type: %v is not a JSON type", at, e)
+						}
+					}
+					continue
+				}
+			}
+			if err := checkTypes(sub, at+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := checkTypes(e, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -31,6 +32,8 @@ type config struct {
 	mode          string
 	addDirs       []string
 	jsonSchema    string
+	maxThinking   int
+	thinking      string
 	sessionID     string
 	showVersion   bool
 	showHelp      bool
@@ -129,7 +132,29 @@ var flagDefs = []flagDef{
 		return fmt.Errorf("--permission-mode %q: want default, acceptEdits, plan, dontAsk, bypassPermissions or auto", v)
 	}},
 	{[]string{"--add-dir"}, kList, "further directories the tools may use", list(func(c *config) *[]string { return &c.addDirs })},
-	{[]string{"--json-schema"}, kString, "JSON schema for structured output (not yet supported)", str(func(c *config) *string { return &c.jsonSchema })},
+	{[]string{"--json-schema"}, kString, "JSON schema the final answer must match (structured output)", func(c *config, v string) error {
+		if !json.Valid([]byte(v)) {
+			return fmt.Errorf("--json-schema: not valid JSON")
+		}
+		c.jsonSchema = v
+		return nil
+	}},
+	{[]string{"--max-thinking-tokens"}, kString, "think with this token budget (at least 1024)", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1024 {
+			return fmt.Errorf("--max-thinking-tokens %q: want a whole number of at least 1024", v)
+		}
+		c.maxThinking = n
+		return nil
+	}},
+	{[]string{"--thinking"}, kString, "adaptive, enabled (with --max-thinking-tokens) or disabled", func(c *config, v string) error {
+		switch v {
+		case "adaptive", "enabled", "disabled":
+			c.thinking = v
+			return nil
+		}
+		return fmt.Errorf("--thinking %q: want adaptive, enabled or disabled", v)
+	}},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},
@@ -211,6 +236,9 @@ func parseArgs(args []string) (*config, error) {
 	}
 	if c.partial && c.outputFormat != "stream-json" {
 		return nil, fmt.Errorf("%w: --include-partial-messages needs --output-format stream-json", errUsage)
+	}
+	if c.thinking == "enabled" && c.maxThinking == 0 {
+		return nil, fmt.Errorf("%w: --thinking enabled needs --max-thinking-tokens", errUsage)
 	}
 	if c.hasPrompt && c.promptFile != "" {
 		return nil, fmt.Errorf("%w: give the prompt as an argument or with --prompt-file, not both", errUsage)

@@ -49,10 +49,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stdout, "agentloop %s\n", agentloop.Version)
 		return 0
 	}
-	if c.jsonSchema != "" {
-		fmt.Fprintln(stderr, "agentloop: --json-schema is not yet supported")
-		return 2
-	}
 	prompt, err := readPrompt(c, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentloop: %v\n", err)
@@ -118,6 +114,18 @@ func (c *config) options() (*agentloop.Options, error) {
 		Effort:                 c.effort,
 		IncludePartialMessages: c.partial,
 		SessionID:              c.sessionID,
+	}
+	if c.jsonSchema != "" {
+		o.OutputFormat = &agentloop.OutputFormat{Type: "json_schema", Schema: json.RawMessage(c.jsonSchema)}
+	}
+	switch {
+	case c.thinking == "adaptive" || c.thinking == "disabled":
+		o.Thinking = &agentloop.ThinkingConfig{Type: c.thinking}
+		if c.maxThinking > 0 {
+			return nil, errors.New("--max-thinking-tokens goes with --thinking enabled, not " + c.thinking)
+		}
+	case c.maxThinking > 0:
+		o.MaxThinkingTokens = c.maxThinking
 	}
 	if c.toolsSet {
 		o.Tools = append([]string{}, c.tools...)

@@ -116,7 +116,10 @@ func TestBadInput(t *testing.T) {
 		{"unreadable prompt file", []string{"-p", "--prompt-file", missing}, "reading the prompt file"},
 		{"empty prompt", []string{"-p", "  "}, "the prompt is empty"},
 		{"bad session id", []string{"-p", "hi", "--session-id", "abc"}, `session id "abc" is not a UUID`},
-		{"json schema", []string{"-p", "hi", "--json-schema", "{}"}, "not yet supported"},
+		{"json schema not JSON", []string{"-p", "hi", "--json-schema", "{nope"}, "--json-schema: not valid JSON"},
+		{"json schema not an object schema", []string{"-p", "hi", "--json-schema", `{"type":"array"}`}, "output schema"},
+		{"thinking budget too small", []string{"-p", "hi", "--max-thinking-tokens", "10"}, `--max-thinking-tokens "10"`},
+		{"enabled thinking without budget", []string{"-p", "hi", "--thinking", "enabled"}, "needs --max-thinking-tokens"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -86,11 +86,16 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		input, err := e.schema.Validate(b.Name, b.Input)
 		if err != nil {
-			done(errorOutcome(b.ID, "<tool_use_error>"+err.Error()+"</tool_use_error>", "Error: "+err.Error()))
+			text := err.Error()
+			if b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil {
+				text = schemaMismatch(err)
+			}
+			done(errorOutcome(b.ID, "<tool_use_error>"+text+"</tool_use_error>", "Error: "+text))
 			continue
 		}
 		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}
-		if r.s.cfg.Authorize != nil {
+		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
+		if r.s.cfg.Authorize != nil && !internal {
 			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool})
 		}
 		meta := []message.ToolResultMeta{{ID: b.ID, PermissionDecision: message.PermissionDecision{

@@ -15,8 +15,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/message"
@@ -40,7 +42,13 @@ type Config struct {
 	Effort         string
 	Betas          []string
 	Partial        bool // emit stream events and status messages
-	Env            *tool.Env
+	// OutputSchema, when set, requires the run to end with structured
+	// output matching this JSON schema, delivered through the
+	// StructuredOutput tool. MaxStructuredRetries bounds the failed
+	// attempts (0: DefaultStructuredRetries).
+	OutputSchema         json.RawMessage
+	MaxStructuredRetries int
+	Env                  *tool.Env
 	// ParentToolUseID is set for subagents.
 	ParentToolUseID *string
 	// Authorize decides whether a tool call may run. Nil allows all.
@@ -85,6 +93,9 @@ type Emit func(message.Message) bool
 // Session is one conversation. It is not safe for concurrent use: run one
 // prompt at a time.
 type Session struct {
+	// mu guards the settings a host may change while a run streams:
+	// cfg.Model, cfg.FallbackModels, cfg.Thinking, cfg.Effort.
+	mu      sync.Mutex
 	cfg     Config
 	tools   map[string]*toolEntry
 	order   []string
@@ -116,7 +127,14 @@ func New(cfg Config) (*Session, error) {
 		cfg.NewID = uuid.NewString
 	}
 	s := &Session{cfg: cfg, tools: map[string]*toolEntry{}}
-	for _, t := range cfg.Tools {
+	tools := cfg.Tools
+	if cfg.OutputSchema != nil {
+		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		tools = append(append([]tool.Tool(nil), tools...), structuredTool(cfg.OutputSchema))
+	}
+	for _, t := range tools {
 		if t == nil {
 			return nil, errors.New("engine: nil tool")
 		}
@@ -163,6 +181,8 @@ type run struct {
 	denials  []message.PermissionDenial
 	last     *model.Response
 	stopped  bool
+	// structured tracks structured output when the session requires it.
+	structured structuredState
 	// spentAtStart is the session cost when Run began; the budget counts
 	// only what this run spends.
 	spentAtStart float64
@@ -213,6 +233,16 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 				}
 				continue
 			}
+			if s.cfg.OutputSchema != nil {
+				cont, res := r.enforceStructured()
+				if res != nil {
+					return r.finish(res)
+				}
+				if !cont {
+					return nil, ErrStopped
+				}
+				continue
+			}
 			return r.finish(r.successResult())
 		}
 		r.rounds++
@@ -221,6 +251,15 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 				return r.aborted(ctx.Err())
 			}
 			return nil, ErrStopped
+		}
+		if s.cfg.OutputSchema != nil {
+			r.noteStructured(resp, s.history[len(s.history)-1].Content)
+			if r.structured.output != nil {
+				return r.finish(r.structuredResult())
+			}
+			if r.structured.failures > s.maxStructuredRetries() {
+				return r.finish(r.structuredExhausted())
+			}
 		}
 		if s.cfg.MaxTurns > 0 && r.rounds >= s.cfg.MaxTurns {
 			return r.finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
@@ -244,4 +283,42 @@ func (r *run) continueAfterMaxTokens() bool {
 
 func (r *run) timestamp() string {
 	return r.s.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// SetModel changes the model for the session's next request. It is safe to
+// call while a run streams.
+func (s *Session) SetModel(m string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Model = m
+}
+
+// Model returns the session's current model.
+func (s *Session) Model() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Model
+}
+
+// SetThinking changes the thinking configuration from the next request on;
+// nil restores the model's default. Safe to call while a run streams.
+func (s *Session) SetThinking(t *model.Thinking) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Thinking = t
+}
+
+// SetEffort changes the effort from the next request on. Safe to call while
+// a run streams.
+func (s *Session) SetEffort(e string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Effort = e
+}
+
+// settings returns the mutable settings for one request.
+func (s *Session) settings() (models []string, thinking *model.Thinking, effort string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{s.cfg.Model}, s.cfg.FallbackModels...), s.cfg.Thinking, s.cfg.Effort
 }

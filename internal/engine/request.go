@@ -14,10 +14,13 @@ var ephemeral = &model.CacheControl{Type: "ephemeral"}
 // block and on the last block of the last message. The history itself is
 // not modified.
 func (s *Session) buildRequest(modelID string) *model.Request {
+	_, thinking, effort := s.settings()
+	thinking, output := requestFeatures(modelID, thinking, effort)
 	req := &model.Request{
 		Model:     modelID,
 		MaxTokens: s.cfg.MaxTokens,
-		Thinking:  s.cfg.Thinking,
+		Thinking:  thinking,
+		Output:    output,
 		Stream:    true,
 		Betas:     s.cfg.Betas,
 	}
@@ -27,9 +30,6 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 		if !ok || req.MaxTokens == 0 {
 			req.MaxTokens = 32000
 		}
-	}
-	if s.cfg.Effort != "" {
-		req.Output = &model.OutputConfig{Effort: s.cfg.Effort}
 	}
 	if n := len(s.cfg.System); n > 0 {
 		req.System = append([]model.Content(nil), s.cfg.System...)
@@ -54,4 +54,38 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 		}
 	}
 	return req
+}
+
+// requestFeatures decides the thinking and effort fields of a request from
+// the model's capabilities (pricing's table, not guesses): models without a
+// feature get requests without it, and models that support adaptive
+// thinking get it by default. For models the table does not know, explicit
+// settings are sent as given and nothing is added.
+func requestFeatures(modelID string, thinking *model.Thinking, effort string) (*model.Thinking, *model.OutputConfig) {
+	p, _, known := pricing.Lookup(modelID)
+	caps := p.Caps
+	var out *model.OutputConfig
+	if effort != "" && (!known || caps.Effort) {
+		out = &model.OutputConfig{Effort: effort}
+	}
+	if !known {
+		return thinking, out
+	}
+	t := thinking
+	if t == nil && caps.AdaptiveThinking {
+		t = &model.Thinking{Type: "adaptive"}
+	}
+	if t != nil {
+		switch t.Type {
+		case "adaptive":
+			if !caps.AdaptiveThinking {
+				t = nil
+			}
+		default:
+			if !caps.Thinking {
+				t = nil
+			}
+		}
+	}
+	return t, out
 }

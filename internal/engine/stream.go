@@ -12,7 +12,7 @@ import (
 // fallback models in order when the main model stays overloaded. The main
 // model is tried first on every call.
 func (r *run) callModel() (*model.Response, error) {
-	models := append([]string{r.s.cfg.Model}, r.s.cfg.FallbackModels...)
+	models, _, _ := r.s.settings()
 	var err error
 	for _, m := range models {
 		var resp *model.Response
