@@ -16,6 +16,7 @@ type outcome struct {
 	block      model.Content // the tool_result block
 	structured any
 	meta       []message.ToolResultMeta
+	call       *ToolCall // set for calls that ran
 }
 
 // pendingCall is an authorised call waiting to run.
@@ -24,6 +25,7 @@ type pendingCall struct {
 	entry *toolEntry
 	input []byte
 	meta  []message.ToolResultMeta
+	call  *ToolCall
 }
 
 // dispatch runs the tool calls of one reply: unknown tools, invalid input
@@ -36,10 +38,20 @@ func (r *run) dispatch(resp *model.Response) bool {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	var results []model.Content
+	var extra []string // context for the model, after the results
 	ok := true
 	done := func(o outcome) {
 		if !ok {
 			return
+		}
+		if o.call != nil && r.s.cfg.Hooks.AfterTool != nil {
+			out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}
+			if h := r.s.cfg.Hooks.AfterTool(ctx, o.call, out); h != nil && r.halt == nil {
+				r.halt = h
+			}
+			o.block, o.structured = out.Result, out.Structured
+			o.block.ToolUseID = o.call.ID
+			extra = append(extra, out.Context...)
 		}
 		results = append(results, o.block)
 		r.numTurns++
@@ -98,13 +110,17 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if r.s.cfg.Authorize != nil && !internal {
 			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool})
 		}
+		extra = append(extra, d.Context...)
+		if d.Halt != nil && r.halt == nil {
+			r.halt = d.Halt
+		}
 		meta := []message.ToolResultMeta{{ID: b.ID, PermissionDecision: message.PermissionDecision{
 			Decision: "accept", Source: d.Source, ReasonType: d.ReasonType}}}
 		if !d.Allow {
 			meta[0].PermissionDecision.Decision = "reject"
 			meta[0].NonExecutionKind = "permission-rule"
 			r.denials = append(r.denials, message.PermissionDenial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: input})
-			if !r.send(&message.System{Subtype: message.SubtypePermissionDenied, SessionID: r.s.cfg.Env.SessionID,
+			if !d.Quiet && !r.send(&message.System{Subtype: message.SubtypePermissionDenied, SessionID: r.s.cfg.Env.SessionID,
 				UUID: r.s.cfg.NewID(), PermissionDenied: &message.PermissionDenied{
 					ToolName: b.Name, ToolUseID: b.ID, Message: d.Message, DecisionReasonType: d.ReasonType}}) {
 				ok = false
@@ -117,9 +133,15 @@ func (r *run) dispatch(resp *model.Response) bool {
 			continue
 		}
 		if d.Input != nil {
-			input = d.Input
+			if in, err := e.schema.Validate(b.Name, d.Input); err == nil {
+				input = in
+			} else {
+				done(errorOutcome(b.ID, "<tool_use_error>The input given by the permission check is invalid: "+err.Error()+"</tool_use_error>", "Error: "+err.Error()))
+				continue
+			}
 		}
-		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta}
+		call := &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool}
+		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta, call: call}
 		if e.info.ReadOnly {
 			batch = append(batch, p)
 			continue
@@ -131,6 +153,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 	flush()
 	if !ok || ctx.Err() != nil {
 		return false
+	}
+	for _, c := range extra {
+		results = append(results, model.TextBlock(reminder(c)))
 	}
 	r.s.history = append(r.s.history, model.Message{Role: "user", Content: results})
 	return true
@@ -149,7 +174,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		if v := recover(); v != nil {
 			msg := fmt.Sprintf("Error: tool %s failed unexpectedly: %v", name, v)
 			o = errorOutcome(p.id, msg, msg)
-			o.meta = p.meta
+			o.meta, o.call = p.meta, p.call
 		}
 	}()
 	res, err := p.entry.tool.Run(ctx, &tool.Call{ID: p.id, Input: p.input, Env: r.s.cfg.Env})
@@ -162,7 +187,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 			text = "Error: " + text
 		}
 		o = errorOutcome(p.id, text, strings.TrimSuffix(strings.TrimPrefix(text, "<tool_use_error>"), "</tool_use_error>"))
-		o.meta = p.meta
+		o.meta, o.call = p.meta, p.call
 		return o
 	}
 	block := model.Content{Type: model.TypeToolResult, ToolUseID: p.id}
@@ -187,5 +212,5 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		}
 		structured = text
 	}
-	return outcome{block: block, structured: structured, meta: p.meta}
+	return outcome{block: block, structured: structured, meta: p.meta, call: p.call}
 }

@@ -53,6 +53,8 @@ type Config struct {
 	ParentToolUseID *string
 	// Authorize decides whether a tool call may run. Nil allows all.
 	Authorize Authorizer
+	// Hooks are the other hook points of the loop.
+	Hooks HookPoints
 	// Now and NewID are the clock and id source; nil means the real ones.
 	Now   func() time.Time
 	NewID func() string
@@ -82,6 +84,13 @@ type Decision struct {
 	Input []byte
 	// Interrupt stops the run after a denial.
 	Interrupt bool
+	// Quiet records a denial in the result's permission_denials without a
+	// system/permission_denied message, as for denials by hooks.
+	Quiet bool
+	// Context is text for the model, sent after the tool results.
+	Context []string
+	// Halt ends the run after this reply's tools.
+	Halt *Halt
 }
 
 // ErrStopped is returned by Run when the consumer stopped reading.
@@ -183,6 +192,10 @@ type run struct {
 	stopped  bool
 	// structured tracks structured output when the session requires it.
 	structured structuredState
+	// halt is set by a hook that stopped the run; stopHooks counts the
+	// stops in a row that a hook turned into another turn.
+	halt      *Halt
+	stopHooks int
 	// spentAtStart is the session cost when Run began; the budget counts
 	// only what this run spends.
 	spentAtStart float64
@@ -204,6 +217,10 @@ func (r *run) send(m message.Message) bool {
 // emitted first) or the consumer stopped reading (ErrStopped).
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
 	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
+	prompt, res := r.submitPrompt(prompt)
+	if res != nil {
+		return r.finish(res)
+	}
 	s.history = append(s.history, model.Message{Role: "user", Content: prompt})
 	for {
 		if err := ctx.Err(); err != nil {
@@ -243,6 +260,13 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 				}
 				continue
 			}
+			if cont, res := r.beforeStop(); res != nil {
+				return r.finish(res)
+			} else if cont {
+				continue
+			} else if r.stopped {
+				return nil, ErrStopped
+			}
 			return r.finish(r.successResult())
 		}
 		r.rounds++
@@ -251,6 +275,9 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 				return r.aborted(ctx.Err())
 			}
 			return nil, ErrStopped
+		}
+		if r.halt != nil {
+			return r.finish(r.haltResult(r.halt))
 		}
 		if s.cfg.OutputSchema != nil {
 			r.noteStructured(resp, s.history[len(s.history)-1].Content)

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// HookPoints are the places where a host observes and steers the loop
+// besides authorisation (which is Config.Authorize). Any field may be nil.
+// They run on the loop's goroutine.
+type HookPoints struct {
+	// PromptSubmit sees each prompt before it is sent. It may add text for
+	// the model next to the prompt, block the prompt (it is dropped and the
+	// run ends, showing reason), or halt.
+	PromptSubmit func(ctx context.Context, prompt string) PromptVerdict
+	// AfterTool sees each executed call's output and may change it, add
+	// context for the model, or halt the run after this reply's tools.
+	AfterTool func(ctx context.Context, call *ToolCall, out *ToolOutput) *Halt
+	// BeforeStop runs when the model is done (no tool calls). Continuing
+	// gives the model Text as a new user turn. active reports whether the
+	// previous stop was already continued by this hook point.
+	BeforeStop func(ctx context.Context, active bool) StopVerdict
+}
+
+// PromptVerdict is what PromptSubmit decided.
+type PromptVerdict struct {
+	Context []string // added for the model next to the prompt
+	Blocked bool
+	Reason  string
+	Halt    *Halt
+}
+
+// StopVerdict is what BeforeStop decided.
+type StopVerdict struct {
+	Continue bool
+	Text     string // the new user turn when Continue
+	Halt     *Halt
+}
+
+// Halt ends the run at the next step, as a hook's continue:false does.
+type Halt struct {
+	Reason string
+}
+
+// ToolOutput is an executed call's output, as AfterTool may change it.
+type ToolOutput struct {
+	Result     model.Content // the tool_result block
+	Structured any           // tool_use_result
+	Failed     bool
+	// Context is text for the model, sent after the tool results.
+	Context []string
+}
+
+// MaxStopContinuations bounds how many times in a row BeforeStop may keep
+// the model going.
+const MaxStopContinuations = 8
+
+// submitPrompt runs the PromptSubmit hook point; it returns the prompt to
+// send (with added context), or a result when the run must end.
+func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, *message.Result) {
+	hp := r.s.cfg.Hooks.PromptSubmit
+	if hp == nil {
+		return prompt, nil
+	}
+	var text []string
+	for _, b := range prompt {
+		if b.Type == model.TypeText {
+			text = append(text, b.Text)
+		}
+	}
+	v := hp(r.ctx, strings.Join(text, "\n"))
+	switch {
+	case v.Halt != nil:
+		return nil, r.haltResult(v.Halt)
+	case v.Blocked:
+		res := r.base(message.ResultErrorDuringExecution, true)
+		res.Errors = []string{"The prompt was blocked by a hook: " + v.Reason}
+		res.TerminalReason = message.TerminalHookStopped
+		res.StopReason = nil
+		return nil, res
+	}
+	out := append([]model.Content(nil), prompt...)
+	for _, c := range v.Context {
+		out = append(out, model.TextBlock(reminder(c)))
+	}
+	return out, nil
+}
+
+// haltResult ends a run stopped by a hook.
+func (r *run) haltResult(h *Halt) *message.Result {
+	res := r.successResult()
+	res.TerminalReason = message.TerminalHookStopped
+	if h.Reason != "" {
+		text := h.Reason
+		res.Result = &text
+	}
+	return res
+}
+
+// reminder wraps context added by a hook, so the model can tell it from
+// what the user wrote.
+func reminder(s string) string {
+	return "<system-reminder>\n" + s + "\n</system-reminder>"
+}
+
+// beforeStop runs the BeforeStop hook point when the model is done. It
+// reports whether the loop continues with a new turn, or a result when a
+// hook halted the run.
+func (r *run) beforeStop() (bool, *message.Result) {
+	hp := r.s.cfg.Hooks.BeforeStop
+	if hp == nil {
+		return false, nil
+	}
+	v := hp(r.ctx, r.stopHooks > 0)
+	if v.Halt != nil {
+		return false, r.haltResult(v.Halt)
+	}
+	if !v.Continue || r.stopHooks >= MaxStopContinuations {
+		return false, nil
+	}
+	r.stopHooks++
+	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(v.Text)}})
+	r.numTurns++
+	return r.send(&message.User{
+		Message:         message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(v.Text)}},
+		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: true,
+	}), nil
+}
