@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
 )
 
 // PermissionMode sets how tool calls that need approval are handled.
@@ -92,6 +93,11 @@ type Options struct {
 
 	// IncludePartialMessages adds the raw stream events of each reply.
 	IncludePartialMessages bool
+
+	// AskUser answers the model's questions (the AskUserQuestion tool,
+	// offered by default when this is set). Nil means nobody is there to
+	// ask, as in print mode.
+	AskUser tool.AskUserFunc
 
 	// Provider is the model provider; nil means the Anthropic Messages
 	// API configured from the environment.

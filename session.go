@@ -85,7 +85,7 @@ func newSession(o *Options) (*session, error) {
 		}
 	}
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
-		Provider: provider, Model: s.model, State: &tool.State{}}
+		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser}
 	toolset, err := s.selectTools()
 	if err != nil {
 		return nil, err
@@ -127,6 +127,9 @@ func (s *session) selectTools() ([]tool.Tool, error) {
 	names := s.opts.Tools
 	if names == nil {
 		names = tools.DefaultNames()
+		if s.opts.AskUser != nil {
+			names = append(names, "AskUserQuestion")
+		}
 	}
 	var out []tool.Tool
 	seen := map[string]bool{}

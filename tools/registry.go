@@ -4,13 +4,26 @@ import "github.com/agentloop/agentloop/tool"
 
 // builtins maps each built-in tool's name to its constructor.
 var builtins = map[string]func() tool.Tool{
-
-	"Bash":     Bash,
-	"TaskStop": TaskStop,
+	"AskUserQuestion": AskUserQuestion,
+	"Bash":            Bash,
+	"Edit":            Edit,
+	"Glob":            Glob,
+	"Grep":            Grep,
+	"NotebookEdit":    NotebookEdit,
+	"Read":            Read,
+	"TaskCreate":      TaskCreate,
+	"TaskGet":         TaskGet,
+	"TaskList":        TaskList,
+	"TaskStop":        TaskStop,
+	"TaskUpdate":      TaskUpdate,
+	"WebFetch":        WebFetch,
+	"WebSearch":       WebSearch,
+	"Write":           Write,
 }
 
 // defaultNames is the default tool set, in the order declared to the model.
-var defaultNames = []string{"Bash", "Edit", "Glob", "Grep", "Read", "TaskStop", "Write"}
+var defaultNames = []string{"Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read",
+	"TaskStop", "WebFetch", "WebSearch", "Write"}
 
 // DefaultNames returns the names of the tools a session gets when it does
 // not choose its own.

@@ -1,0 +1,586 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/settings"
+	"github.com/google/uuid"
+)
+
+// Callback is a hook written in Go. It gets the event's input (one of the
+// *Input types, as a value) and, for tool events, the tool call's id. Its
+// context is cancelled when the hook's timeout passes or the dispatch is
+// cancelled; a callback that ignores it is abandoned at that point (its
+// output discarded) and left to return on its own.
+//
+// An error, or a panic, is reported as a non-blocking hook error: the
+// event goes on as if the callback had returned nothing. Callbacks of one
+// event run concurrently with each other and with command hooks.
+type Callback func(ctx context.Context, in Input, toolUseID string) (Output, error)
+
+// Matcher registers callbacks for the events whose target matches.
+type Matcher struct {
+	// Matcher selects by the event's target: the tool name for tool
+	// events and PermissionRequest, source for SessionStart, reason for
+	// SessionEnd, trigger for PreCompact, notification_type for
+	// Notification, agent type for SubagentStart and SubagentStop.
+	// UserPromptSubmit and Stop hooks always run. Empty or "*" matches
+	// everything; a plain name or a "|"- or ","-separated list of names
+	// matches exactly (MCP tools are named mcp__<server>__<tool>);
+	// anything else is an unanchored RE2 regular expression.
+	Matcher string
+	Hooks   []Callback
+	// Timeout is per callback; 0 means the event's default
+	// (DefaultTimeout, UserPromptSubmitTimeout, SessionEndBudget).
+	Timeout time.Duration
+}
+
+// Config configures a Dispatcher.
+type Config struct {
+	// Callbacks are the Go hooks, by event.
+	Callbacks map[Event][]Matcher
+	// Commands are the hooks of settings files (settings.Settings.Hooks),
+	// by event name. Only command hooks run; other types are skipped
+	// with a warning.
+	Commands map[string][]settings.HookMatcher
+	// Cwd is the session's working directory: the command hooks' working
+	// directory and the inputs' cwd. Empty means the process's.
+	Cwd string
+	// ProjectDir is CLAUDE_PROJECT_DIR for command hooks; empty means Cwd.
+	ProjectDir string
+	// SessionID and TranscriptPath fill the inputs' fields when the
+	// caller leaves them empty.
+	SessionID      string
+	TranscriptPath string
+	// Env is the environment of command hooks; nil means the process's.
+	// CLAUDE_PROJECT_DIR is always added.
+	Env []string
+	// Observer, if set, is told when each hook starts and finishes (the
+	// system/hook_started and system/hook_response lines): all starts
+	// first, in registration order, then each response as its hook
+	// finishes. It is called on the goroutine that called the event
+	// method, and never concurrently for one Dispatcher (calls from
+	// concurrent event methods are serialised). The event method waits
+	// for it, so it should not block for long.
+	Observer func(Notice)
+	// OverflowDir receives the full text of hook output longer than
+	// MaxOutputChars; empty means os.TempDir().
+	OverflowDir string
+}
+
+// MaxOutputChars caps each hook text that reaches the model or the user
+// (additional context, system messages, reasons, plain stdout). Longer
+// text is saved to a file and replaced by a preview and the file's path.
+const MaxOutputChars = 10000
+
+// previewChars is how much of an over-long text is kept.
+const previewChars = 8000
+
+// Dispatcher runs the hooks of a session. It is immutable after New and
+// safe for concurrent use.
+//
+// Command hooks run with the privileges of the process, in the session's
+// working directory: they come from settings files, which are trusted
+// configuration.
+type Dispatcher struct {
+	cfg      Config
+	hooks    map[Event][]*hook
+	warnings []string
+	obsMu    sync.Mutex
+}
+
+// hook is one registered callback or command.
+type hook struct {
+	match    pattern
+	timeout  time.Duration // 0: the event's default
+	callback Callback
+	command  string
+	source   string // "callback N" or the settings file, for messages
+}
+
+// New builds a Dispatcher. It fails if a callback's matcher does not
+// compile or a callback is nil. A settings hook that cannot run (a
+// matcher that does not compile, a type other than command) is left out
+// and noted in Warnings.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Cwd == "" {
+		if wd, err := os.Getwd(); err == nil {
+			cfg.Cwd = wd
+		}
+	}
+	if cfg.ProjectDir == "" {
+		cfg.ProjectDir = cfg.Cwd
+	}
+	if cfg.OverflowDir == "" {
+		cfg.OverflowDir = os.TempDir()
+	}
+	d := &Dispatcher{cfg: cfg, hooks: map[Event][]*hook{}}
+	n := 0
+	for _, ev := range Events {
+		for i, m := range cfg.Callbacks[ev] {
+			p, err := compilePattern(m.Matcher)
+			if err != nil {
+				return nil, fmt.Errorf("hooks: %s matcher %d: %w", ev, i, err)
+			}
+			for _, cb := range m.Hooks {
+				if cb == nil {
+					return nil, fmt.Errorf("hooks: %s matcher %d: nil callback", ev, i)
+				}
+				d.hooks[ev] = append(d.hooks[ev], &hook{match: p, timeout: m.Timeout, callback: cb,
+					source: fmt.Sprintf("callback %d", n)})
+				n++
+			}
+		}
+	}
+	for ev := range cfg.Callbacks {
+		if !known(ev) {
+			return nil, fmt.Errorf("hooks: callbacks for %q: not an event this package dispatches", ev)
+		}
+	}
+	for _, ev := range Events {
+		for _, m := range cfg.Commands[string(ev)] {
+			from := m.File
+			if from == "" {
+				from = string(m.Source)
+			}
+			p, err := compilePattern(m.Matcher)
+			if err != nil {
+				d.warnings = append(d.warnings, fmt.Sprintf("%s: hooks.%s: %v; its hooks never run", from, ev, err))
+				continue
+			}
+			for _, h := range m.Hooks {
+				if h.Type != "command" {
+					d.warnings = append(d.warnings, fmt.Sprintf("%s: hooks.%s: %s hooks are not supported; skipped", from, ev, h.Type))
+					continue
+				}
+				d.hooks[ev] = append(d.hooks[ev], &hook{match: p, command: h.Command, source: from,
+					timeout: time.Duration(h.Timeout * float64(time.Second))})
+			}
+		}
+	}
+	for name := range cfg.Commands {
+		if !known(Event(name)) {
+			d.warnings = append(d.warnings, fmt.Sprintf("hooks.%s: event not dispatched; its hooks never run", name))
+		}
+	}
+	return d, nil
+}
+
+func known(ev Event) bool {
+	for _, e := range Events {
+		if e == ev {
+			return true
+		}
+	}
+	return false
+}
+
+// Warnings are the settings hooks New left out, and why.
+func (d *Dispatcher) Warnings() []string { return append([]string(nil), d.warnings...) }
+
+// Matches reports whether any hook would run for ev with this target (a
+// tool name, a SessionStart source, …), so a caller can skip building an
+// input nobody reads.
+func (d *Dispatcher) Matches(ev Event, target string) bool {
+	if d == nil {
+		return false
+	}
+	for _, h := range d.hooks[ev] {
+		if !matchable(ev) || h.match.match(target) {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome is how a hook run ended, as system/hook_response reports it.
+type Outcome string
+
+// The outcomes.
+const (
+	Success   Outcome = "success"
+	Failed    Outcome = "error"     // exit code other than 0, invalid output, callback error or panic
+	Cancelled Outcome = "cancelled" // timed out or the dispatch was cancelled
+)
+
+// Notice reports a hook starting (Subtype "hook_started") or finishing
+// ("hook_response"). The output fields are set for hook_response only.
+type Notice struct {
+	Subtype   string
+	HookID    string // a UUID shared by the two notices of one run
+	HookName  string // "PreToolUse:Bash", "Stop"
+	HookEvent Event
+	// Output is stdout and stderr interleaved as written, Stdout and
+	// Stderr each alone. For a callback, Stdout and Output are its
+	// output as JSON and Stderr its error.
+	Output, Stdout, Stderr string
+	// ExitCode is the command's exit status (128+N when killed by
+	// signal N, -1 when it could not start); for a callback 0, or 1 when
+	// it failed.
+	ExitCode int
+	Outcome  Outcome
+}
+
+// Fields are the notice's fields as they appear on its system line,
+// besides type, subtype, uuid and session_id.
+func (n Notice) Fields() map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	put := func(k string, v any) {
+		b, _ := json.Marshal(v)
+		m[k] = b
+	}
+	put("hook_id", n.HookID)
+	put("hook_name", n.HookName)
+	put("hook_event", n.HookEvent)
+	if n.Subtype == "hook_response" {
+		put("output", n.Output)
+		put("stdout", n.Stdout)
+		put("stderr", n.Stderr)
+		put("exit_code", n.ExitCode)
+		put("outcome", n.Outcome)
+	}
+	return m
+}
+
+func (d *Dispatcher) notify(n Notice) {
+	if d.cfg.Observer == nil {
+		return
+	}
+	d.obsMu.Lock()
+	defer d.obsMu.Unlock()
+	d.cfg.Observer(n)
+}
+
+// run is the outcome of one hook.
+type run struct {
+	h    *hook
+	ev   Event
+	name string // "PreToolUse:Bash"
+
+	out    Output
+	hasOut bool   // out is a valid output with effect
+	plain  string // stdout of an exit-0 command that is not JSON
+
+	blocked bool   // exit code 2
+	stderr  string // stderr of a blocked command
+
+	failure  string // a non-blocking error, for Errors
+	timedOut bool
+	canceled bool
+}
+
+// label names the hook in messages: "[command]" as the reference does,
+// or "callback N".
+func (r *run) label() string {
+	if r.h.callback != nil {
+		return r.h.source
+	}
+	return "[" + r.h.command + "]"
+}
+
+// blockText is what a blocked (exit 2) hook tells the model.
+func (r *run) blockText() string {
+	msg := r.stderr
+	if strings.TrimSpace(msg) == "" {
+		msg = "No stderr output"
+	}
+	return r.label() + ": " + msg
+}
+
+// lateText is what a hook that did not finish tells.
+func (r *run) lateText() string {
+	if r.canceled {
+		return r.label() + ": cancelled"
+	}
+	return fmt.Sprintf("%s: did not respond within %gs", r.label(), r.timeout().Seconds())
+}
+
+func (r *run) timeout() time.Duration {
+	if r.h.timeout > 0 {
+		return r.h.timeout
+	}
+	return defaultTimeout(r.ev)
+}
+
+// dispatch runs the hooks of in's event that match, concurrently, and
+// returns their runs in registration order: callbacks (in Config order),
+// then settings commands (in settings order). A command string that
+// appears twice among the matching hooks runs once.
+func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
+	if d == nil {
+		return nil
+	}
+	ev := in.EventName()
+	target := in.target()
+	var selected []*hook
+	seen := map[string]bool{}
+	for _, h := range d.hooks[ev] {
+		if matchable(ev) && !h.match.match(target) {
+			continue
+		}
+		if h.callback == nil {
+			if seen[h.command] {
+				continue
+			}
+			seen[h.command] = true
+		}
+		selected = append(selected, h)
+	}
+	if len(selected) == 0 {
+		return nil
+	}
+	name := string(ev)
+	if matchable(ev) && target != "" {
+		name += ":" + target
+	}
+	if ev == SessionEnd {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, SessionEndBudget)
+		defer cancel()
+	}
+	stdin, merr := json.Marshal(in)
+	runs := make([]*run, len(selected))
+	ids := make([]string, len(selected))
+	for i, h := range selected {
+		runs[i] = &run{h: h, ev: ev, name: name}
+		ids[i] = uuid.NewString()
+		d.notify(Notice{Subtype: "hook_started", HookID: ids[i], HookName: name, HookEvent: ev})
+	}
+	done := make(chan Notice, len(runs))
+	for i, r := range runs {
+		go func() {
+			var n Notice
+			if r.h.callback != nil {
+				n = d.runCallback(ctx, r, in)
+			} else if merr != nil {
+				r.failure = fmt.Sprintf("%s: cannot encode the input: %v", r.label(), merr)
+				n = Notice{Stderr: merr.Error(), ExitCode: -1, Outcome: Failed}
+			} else {
+				n = d.runCommand(ctx, r, stdin)
+			}
+			if r.hasOut {
+				if err := r.out.validate(ev); err != nil {
+					r.hasOut = false
+					r.failure = fmt.Sprintf("%s: invalid output: %v", r.label(), err)
+					n.Outcome = Failed
+				} else if r.out.Async {
+					r.hasOut = false
+				}
+			}
+			n.Subtype, n.HookID, n.HookName, n.HookEvent = "hook_response", ids[i], name, ev
+			done <- n
+		}()
+	}
+	// Notices are delivered here, on the caller's goroutine, as hooks
+	// finish; receiving all of them also means every run is complete.
+	for range runs {
+		d.notify(<-done)
+	}
+	return runs
+}
+
+// fill completes the common fields of an input of ev.
+func (d *Dispatcher) fill(b *Base, ev Event) {
+	if d == nil {
+		return
+	}
+	if b.SessionID == "" {
+		b.SessionID = d.cfg.SessionID
+	}
+	if b.TranscriptPath == "" {
+		b.TranscriptPath = d.cfg.TranscriptPath
+	}
+	if b.Cwd == "" {
+		b.Cwd = d.cfg.Cwd
+	}
+	b.HookEventName = ev
+}
+
+// hookContext derives the context one hook runs under.
+func (r *run) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.timeout())
+}
+
+// ended records why a hook's context ended, if it did.
+func (r *run) ended(parent, hctx context.Context) bool {
+	switch {
+	case parent.Err() != nil:
+		r.canceled = true
+	case hctx.Err() != nil:
+		r.timedOut = true
+	default:
+		return false
+	}
+	return true
+}
+
+func (d *Dispatcher) runCallback(ctx context.Context, r *run, in Input) Notice {
+	hctx, cancel := r.context(ctx)
+	defer cancel()
+	type reply struct {
+		out Output
+		err error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- reply{err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+			}
+		}()
+		out, err := r.h.callback(hctx, in, toolUseID(in))
+		ch <- reply{out, err}
+	}()
+	select {
+	case rep := <-ch:
+		if rep.err != nil {
+			r.failure = fmt.Sprintf("%s: %v", r.label(), rep.err)
+			return Notice{Stderr: rep.err.Error(), ExitCode: 1, Outcome: Failed}
+		}
+		r.out, r.hasOut = rep.out, true
+		b, _ := json.Marshal(rep.out)
+		return Notice{Output: string(b), Stdout: string(b), Outcome: Success}
+	case <-hctx.Done():
+		r.ended(ctx, hctx)
+		return Notice{Stderr: r.lateText(), ExitCode: 1, Outcome: Cancelled}
+	}
+}
+
+// waitDelay bounds how long a finished or killed command's output pipes
+// are drained (a background process it left behind may hold them open).
+const waitDelay = time.Second
+
+func (d *Dispatcher) runCommand(ctx context.Context, r *run, stdin []byte) Notice {
+	hctx, cancel := r.context(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(hctx, "bash", "-c", r.h.command)
+	cmd.Dir = d.cfg.Cwd
+	env := d.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+d.cfg.ProjectDir)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	both := &lockedBuffer{}
+	cmd.Stdout = teeWriter{&stdout, both}
+	cmd.Stderr = teeWriter{&stderr, both}
+	cmd.WaitDelay = waitDelay
+	isolate(cmd)
+	err := cmd.Run()
+	n := Notice{Output: both.String(), Stdout: stdout.String(), Stderr: stderr.String(),
+		ExitCode: exitCode(cmd.ProcessState)}
+	if err != nil && r.ended(ctx, hctx) {
+		n.Outcome = Cancelled
+		return n
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+		r.failure = fmt.Sprintf("%s: %v", r.label(), err)
+		n.Stderr, n.Outcome = err.Error(), Failed
+		return n
+	}
+	switch n.ExitCode {
+	case 0:
+		n.Outcome = Success
+		text := strings.TrimSpace(n.Stdout)
+		if !strings.HasPrefix(text, "{") {
+			r.plain = n.Stdout
+			return n
+		}
+		if err := json.Unmarshal([]byte(text), &r.out); err != nil {
+			r.failure = fmt.Sprintf("%s: hook output is not valid JSON (%v); stdout began %q",
+				r.label(), err, clip(text, 200))
+			n.Outcome = Failed
+			return n
+		}
+		r.hasOut = true
+	case 2:
+		r.blocked, r.stderr = true, n.Stderr
+		n.Outcome = Failed
+	default:
+		msg := strings.TrimSpace(n.Stderr)
+		if msg == "" {
+			msg = "no stderr output"
+		}
+		r.failure = fmt.Sprintf("%s: exit status %d: %s", r.label(), n.ExitCode, msg)
+		n.Outcome = Failed
+	}
+	return n
+}
+
+// lockedBuffer collects stdout and stderr in the order they are written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type teeWriter struct {
+	own  *bytes.Buffer
+	both *lockedBuffer
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	t.own.Write(p)
+	return t.both.Write(p)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// capText applies MaxOutputChars to a text for the model or the user.
+func (d *Dispatcher) capText(s string) string {
+	if utf8.RuneCountInString(s) <= MaxOutputChars {
+		return s
+	}
+	total := utf8.RuneCountInString(s)
+	count, cut := 0, len(s)
+	for i := range s {
+		if count == previewChars {
+			cut = i
+			break
+		}
+		count++
+	}
+	preview := s[:cut]
+	note := fmt.Sprintf("\n\n[hook output truncated: %d characters in all", total)
+	f, err := os.CreateTemp(d.cfg.OverflowDir, "agentloop-hook-output-*.txt")
+	if err == nil {
+		_, werr := f.WriteString(s)
+		if cerr := f.Close(); werr == nil && cerr == nil {
+			note += "; the full text is in " + filepath.ToSlash(f.Name())
+		}
+	}
+	return preview + note + "]"
+}

@@ -1,0 +1,337 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/tool"
+)
+
+// Errors of [Shells].
+var (
+	// ErrNoShell reports an ID that names no background shell of the
+	// session.
+	ErrNoShell = errors.New("no such background shell")
+	// ErrShellNotRunning reports a background shell that has already
+	// exited or been stopped.
+	ErrShellNotRunning = errors.New("background shell is not running")
+)
+
+// Shells is the registry of one session's background shells: commands the
+// Bash tool started with run_in_background. Each writes its stdout and
+// stderr to files in a directory of the session under os.TempDir
+// (agentloop-<session>/<id>.stdout and .stderr), which stay readable after
+// it ends. A shell runs until it exits, is stopped, or its lifetime (the
+// call's timeout, default 30 minutes, at most 2 hours) is over.
+//
+// Methods are safe for concurrent use. Hosts should call [Shells.StopAll]
+// or [Shells.Close] when the session ends; nothing stops the shells
+// otherwise.
+type Shells struct {
+	session string
+
+	mu     sync.Mutex
+	next   int
+	shells map[string]*bgShell
+}
+
+// ShellInfo describes a background shell.
+type ShellInfo struct {
+	ID         string
+	Command    string
+	Dir        string // working directory
+	StdoutPath string
+	StderrPath string
+	Started    time.Time
+	Running    bool
+	ExitCode   int  // meaningful once Running is false
+	Stopped    bool // ended by Stop, StopAll or its lifetime
+}
+
+type bgShell struct {
+	info ShellInfo // ID, Command, Dir, paths and Started never change
+	pid  int
+	done chan struct{} // closed once the shell has exited
+
+	// Guarded by Shells.mu.
+	exitCode int
+	stopped  bool
+	timer    *time.Timer
+}
+
+// bgKey is the key of a session's Shells in tool.State.
+type bgKey struct{}
+
+// bgFallback serves calls made without a session state.
+var bgFallback = newShells("")
+
+// BackgroundShells returns the session's background shells, creating the
+// registry on first use. Without a session state (env or env.State nil) it
+// returns a registry shared by all such callers.
+func BackgroundShells(env *tool.Env) *Shells {
+	if env == nil || env.State == nil {
+		return bgFallback
+	}
+	return env.State.Load(bgKey{}, func() any { return newShells(env.SessionID) }).(*Shells)
+}
+
+func newShells(session string) *Shells {
+	return &Shells{session: session, shells: map[string]*bgShell{}}
+}
+
+// Dir is the directory that holds the output files of the session's
+// background shells. It may not exist yet.
+func (s *Shells) Dir() string {
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s.session)
+	if name == "" || strings.Trim(name, ".") == "" {
+		name = "nosession"
+	}
+	return filepath.Join(os.TempDir(), "agentloop-"+name)
+}
+
+// start runs command in the background with bash at shell, in dir, for at
+// most lifetime.
+func (s *Shells) start(shell, dir, command string, lifetime time.Duration) (ShellInfo, error) {
+	out, errf, id, err := s.createFiles()
+	if err != nil {
+		return ShellInfo{}, err
+	}
+	cmd := bashCommand(shell, dir, command)
+	cmd.Stdout, cmd.Stderr = out, errf
+	err = cmd.Start()
+	out.Close()
+	errf.Close()
+	if err != nil {
+		os.Remove(out.Name())
+		os.Remove(errf.Name())
+		return ShellInfo{}, err
+	}
+	sh := &bgShell{
+		info: ShellInfo{ID: id, Command: command, Dir: dir, StdoutPath: out.Name(),
+			StderrPath: errf.Name(), Started: time.Now()},
+		pid:      cmd.Process.Pid,
+		done:     make(chan struct{}),
+		exitCode: -1,
+	}
+	s.mu.Lock()
+	s.shells[id] = sh
+	sh.timer = time.AfterFunc(lifetime, func() { s.stop(sh) })
+	s.mu.Unlock()
+	go s.wait(sh, cmd)
+	return sh.snapshot(s), nil
+}
+
+// createFiles reserves the next free ID and creates its output files.
+func (s *Shells) createFiles() (out, errf *os.File, id string, err error) {
+	dir := s.Dir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, "", err
+	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return nil, nil, "", err
+	} else if !fi.IsDir() || !bashOwnedByMe(fi) {
+		return nil, nil, "", fmt.Errorf("%s is not a directory of this user", dir)
+	}
+	for range 10000 {
+		s.mu.Lock()
+		s.next++
+		id = "bash_" + strconv.Itoa(s.next)
+		s.mu.Unlock()
+		out, err = os.OpenFile(filepath.Join(dir, id+".stdout"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue // left by another process with the same session
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		errf, err = os.OpenFile(filepath.Join(dir, id+".stderr"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			out.Close()
+			os.Remove(out.Name())
+			return nil, nil, "", err
+		}
+		return out, errf, id, nil
+	}
+	return nil, nil, "", fmt.Errorf("no free background shell ID in %s", dir)
+}
+
+func (s *Shells) wait(sh *bgShell, cmd *exec.Cmd) {
+	_ = cmd.Wait() // the status is read from cmd.ProcessState
+	s.mu.Lock()
+	sh.exitCode = bashExitCode(cmd.ProcessState)
+	sh.timer.Stop()
+	s.mu.Unlock()
+	close(sh.done)
+}
+
+func (sh *bgShell) running() bool {
+	select {
+	case <-sh.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// snapshot returns the shell's current state. s.mu must not be held.
+func (sh *bgShell) snapshot(s *Shells) ShellInfo {
+	info := sh.info
+	s.mu.Lock()
+	info.Running = sh.running()
+	info.ExitCode = sh.exitCode
+	info.Stopped = sh.stopped
+	s.mu.Unlock()
+	return info
+}
+
+func (s *Shells) lookup(id string) (*bgShell, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh, ok := s.shells[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoShell, id)
+	}
+	return sh, nil
+}
+
+// Info describes the shell with the given ID.
+func (s *Shells) Info(id string) (ShellInfo, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return ShellInfo{}, err
+	}
+	return sh.snapshot(s), nil
+}
+
+// List describes all the session's background shells, in the order they
+// were started.
+func (s *Shells) List() []ShellInfo {
+	s.mu.Lock()
+	all := make([]*bgShell, 0, len(s.shells))
+	for _, sh := range s.shells {
+		all = append(all, sh)
+	}
+	s.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].info.Started.Equal(all[j].info.Started) {
+			return all[i].info.Started.Before(all[j].info.Started)
+		}
+		return all[i].info.ID < all[j].info.ID
+	})
+	infos := make([]ShellInfo, len(all))
+	for i, sh := range all {
+		infos[i] = sh.snapshot(s)
+	}
+	return infos
+}
+
+// Output returns what the shell has written so far, each stream trimmed and
+// capped as the Bash tool shows it to the model, whether it still runs, and
+// its exit code (meaningful once it no longer runs; 128+N when signal N
+// ended it). Reading costs bounded memory however large the files are.
+func (s *Shells) Output(id string) (stdout, stderr string, running bool, exitCode int, err error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return "", "", false, 0, err
+	}
+	info := sh.snapshot(s)
+	if stdout, err = bgRead(info.StdoutPath, bashLeadBlankLines); err != nil {
+		return "", "", info.Running, info.ExitCode, err
+	}
+	if stderr, err = bgRead(info.StderrPath, bashLeadSpace); err != nil {
+		return "", "", info.Running, info.ExitCode, err
+	}
+	return stdout, stderr, info.Running, info.ExitCode, nil
+}
+
+func bgRead(path string, lead bashLead) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	c := newBashCapture(bashMaxOutputChars, lead)
+	if _, err := io.Copy(c, f); err != nil {
+		return "", err
+	}
+	return c.text(), nil
+}
+
+// Stop ends the shell's process group (SIGTERM, then SIGKILL after a short
+// grace) and waits for the shell to exit. It returns an error wrapping
+// ErrNoShell for an unknown ID and ErrShellNotRunning for a shell that has
+// already ended.
+func (s *Shells) Stop(id string) error {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return err
+	}
+	if !s.stop(sh) {
+		return fmt.Errorf("%w: %s", ErrShellNotRunning, id)
+	}
+	return nil
+}
+
+// stop ends sh if it still runs and reports whether it did.
+func (s *Shells) stop(sh *bgShell) bool {
+	s.mu.Lock()
+	if !sh.running() || sh.stopped {
+		s.mu.Unlock()
+		<-sh.done
+		return false
+	}
+	sh.stopped = true
+	s.mu.Unlock()
+	bashStop(sh.pid, sh.done)
+	<-sh.done
+	return true
+}
+
+// StopAll stops every background shell that still runs, concurrently, and
+// returns once they have all exited.
+func (s *Shells) StopAll() {
+	s.mu.Lock()
+	all := make([]*bgShell, 0, len(s.shells))
+	for _, sh := range s.shells {
+		all = append(all, sh)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sh := range all {
+		wg.Go(func() { s.stop(sh) })
+	}
+	wg.Wait()
+}
+
+// Close stops every background shell and removes their output files.
+func (s *Shells) Close() error {
+	s.StopAll()
+	s.mu.Lock()
+	var paths []string
+	for _, sh := range s.shells {
+		paths = append(paths, sh.info.StdoutPath, sh.info.StderrPath)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(s.Dir()) // only when empty: other processes may share it
+	return errors.Join(errs...)
+}

@@ -1,0 +1,89 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/tool"
+)
+
+// fileStateKey is the key of the session's *fileState in tool.State.
+type fileStateKey struct{}
+
+// fileRecord is what the session knows about one file: the version the
+// model last saw through Read, or produced through Write or Edit.
+type fileRecord struct {
+	ModTime time.Time
+	Size    int64
+	Hash    [sha256.Size]byte
+	// Partial is set when the model saw only part of the file (a Read with
+	// offset or limit, or one cut at the line cap).
+	Partial bool
+}
+
+// fileState records, per session, the files the model has seen. Paths are
+// keys after symlink resolution, so two names of one file share a record.
+// It is safe for concurrent use.
+type fileState struct {
+	mu    sync.Mutex
+	files map[string]fileRecord
+}
+
+// fileStateOf returns the session's file state. Without a session store (env or
+// env.State nil) it returns a fresh state that forgets everything.
+func fileStateOf(env *tool.Env) *fileState {
+	if env == nil || env.State == nil {
+		return &fileState{files: map[string]fileRecord{}}
+	}
+	return env.State.Load(fileStateKey{}, func() any {
+		return &fileState{files: map[string]fileRecord{}}
+	}).(*fileState)
+}
+
+func (s *fileState) get(key string) (fileRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.files[key]
+	return r, ok
+}
+
+// record stores what the model now knows of the file at key: its bytes data
+// as of info.
+func (s *fileState) record(key string, info os.FileInfo, data []byte, partial bool) {
+	r := fileRecord{Hash: sha256.Sum256(data), Size: int64(len(data)), Partial: partial}
+	if info != nil {
+		r.ModTime = info.ModTime()
+	}
+	s.mu.Lock()
+	s.files[key] = r
+	s.mu.Unlock()
+}
+
+// recordFile records the file at key as it is on disk now, keeping the
+// Partial flag of an earlier record. It is used after Write and Edit.
+func (s *fileState) recordFile(key string, data []byte, partial bool) {
+	info, err := os.Stat(key)
+	if err != nil {
+		info = nil
+	}
+	s.record(key, info, data, partial)
+}
+
+// staleness tells whether the file at key, now holding data, changed since
+// the session last recorded it; known reports whether there is a record at
+// all. The content decides, not the modification time: touching a file or
+// rewriting it unchanged does not count, and a change within the
+// resolution of the file system's clock is still seen. info is the file's
+// current state, kept for callers that have it.
+func (s *fileState) staleness(key string, info os.FileInfo, data []byte) (known, stale bool) {
+	r, ok := s.get(key)
+	if !ok {
+		return false, false
+	}
+	if int64(len(data)) != r.Size {
+		return true, true
+	}
+	return true, sha256.Sum256(data) != r.Hash
+}

@@ -1,0 +1,597 @@
+package tools
+
+import (
+	"container/heap"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentloop/agentloop/tool"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+//go:embed grep.md
+var grepDescription string
+
+const grepSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "pattern": {"description": "The regular expression to search file contents for.", "type": "string"},
+    "path": {"description": "File or directory to search in. Defaults to the current working directory.", "type": "string"},
+    "glob": {"description": "Only search files whose names match this glob, such as \"*.go\" or \"*.{ts,tsx}\". Several globs may be separated by spaces or commas; a leading \"!\" excludes.", "type": "string"},
+    "output_mode": {"description": "\"files_with_matches\" (the default) lists the files that match; \"content\" shows the matching lines; \"count\" gives the number of matching lines per file.", "type": "string", "enum": ["content", "files_with_matches", "count"]},
+    "-B": {"description": "Lines of context to show before each match (content mode).", "type": "number"},
+    "-A": {"description": "Lines of context to show after each match (content mode).", "type": "number"},
+    "-C": {"description": "Lines of context before and after each match.", "type": "number"},
+    "context": {"description": "Lines of context before and after each match (content mode); the same as -C.", "type": "number"},
+    "-n": {"description": "Show line numbers (content mode). Defaults to true.", "type": "boolean"},
+    "-i": {"description": "Ignore case.", "type": "boolean"},
+    "-o": {"description": "Show only the matching part of each line, one match per output line (content mode).", "type": "boolean"},
+    "type": {"description": "Only search files of this type, such as go, py, js, ts, rust, java or md.", "type": "string"},
+    "head_limit": {"description": "Return at most this many output lines (content mode), files or counts. Defaults to 250; 0 means no limit.", "type": "number"},
+    "offset": {"description": "Skip this many output lines, files or counts before applying head_limit. Defaults to 0.", "type": "number"},
+    "multiline": {"description": "Let the pattern span lines: . matches line breaks too. Defaults to false.", "type": "boolean"}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`
+
+// Grep limits.
+const (
+	grepDefaultHeadLimit = 250
+	grepMaxFileSize      = 256 << 20 // larger files are skipped in a walk
+	grepMaxContext       = 10000
+)
+
+type grepInput struct {
+	Pattern    string   `json:"pattern"`
+	Path       *string  `json:"path,omitempty"`
+	Glob       string   `json:"glob,omitempty"`
+	OutputMode string   `json:"output_mode,omitempty"`
+	Before     *float64 `json:"-B,omitempty"`
+	After      *float64 `json:"-A,omitempty"`
+	C          *float64 `json:"-C,omitempty"`
+	Context    *float64 `json:"context,omitempty"`
+	LineNums   *bool    `json:"-n,omitempty"`
+	IgnoreCase bool     `json:"-i,omitempty"`
+	Only       bool     `json:"-o,omitempty"`
+	Type       string   `json:"type,omitempty"`
+	HeadLimit  *float64 `json:"head_limit,omitempty"`
+	Offset     *float64 `json:"offset,omitempty"`
+	Multiline  bool     `json:"multiline,omitempty"`
+}
+
+// GrepFilesResult is the tool_use_result of Grep in files_with_matches
+// mode. NumFiles counts the files listed, TotalFiles all that matched.
+type GrepFilesResult struct {
+	Mode          string   `json:"mode"`
+	Filenames     []string `json:"filenames"`
+	NumFiles      int      `json:"numFiles"`
+	TotalFiles    int      `json:"totalFiles"`
+	AppliedLimit  *int     `json:"appliedLimit,omitempty"`
+	AppliedOffset *int     `json:"appliedOffset,omitempty"`
+}
+
+// GrepContentResult is the tool_use_result of Grep in content mode.
+// NumLines counts the lines returned, TotalLines all there were. As in the
+// reference, content mode lists no files.
+type GrepContentResult struct {
+	Mode          string   `json:"mode"`
+	NumFiles      int      `json:"numFiles"`
+	Filenames     []string `json:"filenames"`
+	Content       string   `json:"content"`
+	NumLines      int      `json:"numLines"`
+	TotalLines    int      `json:"totalLines"`
+	AppliedLimit  *int     `json:"appliedLimit,omitempty"`
+	AppliedOffset *int     `json:"appliedOffset,omitempty"`
+}
+
+// GrepCountResult is the tool_use_result of Grep in count mode. NumFiles
+// and NumMatches are totals over every file that matched; NumLines counts
+// the "path:N" lines returned.
+type GrepCountResult struct {
+	Mode          string   `json:"mode"`
+	NumFiles      int      `json:"numFiles"`
+	Filenames     []string `json:"filenames"`
+	Content       string   `json:"content"`
+	NumMatches    int      `json:"numMatches"`
+	NumLines      int      `json:"numLines"`
+	AppliedLimit  *int     `json:"appliedLimit,omitempty"`
+	AppliedOffset *int     `json:"appliedOffset,omitempty"`
+}
+
+// Grep returns the Grep tool: a search of file contents with ripgrep's
+// behaviour, implemented in Go. It honours .gitignore (inside git
+// repositories), .ignore and .rgignore files, skips hidden and binary files
+// and version-control directories, and does not follow symbolic links, all
+// only while walking a directory: a path naming a file is always searched.
+// Patterns use Go's RE2 syntax, which covers ripgrep's default engine except
+// for a few Unicode details (\w, \d and \b are ASCII here). Directories are
+// searched by a bounded pool of goroutines. It only reads.
+func Grep() tool.Tool {
+	return tool.New("Grep", grepDescription, runGrep, &tool.Options{
+		ReadOnly: true,
+		Schema:   json.RawMessage(grepSchema),
+	})
+}
+
+// grepQuery is a validated Grep call.
+type grepQuery struct {
+	search     grepSearch
+	mode       string
+	limit      int // 0: none
+	offset     int
+	types      []string // name globs of the selected types
+	include    []grepGlob
+	exclude    []grepGlob
+	singleFile bool
+}
+
+type grepGlob struct {
+	pattern  string
+	anchored bool // matched against the path from the search root, else against the name
+}
+
+func (g grepGlob) match(rel, name string) bool {
+	s := name
+	if g.anchored {
+		s = rel
+	}
+	ok, _ := doublestar.Match(g.pattern, s)
+	return ok
+}
+
+func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, error) {
+	env := call.Env
+	q, errText := newGrepQuery(in)
+	if errText != "" {
+		return tool.Error(errText), nil
+	}
+	base, errRes := searchRoot(env, in.Path)
+	if errRes != nil {
+		return *errRes, nil
+	}
+	info, err := os.Stat(base)
+	switch {
+	case isNotExist(err):
+		return tool.Error(notExistMessage(env, "Path "+base)), nil
+	case err != nil:
+		return tool.Error(fmt.Sprintf("Cannot search %s: %v", base, pathErrCause(err))), nil
+	}
+	col := newGrepCollector(q, envCwd(env))
+	if !info.IsDir() {
+		if !info.Mode().IsRegular() {
+			return tool.Error(fmt.Sprintf("Cannot search %s: it is not a regular file (%s).", base, specialFileKind(info.Mode()))), nil
+		}
+		q.singleFile = true
+		data, err := os.ReadFile(base)
+		if err != nil {
+			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, pathErrCause(err))), nil
+		}
+		col.searchFile(base, data, info.ModTime().UnixMilli())
+	} else {
+		cfg := walkConfig{
+			ignore:  true,
+			descend: q.descend,
+			file: func(abs, rel string, d fs.DirEntry) {
+				if ctx.Err() != nil || !q.wants(rel, d.Name()) {
+					return
+				}
+				fi, err := d.Info()
+				if err != nil || fi.Size() > grepMaxFileSize {
+					return
+				}
+				bp := grepReadPool.Get().(*[]byte)
+				defer grepReadPool.Put(bp)
+				data, err := readFileInto(abs, fi.Size(), *bp)
+				*bp = data[:0]
+				if err != nil || isBinaryData(data) {
+					return
+				}
+				col.searchFile(abs, data, fi.ModTime().UnixMilli())
+			},
+		}
+		if err := walkTree(ctx, base, cfg); err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, ctx.Err()
+			}
+			return tool.Error(fmt.Sprintf("Cannot search %s: %v", base, pathErrCause(err))), nil
+		}
+	}
+	return col.result(), nil
+}
+
+// newGrepQuery checks and normalizes the input; it returns the text of an
+// error for the model when something is wrong.
+func newGrepQuery(in grepInput) (*grepQuery, string) {
+	q := &grepQuery{mode: in.OutputMode, limit: grepDefaultHeadLimit}
+	if q.mode == "" {
+		q.mode = "files_with_matches"
+	}
+	m, err := newGrepMatcher(in.Pattern, in.IgnoreCase, in.Multiline)
+	if err != nil {
+		if err == errNewlineInPattern {
+			return nil, "Invalid pattern: " + err.Error() + "."
+		}
+		return nil, fmt.Sprintf("Invalid regular expression %q: %v", in.Pattern, err)
+	}
+	ctxBoth := 0
+	if in.C != nil {
+		ctxBoth = clampContext(*in.C)
+	}
+	if in.Context != nil {
+		ctxBoth = clampContext(*in.Context)
+	}
+	q.search = grepSearch{m: m, before: ctxBoth, after: ctxBoth, onlyMatching: in.Only, lineNumbers: true}
+	if in.Before != nil {
+		q.search.before = clampContext(*in.Before)
+	}
+	if in.After != nil {
+		q.search.after = clampContext(*in.After)
+	}
+	if in.Only {
+		q.search.before, q.search.after = 0, 0
+	}
+	if in.LineNums != nil {
+		q.search.lineNumbers = *in.LineNums
+	}
+	if in.HeadLimit != nil {
+		q.limit = numArg(*in.HeadLimit)
+	}
+	if in.Offset != nil {
+		q.offset = numArg(*in.Offset)
+	}
+	for _, t := range strings.FieldsFunc(in.Type, func(r rune) bool { return r == ',' || r == ' ' }) {
+		globs, ok := grepTypes[strings.ToLower(t)]
+		if !ok {
+			return nil, fmt.Sprintf("Unknown file type %q. Known types: %s.", t, strings.Join(grepTypeNames(), ", "))
+		}
+		q.types = append(q.types, globs...)
+	}
+	for _, g := range splitGlobs(in.Glob) {
+		neg := strings.HasPrefix(g, "!")
+		g = strings.TrimPrefix(g, "!")
+		anchored := strings.Contains(strings.TrimSuffix(g, "/"), "/")
+		g = strings.TrimPrefix(strings.TrimSuffix(g, "/"), "/")
+		if g == "" {
+			continue
+		}
+		if !doublestar.ValidatePattern(g) {
+			return nil, fmt.Sprintf("Invalid glob %q.", g)
+		}
+		gg := grepGlob{pattern: g, anchored: anchored}
+		if neg {
+			q.exclude = append(q.exclude, gg)
+		} else {
+			q.include = append(q.include, gg)
+		}
+	}
+	return q, ""
+}
+
+func clampContext(f float64) int { return min(numArg(f), grepMaxContext) }
+
+// splitGlobs splits the glob parameter at whitespace, and at commas
+// outside braces ("*.{ts,tsx}" stays whole).
+func splitGlobs(s string) []string {
+	var out []string
+	for _, field := range strings.Fields(s) {
+		depth, start := 0, 0
+		for i, r := range field {
+			switch r {
+			case '{':
+				depth++
+			case '}':
+				depth = max(0, depth-1)
+			case ',':
+				if depth == 0 {
+					out = append(out, field[start:i])
+					start = i + 1
+				}
+			}
+		}
+		out = append(out, field[start:])
+	}
+	out = slices.DeleteFunc(out, func(s string) bool { return s == "" || s == "!" })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// descend skips directories that an excluding glob matches.
+func (q *grepQuery) descend(rel string, _ int) bool {
+	name := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, g := range q.exclude {
+		if g.match(rel, name) {
+			return false
+		}
+	}
+	return true
+}
+
+// wants applies the type and glob filters to a file found in a walk.
+func (q *grepQuery) wants(rel, name string) bool {
+	if len(q.types) > 0 && !slices.ContainsFunc(q.types, func(p string) bool {
+		ok, _ := doublestar.Match(p, name)
+		return ok
+	}) {
+		return false
+	}
+	if len(q.include) > 0 && !slices.ContainsFunc(q.include, func(g grepGlob) bool { return g.match(rel, name) }) {
+		return false
+	}
+	return !slices.ContainsFunc(q.exclude, func(g grepGlob) bool { return g.match(rel, name) })
+}
+
+// grepCollector gathers the results of concurrent file searches.
+type grepCollector struct {
+	q   *grepQuery
+	cwd string
+
+	mu     sync.Mutex
+	files  []globMatch // files mode
+	counts []grepCount // count mode
+	kept   contentHeap // content mode: the files with the smallest names
+	keptN  int         // lines held in kept
+	totalL int         // lines of all files, content mode
+	nFiles int         // files with output lines, content mode
+}
+
+type grepCount struct {
+	name string
+	n    int
+}
+
+type contentFile struct {
+	name  string
+	lines []string
+}
+
+// contentHeap is a max-heap by name, so that the file with the largest name
+// is dropped first once enough lines are held.
+type contentHeap []contentFile
+
+func (h contentHeap) Len() int           { return len(h) }
+func (h contentHeap) Less(i, j int) bool { return h[i].name > h[j].name }
+func (h contentHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *contentHeap) Push(x any)        { *h = append(*h, x.(contentFile)) }
+func (h *contentHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func newGrepCollector(q *grepQuery, cwd string) *grepCollector {
+	return &grepCollector{q: q, cwd: cwd}
+}
+
+// searchFile searches one file's bytes and records what it found.
+func (c *grepCollector) searchFile(abs string, data []byte, mtime int64) {
+	s := &c.q.search
+	name := displayPath(c.cwd, abs)
+	if c.q.mode == "files_with_matches" {
+		if s.hasMatch(data) {
+			c.mu.Lock()
+			c.files = append(c.files, globMatch{name, mtime})
+			c.mu.Unlock()
+		}
+		return
+	}
+	fm := s.find(data)
+	if fm == nil {
+		return
+	}
+	if c.q.mode == "count" {
+		c.mu.Lock()
+		c.counts = append(c.counts, grepCount{name, len(fm.lines)})
+		c.mu.Unlock()
+		return
+	}
+	prefix := name
+	if c.q.singleFile {
+		prefix = ""
+	}
+	lines := s.contentLines(prefix, data, fm)
+	if len(lines) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.totalL += len(lines)
+	c.nFiles++
+	heap.Push(&c.kept, contentFile{name, lines})
+	c.keptN += len(lines)
+	if c.q.limit > 0 {
+		// Only the first offset+limit lines in name order can be shown:
+		// drop files with larger names that are not needed for them.
+		need := c.q.offset + c.q.limit
+		for c.kept.Len() > 1 && c.keptN-len(c.kept[0].lines) >= need {
+			f := heap.Pop(&c.kept).(contentFile)
+			c.keptN -= len(f.lines)
+		}
+	}
+}
+
+// result builds the tool result once every file has been searched.
+func (c *grepCollector) result() tool.Result {
+	q := c.q
+	switch q.mode {
+	case "count":
+		slices.SortFunc(c.counts, func(a, b grepCount) int { return strings.Compare(a.name, b.name) })
+		total := 0
+		lines := make([]string, len(c.counts))
+		for i, e := range c.counts {
+			total += e.n
+			lines[i] = fmt.Sprintf("%s:%d", e.name, e.n)
+			if q.singleFile {
+				lines[i] = fmt.Sprint(e.n)
+			}
+		}
+		res := GrepCountResult{Mode: "count", NumFiles: len(c.counts), Filenames: []string{}, NumMatches: total}
+		if len(lines) == 0 {
+			r := tool.Text("No matches found")
+			r.Structured = res
+			return r
+		}
+		shown, note, lim, off := grepPaginate(lines, q.offset, q.limit, "counts")
+		res.Content = strings.Join(shown, "\n")
+		res.NumLines = len(shown)
+		res.AppliedLimit, res.AppliedOffset = lim, off
+		text := res.Content
+		if text != "" {
+			text += "\n\n"
+		}
+		text += fmt.Sprintf("Total: %d matching %s in %d %s.", total, grepPlural(total, "line", "lines"), len(c.counts), grepPlural(len(c.counts), "file", "files"))
+		if note != "" {
+			text += "\n" + note
+		}
+		r := tool.Text(text)
+		r.Structured = res
+		return r
+
+	case "content":
+		files := []contentFile(c.kept)
+		slices.SortFunc(files, func(a, b contentFile) int { return strings.Compare(a.name, b.name) })
+		sep := q.search.before > 0 || q.search.after > 0
+		var all []string
+		for i, f := range files {
+			if i > 0 && sep {
+				all = append(all, "--")
+			}
+			all = append(all, f.lines...)
+		}
+		total := c.totalL
+		if sep && c.nFiles > 1 {
+			total += c.nFiles - 1
+		}
+		res := GrepContentResult{Mode: "content", Filenames: []string{}, TotalLines: total}
+		if total == 0 {
+			r := tool.Text("No matches found")
+			r.Structured = res
+			return r
+		}
+		shown, note, lim, off := grepPaginateTotal(all, total, q.offset, q.limit, "lines")
+		res.Content = strings.Join(shown, "\n")
+		res.NumLines = len(shown)
+		res.AppliedLimit, res.AppliedOffset = lim, off
+		text := res.Content
+		if note != "" {
+			if text != "" {
+				text += "\n\n"
+			}
+			text += note
+		}
+		r := tool.Text(text)
+		r.Structured = res
+		return r
+	}
+
+	sortByMtime(c.files)
+	names := make([]string, len(c.files))
+	for i, f := range c.files {
+		names[i] = f.path
+	}
+	res := GrepFilesResult{Mode: "files_with_matches", Filenames: []string{}, TotalFiles: len(names)}
+	if len(names) == 0 {
+		r := tool.Text("No files found")
+		r.Structured = res
+		return r
+	}
+	shown, note, lim, off := grepPaginate(names, q.offset, q.limit, "files")
+	res.Filenames = append(res.Filenames, shown...)
+	res.NumFiles = len(shown)
+	res.AppliedLimit, res.AppliedOffset = lim, off
+	text := fmt.Sprintf("Found %d %s", len(names), grepPlural(len(names), "file", "files"))
+	if len(shown) > 0 {
+		text += "\n" + strings.Join(shown, "\n")
+	}
+	if note != "" {
+		text += "\n\n" + note
+	}
+	r := tool.Text(text)
+	r.Structured = res
+	return r
+}
+
+// grepPaginate applies offset and limit (0: none) to items and describes what
+// was left out. lim and off are set when they cut anything.
+func grepPaginate(items []string, offset, limit int, unit string) (shown []string, note string, lim, off *int) {
+	return grepPaginateTotal(items, len(items), offset, limit, unit)
+}
+
+// grepPaginateTotal is grepPaginate for a list of which only a prefix is held:
+// total is the length of the whole list.
+func grepPaginateTotal(items []string, total, offset, limit int, unit string) (shown []string, note string, lim, off *int) {
+	from := min(offset, len(items))
+	to := len(items)
+	if limit > 0 && limit < to-from {
+		to = from + limit
+	}
+	shown = items[from:to]
+	end := offset + len(shown)
+	switch {
+	case offset == 0 && end >= total:
+		return shown, "", nil, nil
+	case len(shown) == 0:
+		note = fmt.Sprintf("[No %s at offset %d: there are %d in all.]", unit, offset, total)
+	case end < total:
+		note = fmt.Sprintf("[Showing %s %d-%d of %d. Use offset %d to see more.]", unit, offset+1, end, total, end)
+	default:
+		note = fmt.Sprintf("[Showing %s %d-%d of %d.]", unit, offset+1, end, total)
+	}
+	if limit > 0 && end < total {
+		lim = &limit
+	}
+	if offset > 0 {
+		off = &offset
+	}
+	return shown, note, lim, off
+}
+
+func grepPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// grepReadPool recycles file buffers between the files of a search; no
+// result keeps a reference into them.
+var grepReadPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// readFileInto reads the file at path into buf, growing it as needed; size
+// is the expected size.
+func readFileInto(path string, size int64, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer f.Close()
+	if int64(cap(buf)) < size+512 {
+		buf = make([]byte, 0, size+512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
