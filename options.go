@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -61,8 +63,29 @@ type Options struct {
 	// tool list altogether.
 	AllowedTools    []string
 	DisallowedTools []string
-	// PermissionMode defaults to PermissionDefault.
+	// PermissionMode defaults to the settings' defaultMode, else
+	// PermissionDefault.
 	PermissionMode PermissionMode
+	// CanUseTool is asked about calls that no rule, mode or hook decided.
+	// Nil means nobody can be asked: such calls are denied at once, as in
+	// print mode.
+	CanUseTool CanUseTool
+
+	// Hooks are Go callbacks for the loop's events, by event, run
+	// together with the command hooks of the settings files.
+	Hooks map[hooks.Event][]hooks.Matcher
+	// IncludeHookEvents adds system/hook_started and system/hook_response
+	// messages to the stream.
+	IncludeHookEvents bool
+	// SettingSources selects the settings files to load: user
+	// (~/.claude/settings.json), project (.claude/settings.json) and local
+	// (.claude/settings.local.json). Nil loads all three, as the reference
+	// CLI does; an empty non-nil slice loads none. The managed policy and
+	// Settings always load.
+	SettingSources []settings.SettingSource
+	// Settings is a further settings file, or inline JSON starting with
+	// "{", like the CLI's --settings.
+	Settings string
 
 	// MaxTurns ends the run with error_max_turns after this many model
 	// replies that asked for tools; 0 means no limit.

@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/pricing"
+	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tools"
 	"github.com/google/uuid"
@@ -26,6 +29,10 @@ type session struct {
 	mode         PermissionMode
 	tools        []string
 	apiKeySource string
+	hooks        *hooks.Dispatcher
+	checker      *permission.Checker
+	started      bool // SessionStart hooks have run
+	ended        bool // SessionEnd hooks have run
 }
 
 // newSession resolves opts into a ready engine session.
@@ -84,8 +91,27 @@ func newSession(o *Options) (*session, error) {
 			s.apiKeySource = "ANTHROPIC_AUTH_TOKEN"
 		}
 	}
+	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: opts.Settings})
+	if err != nil {
+		return nil, fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
+	}
+	if opts.PermissionMode == "" && st.Permissions.DefaultMode != "" {
+		s.mode = PermissionMode(st.Permissions.DefaultMode)
+	}
+	for _, d := range st.Permissions.AdditionalDirectories {
+		dirs = append(dirs, d.Path)
+	}
+	if opts.Model == "" && st.Model != "" {
+		s.model = pricing.Resolve(st.Model)
+	}
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser}
+	if s.checker, err = s.newChecker(st); err != nil {
+		return nil, err
+	}
+	if s.hooks, err = s.newDispatcher(st.Hooks); err != nil {
+		return nil, fmt.Errorf("%w: hooks: %v", ErrInvalidOption, err)
+	}
 	toolset, err := s.selectTools()
 	if err != nil {
 		return nil, err
@@ -168,7 +194,7 @@ func (s *session) initMessage() *message.System {
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
 			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: []message.MCPServer{}, Model: s.eng.Model(),
-			PermissionMode: string(s.mode), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
+			PermissionMode: string(s.currentMode()), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: []string{}, Skills: []string{},
 			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
 		},
@@ -184,6 +210,7 @@ func orEmpty(s []string) []string {
 
 // close releases what the session's tools left running.
 func (s *session) close() {
+	s.endSession()
 	tools.Cleanup(s.env)
 }
 

@@ -33,6 +33,10 @@ type config struct {
 	addDirs       []string
 	jsonSchema    string
 	maxThinking   int
+	settings      string
+	sources       []string
+	sourcesSet    bool
+	hookEvents    bool
 	thinking      string
 	sessionID     string
 	showVersion   bool
@@ -155,6 +159,20 @@ var flagDefs = []flagDef{
 		}
 		return fmt.Errorf("--thinking %q: want adaptive, enabled or disabled", v)
 	}},
+	{[]string{"--settings"}, kString, "a settings file, or inline settings JSON", str(func(c *config) *string { return &c.settings })},
+	{[]string{"--setting-sources"}, kString, `settings files to load: user,project,local ("" for none)`, func(c *config, v string) error {
+		c.sourcesSet = true
+		for _, s := range splitList(v) {
+			switch s {
+			case "user", "project", "local":
+				c.sources = append(c.sources, s)
+			default:
+				return fmt.Errorf("--setting-sources %q: want a list of user, project and local", v)
+			}
+		}
+		return nil
+	}},
+	{[]string{"--include-hook-events"}, kBool, "add hook_started and hook_response lines (stream-json)", func(c *config, _ string) error { c.hookEvents = true; return nil }},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/settings"
 )
 
 func main() {
@@ -114,6 +115,14 @@ func (c *config) options() (*agentloop.Options, error) {
 		Effort:                 c.effort,
 		IncludePartialMessages: c.partial,
 		SessionID:              c.sessionID,
+		Settings:               c.settings,
+		IncludeHookEvents:      c.hookEvents,
+	}
+	if c.sourcesSet {
+		o.SettingSources = []settings.SettingSource{}
+		for _, s := range c.sources {
+			o.SettingSources = append(o.SettingSources, settings.SettingSource(s))
+		}
 	}
 	if c.jsonSchema != "" {
 		o.OutputFormat = &agentloop.OutputFormat{Type: "json_schema", Schema: json.RawMessage(c.jsonSchema)}

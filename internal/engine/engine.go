@@ -110,6 +110,7 @@ type Session struct {
 	order   []string
 	history []model.Message
 	totals  totals
+	current *run // the run in progress, if any (loop goroutine only)
 }
 
 type toolEntry struct {
@@ -217,6 +218,8 @@ func (r *run) send(m message.Message) bool {
 // emitted first) or the consumer stopped reading (ErrStopped).
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
 	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
+	s.current = r
+	defer func() { s.current = nil }()
 	prompt, res := r.submitPrompt(prompt)
 	if res != nil {
 		return r.finish(res)
@@ -349,3 +352,15 @@ func (s *Session) settings() (models []string, thinking *model.Thinking, effort 
 	defer s.mu.Unlock()
 	return append([]string{s.cfg.Model}, s.cfg.FallbackModels...), s.cfg.Thinking, s.cfg.Effort
 }
+
+// Notify emits m into the stream of the run in progress. It may only be
+// called on the loop's goroutine, from a hook point or an Authorizer; with
+// no run in progress it does nothing.
+func (s *Session) Notify(m message.Message) {
+	if s.current != nil {
+		s.current.send(m)
+	}
+}
+
+// SessionID returns the session's id.
+func (s *Session) SessionID() string { return s.cfg.Env.SessionID }

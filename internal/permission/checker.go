@@ -1,0 +1,263 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Config is the starting configuration of a Checker.
+type Config struct {
+	// Mode is the permission mode ("" means default).
+	Mode Mode
+	// Rules are the allow, deny and ask rules by source.
+	Rules RuleSet
+	// Dirs are the working directories: the session's working directory
+	// first, then the additional directories. They must be absolute.
+	Dirs []string
+	// Home is the home directory for "~" ("" means os.UserHomeDir).
+	Home string
+	// Classifier decides calls that would be asked in auto mode; nil
+	// means such calls are asked.
+	Classifier Classifier
+	// AllowBypass makes a later switch to bypassPermissions possible when
+	// the session did not start in that mode (the reference's
+	// allowDangerouslySkipPermissions).
+	AllowBypass bool
+}
+
+// Call is one tool call to decide on.
+type Call struct {
+	Tool  string          // the tool's name as the model called it
+	Input json.RawMessage // the validated input object
+	// ReadOnly is the tool's own read-only annotation. It lets tools this
+	// package does not know run without asking; built-in tools and MCP
+	// tools are judged by their own rules instead.
+	ReadOnly bool
+	// Cwd is the directory a shell command starts in (the Bash tool's
+	// current directory); "" means the session's working directory.
+	Cwd string
+	// RequiresUserInteraction marks tools that always need a person (an
+	// MCP tool's requiresUserInteraction).
+	RequiresUserInteraction bool
+}
+
+// Checker decides tool calls. It is safe for concurrent use: Decide reads
+// an immutable snapshot, and Apply / SetMode swap in a new one.
+type Checker struct {
+	mu  sync.Mutex // serializes changes
+	cur atomic.Pointer[state]
+}
+
+// state is one immutable configuration of a Checker.
+type state struct {
+	mode        Mode
+	dirs        []string // cleaned working directories, the session's first
+	dirForms    []string // dirs and their physical forms
+	rules       RuleSet
+	compiled    []*Rule
+	warnings    []string
+	home        string
+	fold        bool
+	classifier  Classifier
+	allowBypass bool
+	noReadOnly  bool // tests: no built-in read-only commands
+}
+
+// New builds a Checker. Malformed rules are left out and reported in the
+// error, which joins one *RuleError per rule; the Checker returned is
+// usable even then, so a caller may choose to warn and go on. Any other
+// error (a bad mode, a relative directory) returns a nil Checker.
+func New(cfg Config) (*Checker, error) {
+	mode, err := ParseMode(string(cfg.Mode))
+	if err != nil {
+		return nil, err
+	}
+	home := cfg.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	st := &state{
+		mode:        mode,
+		rules:       cfg.Rules.Clone(),
+		home:        home,
+		fold:        runtime.GOOS == "darwin" || runtime.GOOS == "windows",
+		classifier:  cfg.Classifier,
+		allowBypass: cfg.AllowBypass || mode == ModeBypass,
+	}
+	for _, d := range cfg.Dirs {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("permission: working directory %q is not absolute", d)
+		}
+		st.dirs = addUnique(st.dirs, filepath.Clean(d))
+	}
+	ruleErr := st.rebuild()
+	c := &Checker{}
+	c.cur.Store(st)
+	return c, ruleErr
+}
+
+// rebuild recomputes what derives from the dirs and rules.
+func (st *state) rebuild() error {
+	st.dirForms = nil
+	for _, d := range st.dirs {
+		st.dirForms = addUnique(st.dirForms, d, resolvePhysical(d))
+	}
+	var err error
+	st.compiled, st.warnings, err = st.rules.compile(st.cwd(), st.home, st.fold)
+	return err
+}
+
+func (st *state) cwd() string {
+	if len(st.dirs) == 0 {
+		return ""
+	}
+	return st.dirs[0]
+}
+
+func (st *state) clone() *state {
+	n := *st
+	n.dirs = slices.Clone(st.dirs)
+	n.rules = st.rules.Clone()
+	return &n
+}
+
+// Decide judges one tool call. The caller runs PreToolUse hooks before it
+// and asks canUseTool (or refuses, when nobody can be asked) when it
+// returns Ask.
+func (c *Checker) Decide(ctx context.Context, call Call) Decision {
+	return c.cur.Load().decide(ctx, call)
+}
+
+// Mode returns the current permission mode.
+func (c *Checker) Mode() Mode { return c.cur.Load().mode }
+
+// Dirs returns the working directories, the session's first.
+func (c *Checker) Dirs() []string { return slices.Clone(c.cur.Load().dirs) }
+
+// Rules returns a copy of the current rule set.
+func (c *Checker) Rules() RuleSet { return c.cur.Load().rules.Clone() }
+
+// Warnings lists the rules that are accepted but have no effect.
+func (c *Checker) Warnings() []string { return slices.Clone(c.cur.Load().warnings) }
+
+// SetMode changes the permission mode.
+func (c *Checker) SetMode(m Mode) error {
+	return c.Apply(Update{Type: UpdateSetMode, Mode: m, Destination: SourceSession})
+}
+
+// Apply applies permission updates (the user's "always allow", a
+// set_permission_mode request, …) to the in-memory configuration, all or
+// none: on error nothing changes. Writing settings files for the
+// persistent destinations is the caller's job.
+func (c *Checker) Apply(updates ...Update) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.cur.Load().clone()
+	for _, u := range updates {
+		if err := st.apply(u); err != nil {
+			return err
+		}
+	}
+	if err := st.rebuild(); err != nil {
+		return err
+	}
+	c.cur.Store(st)
+	return nil
+}
+
+func (st *state) apply(u Update) error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	switch u.Type {
+	case UpdateSetMode:
+		m, _ := ParseMode(string(u.Mode))
+		if m == ModeBypass && !st.allowBypass {
+			return errors.New("permission: bypassPermissions was not enabled for this session")
+		}
+		st.mode = m
+	case UpdateAddDirectories:
+		for _, d := range u.Directories {
+			abs, err := absolute(st.cwd(), st.home, d)
+			if err != nil {
+				return err
+			}
+			st.dirs = addUnique(st.dirs, filepath.Clean(abs))
+		}
+	case UpdateRemoveDirectories:
+		for _, d := range u.Directories {
+			abs, err := absolute(st.cwd(), st.home, d)
+			if err != nil {
+				return err
+			}
+			abs = filepath.Clean(abs)
+			if len(st.dirs) > 0 && abs == st.dirs[0] {
+				return errors.New("permission: the session's working directory cannot be removed")
+			}
+			st.dirs = slices.DeleteFunc(st.dirs, func(x string) bool { return x == abs })
+		}
+	default:
+		return st.rules.Apply(u)
+	}
+	return nil
+}
+
+func joinErrors(errs []error) error { return errors.Join(errs...) }
+
+// insideAll reports whether every candidate lies in a working directory.
+func (st *state) insideAll(cands []string) bool {
+	if len(cands) == 0 {
+		return false
+	}
+	for _, c := range cands {
+		in := false
+		for _, d := range st.dirForms {
+			if within(d, c, st.fold) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// critical reports whether removing p would remove the file system root,
+// a top-level directory, the home directory or its parent, or a working
+// directory or one of its ancestors.
+func (st *state) critical(p string) bool {
+	if p == "/" || filepath.Dir(p) == "/" {
+		return true
+	}
+	if st.home != "" && (within(p, st.home, st.fold)) {
+		return true
+	}
+	for _, d := range st.dirForms {
+		if within(p, d, st.fold) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *state) anyProtected(cands []string) bool {
+	for _, c := range cands {
+		if isProtected(c, st.fold) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,436 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// verdict is a decision in the making.
+type verdict struct {
+	b          Behavior
+	reasonType string
+	reason     string
+	rule       *Rule
+	path       string
+	msg        string
+	firm       bool // an Ask that the auto-mode classifier may not settle
+	suggest    []Update
+}
+
+func (st *state) decide(ctx context.Context, call Call) Decision {
+	tool := canonicalToolName(call.Tool)
+	var input map[string]json.RawMessage
+	if json.Unmarshal(call.Input, &input) != nil {
+		input = nil
+	}
+	cwd := call.Cwd
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		cwd = st.cwd()
+	}
+	v := st.judge(tool, input, call, filepath.Clean(cwd))
+	return st.finish(ctx, call, tool, v)
+}
+
+// finish applies the auto and dontAsk modes to an Ask and builds the
+// Decision.
+func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) Decision {
+	if v.b == Ask && !v.firm && st.mode == ModeAuto && st.classifier != nil {
+		res, err := st.classifier.Classify(ctx, ClassifyRequest{
+			Tool: tool, Input: call.Input, Cwd: call.Cwd, Dirs: append([]string(nil), st.dirs...), Reason: v.msg,
+		})
+		if err == nil {
+			switch res.Behavior {
+			case Allow:
+				v = verdict{b: Allow, reasonType: ReasonClassifier, reason: res.Reason}
+			case Deny:
+				v = verdict{b: Deny, reasonType: ReasonClassifier, reason: res.Reason, msg: msgClassifier(tool, res.Reason), path: v.path}
+			}
+		}
+	}
+	if v.b == Ask && st.mode == ModeDontAsk {
+		v.b = Deny
+		v.msg += dontAskNote
+		v.suggest = nil
+		if v.reasonType == "" {
+			v.reasonType = ReasonMode
+		}
+	}
+	d := Decision{Behavior: v.b, Message: v.msg, ReasonType: v.reasonType, Reason: v.reason, BlockedPath: v.path}
+	if v.rule != nil {
+		d.Rule, d.RuleSource = v.rule.String(), v.rule.Source
+	}
+	if v.b == Ask {
+		d.Suggestions = v.suggest
+	}
+	if v.b == Allow {
+		d.Message, d.BlockedPath = "", ""
+	}
+	return d
+}
+
+func stringField(input map[string]json.RawMessage, key string) string {
+	var s string
+	if raw, ok := input[key]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+func allow(reasonType string, r *Rule) verdict {
+	return verdict{b: Allow, reasonType: reasonType, rule: r}
+}
+
+// judge runs the evaluation order: deny rules, ask rules, the mode, allow
+// rules, then the defaults of the tool; what is left is asked.
+func (st *state) judge(tool string, input map[string]json.RawMessage, call Call, cwd string) verdict {
+	if r := st.toolRule(Deny, tool, input); r != nil {
+		return verdict{b: Deny, reasonType: ReasonRule, rule: r, msg: msgDenyRule(tool, "", r)}
+	}
+	class := toolClass(tool)
+	switch class {
+	case classShell:
+		if _, ok := input["command"]; ok || tool == "Bash" {
+			return st.judgeShell(tool, input, cwd, stringField(input, "command"))
+		}
+	case classRead, classEdit:
+		return st.judgePath(tool, class, input, cwd)
+	}
+	what := st.subject(tool, input)
+	if r, may := st.specificRule(Deny, tool, input); r != nil {
+		if !may {
+			return verdict{b: Deny, reasonType: ReasonRule, rule: r, msg: msgDenyRule(tool, what, r)}
+		}
+		return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgMayDeny(tool, what, r)}
+	}
+	if r := st.toolRule(Ask, tool, input); r != nil {
+		return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgAskRule(tool, what, r)}
+	}
+	if r, _ := st.specificRule(Ask, tool, input); r != nil {
+		return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgAskRule(tool, what, r)}
+	}
+	if class == classAsk || call.RequiresUserInteraction {
+		return verdict{b: Ask, reasonType: ReasonOther, firm: true, msg: msgPerson(tool)}
+	}
+	if class == classPShell {
+		for _, r := range st.compiled {
+			if r.kind == kindOpaque && r.appliesTo(tool) {
+				return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgMayDeny(tool, "this command", r)}
+			}
+		}
+	}
+	if st.mode == ModeBypass {
+		return allow(ReasonMode, nil)
+	}
+	if r := st.toolRule(Allow, tool, input); r != nil {
+		return allow(ReasonRule, r)
+	}
+	if r, may := st.specificRule(Allow, tool, input); r != nil && !may {
+		return allow(ReasonRule, r)
+	}
+	switch class {
+	case classSafe:
+		return allow(ReasonMode, nil)
+	case classOther:
+		if call.ReadOnly {
+			return allow(ReasonMode, nil)
+		}
+	}
+	v := verdict{b: Ask, reasonType: ReasonMode, msg: msgTool(tool)}
+	switch class {
+	case classFetch:
+		u := stringField(input, "url")
+		host, ok := fetchHost(u)
+		if !ok {
+			host = ""
+		}
+		v.msg = msgFetch(u, host)
+		if host != "" {
+			v.suggest = []Update{{Type: UpdateAddRules, Behavior: Allow, Destination: SourceLocal,
+				Rules: []RuleValue{{ToolName: "WebFetch", RuleContent: "domain:" + host}}}}
+		}
+	default:
+		v.suggest = []Update{{Type: UpdateAddRules, Behavior: Allow, Destination: SourceLocal, Rules: []RuleValue{{ToolName: tool}}}}
+	}
+	return v
+}
+
+// subject describes what a call works on, for messages.
+func (st *state) subject(tool string, input map[string]json.RawMessage) string {
+	switch tool {
+	case "WebFetch":
+		return stringField(input, "url")
+	case "Agent":
+		return "subagent " + agentType(input)
+	case "Skill":
+		return "skill " + stringField(input, "skill")
+	}
+	return ""
+}
+
+func agentType(input map[string]json.RawMessage) string {
+	if t := stringField(input, "subagent_type"); t != "" {
+		return t
+	}
+	return "general-purpose"
+}
+
+// toolRule finds a rule of behavior b that names the whole tool, or a
+// parameter rule that the input matches.
+func (st *state) toolRule(b Behavior, tool string, input map[string]json.RawMessage) *Rule {
+	for _, r := range st.compiled {
+		if r.Behavior != b || !r.appliesTo(tool) {
+			continue
+		}
+		switch r.kind {
+		case kindWhole:
+			return r
+		case kindParam:
+			if r.param.match(input) {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// specificRule finds a rule of behavior b with a specifier that matches a
+// WebFetch, Agent or Skill call. may is set when the call's subject cannot
+// be known and the rule might match it.
+func (st *state) specificRule(b Behavior, tool string, input map[string]json.RawMessage) (*Rule, bool) {
+	for _, r := range st.compiled {
+		if r.Behavior != b || r.Value.ToolName != tool {
+			continue
+		}
+		switch r.kind {
+		case kindDomain:
+			host, ok := fetchHost(stringField(input, "url"))
+			if !ok {
+				if b != Allow {
+					return r, true
+				}
+				continue
+			}
+			if r.domain.match(host) {
+				return r, false
+			}
+		case kindName:
+			switch tool {
+			case "Agent":
+				if r.name.match(agentType(input)) {
+					return r, false
+				}
+			case "Skill":
+				skill := stringField(input, "skill")
+				full := strings.TrimSpace(skill + " " + stringField(input, "args"))
+				if r.name.match(full) || b != Allow && r.name.match(skill) {
+					return r, false
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// pathRulesFor lists the path rules of behavior b that govern reading (or
+// writing) a path with tool. Edit rules govern every writing tool and Read
+// rules every reading one; a Read deny rule also blocks writes; Glob and
+// Grep path rules (deny and ask only) act on their own tool.
+func (st *state) pathRulesFor(b Behavior, write bool, tool string) []*Rule {
+	var out []*Rule
+	for _, r := range st.compiled {
+		if r.Behavior != b || r.kind != kindPath {
+			continue
+		}
+		t := r.Value.ToolName
+		var ok bool
+		if write {
+			ok = t == "Edit" || b != Allow && (t == "Write" || t == "MultiEdit" || t == "NotebookEdit") || b == Deny && t == "Read"
+		} else {
+			ok = t == "Read" || r.pathTool != "" && r.pathTool == tool
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// matchingCand returns the first candidate that r matches.
+func matchingCand(r *Rule, cands []string) string {
+	for _, c := range cands {
+		if r.path.match(c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// shownPath picks the candidate a message names: one outside the working
+// directories if there is one (that is what needs approval), else the
+// first.
+func (st *state) shownPath(cands []string) string {
+	for _, c := range cands {
+		if !st.insideAll([]string{c}) {
+			return c
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	return cands[0]
+}
+
+// matchPath finds the rule among rules that matches any candidate (deny,
+// ask), or, with all, that covers every candidate (allow: a link and its
+// target must both be allowed).
+func matchPath(rules []*Rule, cands []string, all bool) *Rule {
+	if len(cands) == 0 {
+		return nil
+	}
+	if !all {
+		for _, r := range rules {
+			for _, c := range cands {
+				if r.path.match(c) {
+					return r
+				}
+			}
+		}
+		return nil
+	}
+	var first *Rule
+	for _, c := range cands {
+		var hit *Rule
+		for _, r := range rules {
+			if r.path.match(c) {
+				hit = r
+				break
+			}
+		}
+		if hit == nil {
+			return nil
+		}
+		if first == nil {
+			first = hit
+		}
+	}
+	return first
+}
+
+// judgePath decides Read, Glob, Grep, LSP (reading) and Edit, Write,
+// NotebookEdit, MultiEdit (writing).
+func (st *state) judgePath(tool string, class int, input map[string]json.RawMessage, cwd string) verdict {
+	write := class == classEdit
+	raw := stringField(input, pathField(tool))
+	if raw == "" && (tool == "Glob" || tool == "Grep") {
+		raw = cwd
+	}
+	abs, err := absolute(cwd, st.home, raw)
+	if err != nil {
+		return verdict{b: Ask, reasonType: ReasonOther, msg: msgNoPath(tool)}
+	}
+	show := filepath.Clean(abs)
+	cands := candidates(abs)
+	known := true
+	if tool == "Glob" {
+		extra, ok := st.globRoot(stringField(input, "pattern"), abs)
+		cands = addUnique(cands, extra...)
+		known = ok
+	}
+	for _, b := range []Behavior{Deny, Ask} {
+		rules := st.pathRulesFor(b, write, tool)
+		r := matchPath(rules, cands, false)
+		may := false
+		if r == nil && !known && len(rules) > 0 {
+			r, may = rules[0], true
+		}
+		if r == nil {
+			continue
+		}
+		switch {
+		case may:
+			return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, path: show, msg: msgMayDeny(tool, show, r)}
+		case b == Deny:
+			return verdict{b: Deny, reasonType: ReasonRule, rule: r, path: show, msg: msgDenyRule(tool, matchingCand(r, cands), r)}
+		default:
+			return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, path: show, msg: msgAskRule(tool, show, r)}
+		}
+	}
+	if st.mode == ModeBypass {
+		return allow(ReasonMode, nil)
+	}
+	network := isNetworkPath(raw)
+	protected := write && st.anyProtected(cands)
+	inside := known && st.insideAll(cands)
+	if !inside && known {
+		show = st.shownPath(cands)
+	}
+	if write && st.mode == ModePlan {
+		return verdict{b: Ask, reasonType: ReasonMode, path: show, msg: msgWritePlan(tool, show)}
+	}
+	if write && st.mode == ModeAcceptEdits && inside && !protected && !network {
+		return allow(ReasonMode, nil)
+	}
+	if !protected && !network {
+		if r := st.toolRule(Allow, tool, input); r != nil {
+			return allow(ReasonRule, r)
+		}
+		if known {
+			if r := matchPath(st.pathRulesFor(Allow, write, tool), cands, true); r != nil {
+				return allow(ReasonRule, r)
+			}
+		}
+	}
+	if !write && inside && !network {
+		return allow(ReasonMode, nil)
+	}
+	switch {
+	case network:
+		return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgNetworkPath(tool, raw)}
+	case protected:
+		return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgProtected(tool, show)}
+	case !write:
+		dir := show
+		if tool == "Read" || tool == "LSP" {
+			dir = filepath.Dir(show)
+		}
+		return verdict{b: Ask, reasonType: ReasonWorkingDir, path: show, msg: msgReadOutside(tool, show, st.dirs),
+			suggest: []Update{{Type: UpdateAddRules, Behavior: Allow, Destination: SourceSession,
+				Rules: []RuleValue{{ToolName: "Read", RuleContent: "/" + dir + "/**"}}}}}
+	case !inside:
+		return verdict{b: Ask, reasonType: ReasonWorkingDir, path: show, msg: msgWrite(tool, show),
+			suggest: []Update{{Type: UpdateAddDirectories, Directories: []string{filepath.Dir(show)}, Destination: SourceSession}}}
+	}
+	return verdict{b: Ask, reasonType: ReasonMode, path: show, msg: msgWrite(tool, show),
+		suggest: []Update{{Type: UpdateSetMode, Mode: ModeAcceptEdits, Destination: SourceSession}}}
+}
+
+// globRoot returns the directory a Glob pattern starts from, when the
+// pattern leaves the search path (an absolute pattern, or ".."). It
+// reports false when that directory cannot be known.
+func (st *state) globRoot(pattern, base string) ([]string, bool) {
+	if pattern == "" {
+		return nil, true
+	}
+	if pattern == "~" || strings.HasPrefix(pattern, "~/") {
+		if st.home == "" {
+			return nil, false
+		}
+		pattern = st.home + pattern[1:]
+	}
+	full := pattern
+	if !strings.HasPrefix(pattern, "/") {
+		full = base + "/" + pattern
+	}
+	root, rest := doublestar.SplitPattern(full)
+	if strings.Contains(rest, "..") || strings.Contains(root, `\`) {
+		return nil, false
+	}
+	if !strings.HasPrefix(pattern, "/") && !strings.Contains(pattern, "..") {
+		return nil, true
+	}
+	return candidates(root), true
+}

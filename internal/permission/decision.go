@@ -1,0 +1,53 @@
+package permission
+
+// Behavior is what a decision, or a rule, says about a call.
+type Behavior string
+
+// The three behaviors of the reference's permission system.
+const (
+	Allow Behavior = "allow"
+	Deny  Behavior = "deny"
+	Ask   Behavior = "ask"
+)
+
+// Reason types, as the reference reports them in decision_reason_type and
+// tool_result_meta.permission_decision.reason_type.
+const (
+	ReasonRule        = "rule"              // an allow, deny or ask rule decided
+	ReasonMode        = "mode"              // the permission mode decided
+	ReasonSubcommands = "subcommandResults" // every part of a shell command was judged
+	ReasonWorkingDir  = "workingDir"        // a path lies outside the working directories
+	ReasonSafetyCheck = "safetyCheck"       // a protected or critical path
+	ReasonClassifier  = "classifier"        // the auto-mode classifier decided
+	ReasonOther       = "other"             // the command could not be analysed
+)
+
+// Decision is the outcome of Checker.Decide for one tool call.
+type Decision struct {
+	// Behavior is Allow (run it), Deny (refuse it) or Ask (the caller asks
+	// the host's canUseTool callback, a PermissionRequest hook or the user;
+	// with nobody to ask, it refuses with Message).
+	Behavior Behavior
+	// Message is the text for the model when the call does not run: the
+	// denial for Deny, the refusal to use when an Ask cannot be put to
+	// anyone. It names the tool and the path or the command.
+	Message string
+	// ReasonType says what decided: one of the Reason* constants.
+	ReasonType string
+	// Reason is a short human explanation of the decision (for
+	// decision_reason); it may be empty for plain mode approvals.
+	Reason string
+	// Rule is the rule that decided, in its canonical text form, when a
+	// rule decided; RuleSource is where that rule came from.
+	Rule       string
+	RuleSource Source
+	// BlockedPath is the file path that caused an Ask or Deny, if any
+	// (blocked_path of the can_use_tool request).
+	BlockedPath string
+	// Suggestions are permission updates that would let this call run
+	// without asking next time (permission_suggestions). Only set on Ask.
+	Suggestions []Update
+}
+
+// Allowed reports whether the call may run.
+func (d Decision) Allowed() bool { return d.Behavior == Allow }

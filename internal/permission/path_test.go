@@ -1,0 +1,157 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// tree makes root/{work/sub, out} with links work/out -> ../out,
+// work/dangling -> out/new, work/loop -> loop, and returns root.
+func tree(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"work/sub", "out"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := [][2]string{{"work/out", "../out"}, {"work/dangling", filepath.Join(root, "out/new")}, {"work/loop", "loop"}}
+	for _, l := range links {
+		if err := os.Symlink(l[1], filepath.Join(root, l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestResolve(t *testing.T) {
+	root := tree(t)
+	work := filepath.Join(root, "work")
+	home, _ := os.UserHomeDir()
+	tests := []struct{ cwd, in, want string }{
+		{work, "a.txt", work + "/a.txt"},
+		{work, "./sub/../a.txt", work + "/a.txt"},
+		{work, "sub//x/", work + "/sub/x"},
+		{work, "../out/x", root + "/out/x"},
+		{work, "out/x", root + "/out/x"},
+		{work, "out/../work/x", root + "/work/x"}, // ".." after the link, as the kernel takes it
+		{work, "dangling", root + "/out/new"},
+		{work, "/" + work[1:] + "/out", root + "/out"},
+		{"/", work + "/sub/missing/../x", work + "/sub/x"},
+		{work, "~", home},
+	}
+	for _, tt := range tests {
+		got, err := Resolve(tt.cwd, tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("Resolve(%q, %q) = %q, %v; want %q", tt.cwd, tt.in, got, err, tt.want)
+		}
+	}
+	if got, err := Resolve(work, "loop/x"); err != nil || got == "" {
+		t.Errorf("a link loop must resolve to something: %q, %v", got, err)
+	}
+	if _, err := Resolve("relative", "x"); err == nil {
+		t.Error("a relative path without an absolute cwd must fail")
+	}
+	if _, err := Resolve(work, ""); err == nil {
+		t.Error("an empty path must fail")
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	root := tree(t)
+	work := filepath.Join(root, "work")
+	// The file tools clean the path before opening it, the kernel does
+	// not: both readings are candidates.
+	got := candidates(work + "/out/../sub/x")
+	want := map[string]bool{work + "/sub/x": true, root + "/sub/x": true}
+	for _, c := range got {
+		delete(want, c)
+	}
+	if len(want) != 0 {
+		t.Errorf("candidates = %q, missing %v", got, want)
+	}
+}
+
+func TestPathPatterns(t *testing.T) {
+	root := tree(t)
+	work := filepath.Join(root, "work")
+	bases := pathBases{cwd: work, source: filepath.Join(root, "proj"), home: "/home/u"}
+	tests := []struct {
+		spec    string
+		b       Behavior
+		yes, no []string
+	}{
+		{"src/**", Allow, []string{work + "/src/a.go", work + "/src/x/y.go", work + "/src"}, []string{work + "/x/src/a.go", work + "/src2/a", root + "/src/a"}},
+		{"src/**", Deny, []string{work + "/src/a.go", work + "/x/src/a.go", "/elsewhere/src/a"}, []string{work + "/src2/a"}},
+		{".env", Allow, []string{work + "/.env", work + "/a/b/.env"}, []string{root + "/.env", work + "/.envx"}},
+		{".env", Deny, []string{"/anywhere/.env", work + "/.env"}, []string{work + "/x.env"}},
+		{"*.key", Deny, []string{"/a/b/c.key"}, []string{"/a/b/c.keys"}},
+		{"//etc/**", Allow, []string{"/etc/passwd", "/etc/a/b"}, []string{"/etcx/a", "/tmp/etc/a"}},
+		{"~/notes.txt", Allow, []string{"/home/u/notes.txt"}, []string{"/home/v/notes.txt", work + "/notes.txt"}},
+		{"/docs/*.md", Allow, []string{root + "/proj/docs/a.md"}, []string{work + "/docs/a.md", root + "/proj/docs/x/a.md"}},
+		{"./build", Deny, []string{work + "/build", work + "/build/x"}, []string{work + "/a/build"}},
+		{"secrets/", Deny, []string{"/x/secrets/k"}, []string{"/x/secretsk"}},
+		{"out/**", Allow, []string{work + "/out/a", root + "/out/a"}, nil}, // the link and its target
+	}
+	for _, tt := range tests {
+		p, err := compilePathPattern(tt.spec, tt.b, bases, false)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.spec, err)
+		}
+		for _, y := range tt.yes {
+			if !p.match(y) {
+				t.Errorf("%s rule %q should match %s (globs %q)", tt.b, tt.spec, y, p.globs)
+			}
+		}
+		for _, n := range tt.no {
+			if p.match(n) {
+				t.Errorf("%s rule %q should not match %s (globs %q)", tt.b, tt.spec, n, p.globs)
+			}
+		}
+	}
+}
+
+func TestCaseSensitivity(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux file systems are case-sensitive; others fold case")
+	}
+	st := &state{dirs: []string{"/work"}, dirForms: []string{"/work"}}
+	if st.insideAll([]string{"/Work/x"}) || st.insideAll([]string{"/WORK"}) {
+		t.Error("/Work is not /work on Linux")
+	}
+	if !st.insideAll([]string{"/work/X"}) {
+		t.Error("/work/X is inside /work")
+	}
+	if st.insideAll([]string{"/workx/a"}) || st.insideAll([]string{"/wor"}) {
+		t.Error("a sibling with a common prefix is not inside")
+	}
+}
+
+func TestProtectedAndCritical(t *testing.T) {
+	for _, p := range []string{"/w/.git", "/w/.git/config", "/w/a/.git/hooks/x", "/w/.bashrc", "/w/.claude/settings.json", "/w/.vscode/x", "/w/.mcp.json"} {
+		if !isProtected(p, false) {
+			t.Errorf("%s should be protected", p)
+		}
+	}
+	for _, p := range []string{"/w/.gitignore", "/w/git/config", "/w/.claude/worktrees/x/a.go", "/w/bashrc"} {
+		if isProtected(p, false) {
+			t.Errorf("%s should not be protected", p)
+		}
+	}
+	st := &state{home: "/home/u", dirForms: []string{"/home/u/proj"}}
+	for _, p := range []string{"/", "/usr", "/home", "/home/u", "/home/u/proj"} {
+		if !st.critical(p) {
+			t.Errorf("%s should be critical", p)
+		}
+	}
+	for _, p := range []string{"/usr/lib", "/home/u/proj/build", "/home/v"} {
+		if st.critical(p) {
+			t.Errorf("%s should not be critical", p)
+		}
+	}
+}
