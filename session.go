@@ -138,6 +138,7 @@ func newSession(o *Options) (*session, error) {
 		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
 		Env:                  s.env,
 		Authorize:            s.authorize,
+		Hooks:                s.hookPoints(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
