@@ -27,8 +27,9 @@ const (
 	PermissionDontAsk PermissionMode = "dontAsk"
 	// PermissionBypass runs every tool call.
 	PermissionBypass PermissionMode = "bypassPermissions"
-	// PermissionAuto lets a classifier decide (not yet available; treated
-	// as default).
+	// PermissionAuto lets a model (ClassifierModel, through the session's
+	// provider) approve or deny what would otherwise be asked; when it
+	// cannot decide, the call is asked (CanUseTool) or denied.
 	PermissionAuto PermissionMode = "auto"
 )
 

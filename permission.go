@@ -104,6 +104,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		Dirs:        append([]string{s.env.Cwd}, s.env.AdditionalDirs...),
 		Home:        s.env.Home,
 		AllowBypass: s.mode == PermissionBypass,
+		Classifier:  modelClassifier{s},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permissions: %v", ErrInvalidOption, err)
