@@ -69,14 +69,22 @@ func (r *run) dispatch(resp *model.Response) bool {
 			return
 		}
 		ch := make(chan outcome, len(batch))
+		tctx := context.WithValue(ctx, emitterKey{}, r.s.Notify)
 		for _, p := range batch {
-			go func() { ch <- r.execute(ctx, p) }()
+			go func() { ch <- r.execute(tctx, p) }()
 		}
-		for range batch {
-			o := <-ch
-			done(o)
-			if !ok {
-				cancel()
+		for left := len(batch); left > 0; {
+			select {
+			case o := <-ch:
+				left--
+				r.drain()
+				done(o)
+				if !ok || r.stopped {
+					ok = false
+					cancel()
+				}
+			case <-r.s.notes.wake:
+				r.drain()
 			}
 		}
 		batch = nil

@@ -111,6 +111,16 @@ type Session struct {
 	history []model.Message
 	totals  totals
 	current *run // the run in progress, if any (loop goroutine only)
+	notes   notes
+}
+
+// notes queues messages that other goroutines (hooks, subagents inside a
+// tool) emit into the run's stream; the loop goroutine emits them at its
+// next step, so a consumer still sees every message from one goroutine.
+type notes struct {
+	mu   sync.Mutex
+	q    []message.Message
+	wake chan struct{}
 }
 
 type toolEntry struct {
@@ -137,6 +147,7 @@ func New(cfg Config) (*Session, error) {
 		cfg.NewID = uuid.NewString
 	}
 	s := &Session{cfg: cfg, tools: map[string]*toolEntry{}}
+	s.notes.wake = make(chan struct{}, 1)
 	tools := cfg.Tools
 	if cfg.OutputSchema != nil {
 		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
@@ -203,6 +214,7 @@ type run struct {
 }
 
 func (r *run) send(m message.Message) bool {
+	r.drain()
 	if r.stopped {
 		return false
 	}
@@ -219,6 +231,9 @@ func (r *run) send(m message.Message) bool {
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
 	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
 	s.current = r
+	s.notes.mu.Lock()
+	s.notes.q = nil
+	s.notes.mu.Unlock()
 	defer func() { s.current = nil }()
 	prompt, res := r.submitPrompt(prompt)
 	if res != nil {
@@ -353,13 +368,44 @@ func (s *Session) settings() (models []string, thinking *model.Thinking, effort 
 	return append([]string{s.cfg.Model}, s.cfg.FallbackModels...), s.cfg.Thinking, s.cfg.Effort
 }
 
-// Notify emits m into the stream of the run in progress. It may only be
-// called on the loop's goroutine, from a hook point or an Authorizer; with
-// no run in progress it does nothing.
+// Notify emits m into the stream of the run in progress. It is safe to call
+// from any goroutine: the message is queued and the loop emits it before
+// its next message (or, while tools run, as soon as it can). Messages
+// queued with no run in progress are dropped when the next run starts.
 func (s *Session) Notify(m message.Message) {
-	if s.current != nil {
-		s.current.send(m)
+	s.notes.mu.Lock()
+	s.notes.q = append(s.notes.q, m)
+	s.notes.mu.Unlock()
+	select {
+	case s.notes.wake <- struct{}{}:
+	default:
 	}
+}
+
+// drain emits the queued notes; it runs on the loop goroutine.
+func (r *run) drain() {
+	n := &r.s.notes
+	n.mu.Lock()
+	q := n.q
+	n.q = nil
+	n.mu.Unlock()
+	for _, m := range q {
+		if r.stopped || !r.emit(m) {
+			r.stopped = true
+			return
+		}
+	}
+}
+
+type emitterKey struct{}
+
+// Emitter returns the function a tool uses to put messages into the stream
+// of the run that called it (a subagent's progress, say), or nil when the
+// tool was not called by the loop. The function is safe to call from the
+// tool's goroutine; the messages appear before the tool's result.
+func Emitter(ctx context.Context) func(message.Message) {
+	f, _ := ctx.Value(emitterKey{}).(func(message.Message))
+	return f
 }
 
 // SessionID returns the session's id.
