@@ -118,6 +118,11 @@ type Options struct {
 	// IncludePartialMessages adds the raw stream events of each reply.
 	IncludePartialMessages bool
 
+	// Agents are the subagents the model may delegate to through the
+	// Agent tool, by name (its subagent_type). A general-purpose agent
+	// exists unless one of these takes its name.
+	Agents map[string]AgentDefinition
+
 	// AskUser answers the model's questions (the AskUserQuestion tool,
 	// offered by default when this is set). Nil means nobody is there to
 	// ask, as in print mode.

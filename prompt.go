@@ -24,17 +24,22 @@ func systemPrompt(o *Options, env *tool.Env, modelID string) []model.Content {
 	}
 	blocks := []model.Content{model.TextBlock(text)}
 	if o.SystemPrompt == "" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "Environment:\n- working directory: %s\n", env.Cwd)
-		for _, d := range env.AdditionalDirs {
-			fmt.Fprintf(&b, "- additional directory: %s\n", d)
-		}
-		fmt.Fprintf(&b, "- platform: %s/%s\n- model: %s\n- date: %s", runtime.GOOS, runtime.GOARCH, modelID,
-			time.Now().Format("2006-01-02"))
-		blocks = append(blocks, model.TextBlock(b.String()))
+		blocks = append(blocks, model.TextBlock(envBlock(env, modelID)))
 	}
 	if o.AppendSystemPrompt != "" {
 		blocks = append(blocks, model.TextBlock(o.AppendSystemPrompt))
 	}
 	return blocks
+}
+
+// envBlock describes the environment the tools work in.
+func envBlock(env *tool.Env, modelID string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Environment:\n- working directory: %s\n", env.Cwd)
+	for _, d := range env.AdditionalDirs {
+		fmt.Fprintf(&b, "- additional directory: %s\n", d)
+	}
+	fmt.Fprintf(&b, "- platform: %s/%s\n- model: %s\n- date: %s", runtime.GOOS, runtime.GOARCH, modelID,
+		time.Now().Format("2006-01-02"))
+	return b.String()
 }

@@ -153,7 +153,7 @@ func newSession(o *Options) (*session, error) {
 func (s *session) selectTools() ([]tool.Tool, error) {
 	names := s.opts.Tools
 	if names == nil {
-		names = tools.DefaultNames()
+		names = append([]string{"Agent"}, tools.DefaultNames()...)
 		if s.opts.AskUser != nil {
 			names = append(names, "AskUserQuestion")
 		}
@@ -161,6 +161,13 @@ func (s *session) selectTools() ([]tool.Tool, error) {
 	var out []tool.Tool
 	seen := map[string]bool{}
 	for _, n := range names {
+		if n == "Agent" || n == "Task" {
+			if !seen["Agent"] {
+				seen["Agent"] = true
+				out = append(out, s.agentTool(0))
+			}
+			continue
+		}
 		if n == "default" {
 			for _, d := range tools.DefaultNames() {
 				if t, ok := tools.Builtin(d); ok && !seen[d] {

@@ -67,6 +67,10 @@ type User struct {
 	ToolUseResult  any              `json:"tool_use_result,omitempty"`
 	ToolResultMeta []ToolResultMeta `json:"tool_result_meta,omitempty"`
 	IsSynthetic    bool             `json:"isSynthetic,omitempty"`
+	// Set on a subagent's prompt line.
+	AgentID         string `json:"agent_id,omitempty"`
+	SubagentType    string `json:"subagent_type,omitempty"`
+	TaskDescription string `json:"task_description,omitempty"`
 }
 
 // MarshalJSON writes the line with its type field.

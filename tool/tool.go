@@ -107,6 +107,9 @@ type Result struct {
 	// Structured is the tool's structured output, reported to the host as
 	// tool_use_result and never sent to the model. Nil means none.
 	Structured any
+	// ListContent sends the content as a list of blocks even when it is a
+	// single text block.
+	ListContent bool
 }
 
 // Text returns a successful result holding one text block.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentloop/agentloop"
 	"math"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ type config struct {
 	sources       []string
 	sourcesSet    bool
 	hookEvents    bool
+	agents        map[string]agentloop.AgentDefinition
 	thinking      string
 	sessionID     string
 	showVersion   bool
@@ -173,6 +175,21 @@ var flagDefs = []flagDef{
 		return nil
 	}},
 	{[]string{"--include-hook-events"}, kBool, "add hook_started and hook_response lines (stream-json)", func(c *config, _ string) error { c.hookEvents = true; return nil }},
+	{[]string{"--agents"}, kString, `subagents as JSON: {"name": {"description": …, "prompt": …, "tools": […]}}`, func(c *config, v string) error {
+		var a map[string]agentloop.AgentDefinition
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return fmt.Errorf("--agents: %v", err)
+		}
+		for name, d := range a {
+			if d.Description == "" || d.Prompt == "" {
+				return fmt.Errorf("--agents: agent %q needs a description and a prompt", name)
+			}
+		}
+		c.agents = a
+		return nil
+	}},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},

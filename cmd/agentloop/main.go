@@ -117,6 +117,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		SessionID:              c.sessionID,
 		Settings:               c.settings,
 		IncludeHookEvents:      c.hookEvents,
+		Agents:                 c.agents,
 	}
 	if c.sourcesSet {
 		o.SettingSources = []settings.SettingSource{}

@@ -25,8 +25,12 @@ func (r *run) account(resp *model.Response) {
 }
 
 // AddUsage adds one reply's usage on a model to the session's cost and
-// per-model usage. Subagents call it on their parent's session.
+// per-model usage, and to its parent's, for a subagent. It is safe for
+// concurrent use.
 func (s *Session) AddUsage(modelID string, u model.Usage) float64 {
+	if s.cfg.Parent != nil {
+		s.cfg.Parent.AddUsage(modelID, u)
+	}
 	price, canonical, known := pricing.Lookup(modelID)
 	cost := price.Cost(u)
 	s.totals.mu.Lock()

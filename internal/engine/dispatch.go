@@ -199,7 +199,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		return o
 	}
 	block := model.Content{Type: model.TypeToolResult, ToolUseID: p.id}
-	if len(res.Content) == 1 && res.Content[0].Type == model.TypeText {
+	if len(res.Content) == 1 && res.Content[0].Type == model.TypeText && !res.ListContent {
 		block.Text = res.Content[0].Text
 	} else if len(res.Content) > 0 {
 		block.Blocks = res.Content

@@ -49,8 +49,10 @@ type Config struct {
 	OutputSchema         json.RawMessage
 	MaxStructuredRetries int
 	Env                  *tool.Env
-	// ParentToolUseID is set for subagents.
+	// ParentToolUseID is set for subagents, and Parent is the session
+	// whose cost and per-model usage a subagent's usage also counts in.
 	ParentToolUseID *string
+	Parent          *Session
 	// Authorize decides whether a tool call may run. Nil allows all.
 	Authorize Authorizer
 	// Hooks are the other hook points of the loop.
