@@ -34,6 +34,20 @@ func (p *parsedArgs) has(names ...string) bool {
 	return false
 }
 
+// hasBad reports whether an option is one of bad, counting the
+// abbreviations GNU tools accept for long options ("--out" for
+// "--output").
+func (p *parsedArgs) hasBad(bad ...string) bool {
+	for _, o := range p.opts {
+		for _, b := range bad {
+			if o.name == b || strings.HasPrefix(o.name, "--") && len(o.name) > 2 && strings.HasPrefix(b, o.name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hasPrefix reports whether an option name starts with one of prefixes.
 func (p *parsedArgs) hasPrefix(prefixes ...string) bool {
 	for _, o := range p.opts {

@@ -422,17 +422,36 @@ func (a *analyzer) special(cmd *bashCmd) {
 	}
 	// Payloads run through other wrappers (sudo sh -c …, find -exec sh -c
 	// …, xargs sh -c …) are analysed too, so that deny rules see them.
+	done := map[string]bool{}
+	if p, ok := payloadOf(eff); ok {
+		done[p] = true // analysed below
+	}
 	for _, f := range denyForms(cmd.args)[1:] {
-		if sameWords(f, eff) {
-			continue
-		}
-		if p, ok := payloadOf(f); ok {
+		if p, ok := payloadOf(f); ok && !done[p] {
+			done[p] = true
 			a.nest(p)
+		}
+	}
+	// A command that runs others may take a whole command line in one
+	// word (env -S, su -c, watch, flock -c, …): analyse such words too.
+	if head, ok := cmd.args[0].lit(); ok && runsOthers[filepath.Base(head)] {
+		for _, w := range cmd.args[1:] {
+			if t, ok := w.lit(); ok && strings.ContainsAny(t, " \t\n;&|") && !done[t] {
+				done[t] = true
+				a.nest(t)
+			}
 		}
 	}
 	name, ok := eff[0].lit()
 	if !ok {
 		return
+	}
+	// Assignments in front of eval or a shell reach the commands it runs
+	// (BASH_ENV=… bash -c runs a file first): only harmless ones keep the
+	// command transparent.
+	safeEnv := true
+	for _, as := range cmd.assigns {
+		safeEnv = safeEnv && safeAssign(as)
 	}
 	switch name {
 	case "cd":
@@ -450,13 +469,13 @@ func (a *analyzer) special(cmd *bashCmd) {
 			}
 			parts = append(parts, t)
 		}
-		if a.nest(strings.Join(parts, " ")) {
+		if a.nest(strings.Join(parts, " ")) && safeEnv {
 			cmd.transparent = true
 		}
 	case "bash", "sh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/dash", "/usr/bin/sh", "/usr/bin/dash":
 		if payload, ok := shellPayload(eff[1:]); ok {
 			if t, isLit := payload.lit(); isLit {
-				if a.nest(t) {
+				if a.nest(t) && safeEnv {
 					cmd.transparent = true
 				}
 			} else {
@@ -520,18 +539,6 @@ func payloadOf(form []shWord) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func sameWords(a, b []shWord) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // shellPayload finds the command string of `bash [-eux…] -c 'payload' …`.

@@ -62,7 +62,7 @@ type state struct {
 	dirs        []string // cleaned working directories, the session's first
 	dirForms    []string // dirs and their physical forms
 	rules       RuleSet
-	compiled    []*Rule
+	compiled    []*rule
 	warnings    []string
 	home        string
 	fold        bool

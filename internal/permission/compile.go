@@ -20,8 +20,8 @@ const (
 	kindInert                  // accepted but never consulted (see Rule.Warning)
 )
 
-// Rule is a compiled rule of a rule set.
-type Rule struct {
+// rule is a compiled rule of a rule set.
+type rule struct {
 	Value    RuleValue
 	Behavior Behavior
 	Source   Source
@@ -40,15 +40,15 @@ type Rule struct {
 }
 
 // String is the rule's text.
-func (r *Rule) String() string { return r.Value.String() }
+func (r *rule) String() string { return r.Value.String() }
 
 var paramRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(.*)$`)
 
 // compileRule prepares a rule for matching.
-func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool) (*Rule, error) {
-	r := &Rule{Value: v, Behavior: b, Source: src}
+func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool) (*rule, error) {
+	r := &rule{Value: v, Behavior: b, Source: src}
 	tool, content := v.ToolName, strings.TrimSpace(v.RuleContent)
-	inert := func(why string) (*Rule, error) {
+	inert := func(why string) (*rule, error) {
 		r.kind, r.Warning = kindInert, fmt.Sprintf("rule %s is ignored: %s", v, why)
 		return r, nil
 	}
@@ -72,7 +72,7 @@ func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool
 		r.kind = kindWhole
 		return r, nil
 	}
-	param := func() (*Rule, error) {
+	param := func() (*rule, error) {
 		m := paramRe.FindStringSubmatch(content)
 		if b == Allow {
 			return inert("parameter rules apply to deny and ask rules only")
@@ -163,7 +163,7 @@ func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool
 }
 
 // appliesTo reports whether the rule concerns calls of tool at all.
-func (r *Rule) appliesTo(tool string) bool {
+func (r *rule) appliesTo(tool string) bool {
 	if r.toolGlob != nil {
 		return r.toolGlob.match(tool)
 	}

@@ -14,7 +14,7 @@ type verdict struct {
 	b          Behavior
 	reasonType string
 	reason     string
-	rule       *Rule
+	rule       *rule
 	path       string
 	msg        string
 	firm       bool // an Ask that the auto-mode classifier may not settle
@@ -80,7 +80,7 @@ func stringField(input map[string]json.RawMessage, key string) string {
 	return s
 }
 
-func allow(reasonType string, r *Rule) verdict {
+func allow(reasonType string, r *rule) verdict {
 	return verdict{b: Allow, reasonType: reasonType, rule: r}
 }
 
@@ -133,7 +133,7 @@ func (st *state) judge(tool string, input map[string]json.RawMessage, call Call,
 	}
 	switch class {
 	case classSafe:
-		return allow(ReasonMode, nil)
+		return allow("", nil) // the reference reports no reason for these (Agent, StructuredOutput)
 	case classOther:
 		if call.ReadOnly {
 			return allow(ReasonMode, nil)
@@ -180,7 +180,7 @@ func agentType(input map[string]json.RawMessage) string {
 
 // toolRule finds a rule of behavior b that names the whole tool, or a
 // parameter rule that the input matches.
-func (st *state) toolRule(b Behavior, tool string, input map[string]json.RawMessage) *Rule {
+func (st *state) toolRule(b Behavior, tool string, input map[string]json.RawMessage) *rule {
 	for _, r := range st.compiled {
 		if r.Behavior != b || !r.appliesTo(tool) {
 			continue
@@ -200,7 +200,7 @@ func (st *state) toolRule(b Behavior, tool string, input map[string]json.RawMess
 // specificRule finds a rule of behavior b with a specifier that matches a
 // WebFetch, Agent or Skill call. may is set when the call's subject cannot
 // be known and the rule might match it.
-func (st *state) specificRule(b Behavior, tool string, input map[string]json.RawMessage) (*Rule, bool) {
+func (st *state) specificRule(b Behavior, tool string, input map[string]json.RawMessage) (*rule, bool) {
 	for _, r := range st.compiled {
 		if r.Behavior != b || r.Value.ToolName != tool {
 			continue
@@ -239,8 +239,8 @@ func (st *state) specificRule(b Behavior, tool string, input map[string]json.Raw
 // writing) a path with tool. Edit rules govern every writing tool and Read
 // rules every reading one; a Read deny rule also blocks writes; Glob and
 // Grep path rules (deny and ask only) act on their own tool.
-func (st *state) pathRulesFor(b Behavior, write bool, tool string) []*Rule {
-	var out []*Rule
+func (st *state) pathRulesFor(b Behavior, write bool, tool string) []*rule {
+	var out []*rule
 	for _, r := range st.compiled {
 		if r.Behavior != b || r.kind != kindPath {
 			continue
@@ -260,7 +260,7 @@ func (st *state) pathRulesFor(b Behavior, write bool, tool string) []*Rule {
 }
 
 // matchingCand returns the first candidate that r matches.
-func matchingCand(r *Rule, cands []string) string {
+func matchingCand(r *rule, cands []string) string {
 	for _, c := range cands {
 		if r.path.match(c) {
 			return c
@@ -287,7 +287,7 @@ func (st *state) shownPath(cands []string) string {
 // matchPath finds the rule among rules that matches any candidate (deny,
 // ask), or, with all, that covers every candidate (allow: a link and its
 // target must both be allowed).
-func matchPath(rules []*Rule, cands []string, all bool) *Rule {
+func matchPath(rules []*rule, cands []string, all bool) *rule {
 	if len(cands) == 0 {
 		return nil
 	}
@@ -301,9 +301,9 @@ func matchPath(rules []*Rule, cands []string, all bool) *Rule {
 		}
 		return nil
 	}
-	var first *Rule
+	var first *rule
 	for _, c := range cands {
-		var hit *Rule
+		var hit *rule
 		for _, r := range rules {
 			if r.path.match(c) {
 				hit = r
@@ -341,6 +341,11 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 		known = ok
 	}
 	for _, b := range []Behavior{Deny, Ask} {
+		if b == Ask {
+			if r := st.toolRule(Ask, tool, input); r != nil {
+				return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, path: show, msg: msgAskRule(tool, show, r)}
+			}
+		}
 		rules := st.pathRulesFor(b, write, tool)
 		r := matchPath(rules, cands, false)
 		may := false

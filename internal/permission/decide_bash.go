@@ -84,11 +84,16 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 
 	// Deny rules, then ask rules: command patterns against every form of
 	// every command, path rules against the files read and written.
-	var mayDeny *Rule
+	var mayDeny *rule
 	for _, b := range []Behavior{Deny, Ask} {
-		var hit, may *Rule
+		if b == Ask {
+			if r := st.toolRule(Ask, tool, input); r != nil {
+				return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgAskRule(tool, "`"+short(cmdText)+"`", r)}
+			}
+		}
+		var hit, may *rule
 		var hitPath string
-		var pats []*Rule
+		var pats []*rule
 		for _, r := range st.compiled {
 			if r.Behavior == b && r.kind == kindBash && r.appliesTo(tool) {
 				pats = append(pats, r)
@@ -103,9 +108,11 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			}
 			for _, f := range denyForms(it.cmd.args) {
 				s := renderDeny(f)
-				if may == nil && len(pats) > 0 && !asciiName(f[0]) {
+				if may == nil && len(pats) > 0 && (!asciiName(f[0]) || runsUnseenCode(f)) {
 					// A look-alike of a denied name (fullwidth or Cyrillic
-					// letters) runs whatever is installed under it.
+					// letters) runs whatever is installed under it; a shell
+					// fed from a file or its input runs commands no rule
+					// can be matched against.
 					may = pats[0]
 				}
 				for _, r := range pats {
@@ -155,6 +162,14 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			if it.ro.ok {
 				for _, w := range it.ro.reads {
 					check(false, w, it.cmd.cwds, stab)
+				}
+				if it.ro.readsCwd {
+					if it.cmd.cwds == nil {
+						check(false, shWord{kind: wordUnknown}, nil, stab)
+					}
+					for _, c := range it.cmd.cwds {
+						check(false, litWord(c), nil, stab)
+					}
 				}
 			}
 			if it.isFS {
@@ -235,7 +250,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 		return allow(ReasonMode, nil)
 	}
 
-	whole := (*Rule)(nil)
+	whole := (*rule)(nil)
 	if st.mode != ModePlan {
 		whole = st.toolRule(Allow, tool, input)
 	}
@@ -269,7 +284,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 	}
 
 	var gaps []gap
-	var byRule *Rule
+	var byRule *rule
 	sources := map[string]bool{}
 	for _, it := range items {
 		c := it.cmd
@@ -301,7 +316,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 		stab := stable(it.idx, c.inLoop)
 		// Allow rules (not in plan mode, where only read-only commands run).
 		if st.mode != ModePlan {
-			var hit *Rule
+			var hit *rule
 			for _, r := range st.compiled {
 				if r.Behavior != Allow || r.kind != kindBash || !r.appliesTo(tool) {
 					continue
@@ -457,6 +472,57 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 	return v
 }
 
+// runsUnseenCode reports whether a form is a shell that runs commands the
+// analysis could not read: a script file, its standard input, or a -c
+// payload that is only known when it runs (literal -c payloads and eval
+// texts are analysed as commands of their own).
+func runsUnseenCode(form []shWord) bool {
+	name, ok := form[0].lit()
+	if !ok {
+		return false
+	}
+	base := filepath.Base(name)
+	switch base {
+	case "sh", "bash", "dash", "zsh", "ksh", "fish", "source", ".":
+		p, seen := payloadOf(form)
+		// {} is a placeholder that find and xargs fill in when they run.
+		return !seen || strings.Contains(p, "{}")
+	case "awk", "gawk", "mawk", "nawk", "busybox":
+		return true
+	case "xargs", "parallel":
+		// They build command lines from their input: a shell or an
+		// interpreter among their words runs text nobody has seen.
+		for _, w := range form[1:] {
+			if t, ok := w.lit(); ok && (codeRunners[filepath.Base(t)] || inlineCode[filepath.Base(t)] != nil) {
+				return true
+			}
+		}
+	}
+	if flags := inlineCode[base]; flags != nil {
+		for _, w := range form[1:] {
+			t, _ := w.lit()
+			for _, f := range flags {
+				if t == f || strings.HasPrefix(t, f) && !strings.HasPrefix(f, "--") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// codeRunners are the shells and script readers.
+var codeRunners = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
+	"eval": true, "source": true, ".": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "busybox": true}
+
+// inlineCode lists interpreters and the options that give them a program
+// on the command line.
+var inlineCode = map[string][]string{
+	"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+	"node": {"-e", "-p", "--eval", "--print"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
+	"pwsh": {"-c", "-Command"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
+}
+
 // asciiName reports whether a command name is plain ASCII text.
 func asciiName(w shWord) bool {
 	t, ok := w.lit()
@@ -505,6 +571,9 @@ func (st *state) wordPaths(w shWord, cwds []string) ([]string, bool) {
 		}
 		return candidates(st.home + w.text), true
 	case wordGlob:
+		if strings.Count(w.pat, "/") > 8 || globSegments(w.pat) > 2 {
+			return nil, false // too costly to expand here
+		}
 		var out []string
 		lits, ok := join(w.text) // what the shell passes when nothing matches
 		if !ok {
@@ -531,6 +600,17 @@ func (st *state) wordPaths(w shWord, cwds []string) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// globSegments counts the path segments of a pattern that hold a wildcard.
+func globSegments(pat string) int {
+	n := 0
+	for _, seg := range strings.Split(pat, "/") {
+		if strings.ContainsAny(seg, "*?") {
+			n++
+		}
+	}
+	return n
 }
 
 // escapeMatch escapes the characters filepath.Match gives a meaning to.

@@ -9,25 +9,25 @@ import (
 // names the tool, and the path or the command, so that the model (and a
 // scorer looking for those facts) can tell what was refused.
 
-func msgDenyRule(tool, what string, r *Rule) string {
+func msgDenyRule(tool, what string, r *rule) string {
 	if what != "" {
 		return fmt.Sprintf("Permission to use %s on %s has been denied by the rule %s.", tool, what, r)
 	}
 	return fmt.Sprintf("Permission to use %s has been denied by the rule %s.", tool, r)
 }
 
-func msgDenyCommand(tool, command string, r *Rule) string {
+func msgDenyCommand(tool, command string, r *rule) string {
 	return fmt.Sprintf("Permission to run `%s` with %s has been denied by the rule %s.", short(command), tool, r)
 }
 
-func msgAskRule(tool, what string, r *Rule) string {
+func msgAskRule(tool, what string, r *rule) string {
 	if what != "" {
 		return fmt.Sprintf("Using %s on %s needs approval: the rule %s asks before it runs.", tool, what, r)
 	}
 	return fmt.Sprintf("Using %s needs approval: the rule %s asks before it runs.", tool, r)
 }
 
-func msgMayDeny(tool, what string, r *Rule) string {
+func msgMayDeny(tool, what string, r *rule) string {
 	return fmt.Sprintf("Using %s on %s needs approval: part of it cannot be known before it runs, and it might fall under the deny rule %s.", tool, what, r)
 }
 

@@ -37,11 +37,11 @@ func init() {
 		},
 		"hostname": func(args []shWord) roResult {
 			p := parseArgs(args, argSpec{})
-			return roResult{ok: len(p.operands) == 0 && !p.unsure && !p.has("-F", "--file", "-b", "--boot")}
+			return roResult{ok: len(p.operands) == 0 && !p.unsure && !p.hasBad("-F", "--file", "-b", "--boot")}
 		},
 		"date": func(args []shWord) roResult {
 			p := parseArgs(args, argSpec{shortVal: "dsrfI", longVal: set("date", "set", "reference", "file")})
-			if p.unsure || p.has("-s", "--set", "-f", "--file") {
+			if p.unsure || p.hasBad("-s", "--set", "-f", "--file") {
 				return roResult{}
 			}
 			return roResult{ok: true, reads: p.values("-r", "--reference")}
@@ -60,16 +60,22 @@ func init() {
 		"test": testReadOnly(false),
 		"[":    testReadOnly(true),
 
-		"cat":       paths(argSpec{}, false, false),
-		"head":      paths(argSpec{shortVal: "nc", longVal: set("lines", "bytes")}, false, false),
-		"tail":      paths(argSpec{shortVal: "ncs", longVal: set("lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats")}, false, false),
-		"wc":        paths(argSpec{}, false, false, "--files0-from"),
-		"ls":        paths(argSpec{shortVal: "ITw", longVal: set("ignore", "hide", "tabsize", "width", "format", "sort", "time", "time-style", "block-size", "quoting-style", "indicator-style")}, true, false),
+		"cat":  paths(argSpec{}, false, false),
+		"head": paths(argSpec{shortVal: "nc", longVal: set("lines", "bytes")}, false, false),
+		"tail": paths(argSpec{shortVal: "ncs", longVal: set("lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats")}, false, false),
+		"wc":   paths(argSpec{}, false, false, "--files0-from"),
+		"ls": func(args []shWord) roResult {
+			p := parseArgs(args, argSpec{shortVal: "ITw", longVal: set("ignore", "hide", "tabsize", "width", "format", "sort", "time", "time-style", "block-size", "quoting-style", "indicator-style")})
+			if p.has("-R", "--recursive") && p.has("-L", "--dereference") {
+				return roResult{} // would follow links out of the tree
+			}
+			return paths(argSpec{shortVal: "ITw"}, true, false)(args)
+		},
 		"stat":      paths(argSpec{shortVal: "c", longVal: set("format", "printf")}, false, false),
-		"file":      paths(argSpec{shortVal: "emFP", longVal: set("magic-file", "exclude", "exclude-quiet", "separator", "parameter")}, false, true, "-C", "--compile", "-f", "--files-from"),
-		"du":        paths(argSpec{shortVal: "dBtX", longVal: set("max-depth", "block-size", "threshold", "exclude", "exclude-from", "time-style")}, true, false, "--files0-from"),
+		"file":      pathsReading(argSpec{shortVal: "emFP", longVal: set("magic-file", "exclude", "exclude-quiet", "separator", "parameter")}, false, true, []string{"-m", "--magic-file"}, "-C", "--compile", "-f", "--files-from"),
+		"du":        pathsReading(argSpec{shortVal: "dBtX", longVal: set("max-depth", "block-size", "threshold", "exclude", "exclude-from", "time-style")}, true, false, []string{"-X", "--exclude-from"}, "--files0-from", "-L", "--dereference"),
 		"df":        paths(argSpec{shortVal: "Btx", longVal: set("block-size", "type", "exclude-type")}, false, false),
-		"tree":      paths(argSpec{shortVal: "LPIHT", longVal: set("charset", "filelimit", "timefmt", "sort")}, true, true, "-o"),
+		"tree":      paths(argSpec{shortVal: "LPIHT", longVal: set("charset", "filelimit", "timefmt", "sort")}, true, true, "-o", "-l", "--fromfile"),
 		"realpath":  paths(argSpec{longVal: set("relative-to", "relative-base")}, false, false),
 		"readlink":  paths(argSpec{}, false, false),
 		"nl":        paths(argSpec{shortVal: "bdfhilnsvw"}, false, false),
@@ -79,7 +85,7 @@ func init() {
 		"comm":      paths(argSpec{longVal: set("output-delimiter")}, false, false),
 		"join":      paths(argSpec{shortVal: "aejotv12"}, false, false),
 		"cmp":       paths(argSpec{shortVal: "in", longVal: set("ignore-initial", "bytes")}, false, false),
-		"diff":      paths(argSpec{shortVal: "CUFIxXSDLW", longVal: set("ignore-matching-lines", "show-function-line", "exclude", "exclude-from", "starting-file", "ifdef", "label", "width", "tabsize", "from-file", "to-file", "horizon-lines", "palette")}, false, false),
+		"diff":      pathsReading(argSpec{shortVal: "CUFIxXSDLW", longVal: set("ignore-matching-lines", "show-function-line", "exclude", "exclude-from", "starting-file", "ifdef", "label", "width", "tabsize", "from-file", "to-file", "horizon-lines", "palette")}, false, false, []string{"-X", "--exclude-from", "--from-file", "--to-file"}),
 		"md5sum":    paths(argSpec{}, false, false),
 		"sha1sum":   paths(argSpec{}, false, false),
 		"sha224sum": paths(argSpec{}, false, false),
@@ -90,7 +96,7 @@ func init() {
 		"cksum":     paths(argSpec{}, false, false),
 		"strings":   paths(argSpec{shortVal: "ntTes", longVal: set("bytes", "radix", "encoding", "target", "output-separator")}, false, false),
 		"od":        paths(argSpec{shortVal: "AjNtwS", longVal: set("address-radix", "skip-bytes", "read-bytes", "format", "endian")}, false, false),
-		"hexdump":   paths(argSpec{shortVal: "efns"}, false, false),
+		"hexdump":   pathsReading(argSpec{shortVal: "efns"}, false, false, []string{"-f"}),
 		"base64":    paths(argSpec{shortVal: "w", longVal: set("wrap")}, false, false),
 		"base32":    paths(argSpec{shortVal: "w", longVal: set("wrap")}, false, false),
 		"fold":      paths(argSpec{shortVal: "w", longVal: set("width")}, false, false),
@@ -98,8 +104,8 @@ func init() {
 		"rev":       paths(argSpec{}, false, false),
 		"expand":    paths(argSpec{shortVal: "t", longVal: set("tabs")}, false, false),
 		"unexpand":  paths(argSpec{shortVal: "t", longVal: set("tabs")}, false, false),
-		"sort": paths(argSpec{shortVal: "kotTS", longVal: set("key", "output", "field-separator", "buffer-size", "temporary-directory", "compress-program", "parallel", "batch-size", "sort", "random-source")},
-			false, true, "-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"),
+		"sort": pathsReading(argSpec{shortVal: "kotTS", longVal: set("key", "output", "field-separator", "buffer-size", "temporary-directory", "compress-program", "parallel", "batch-size", "sort", "random-source")},
+			false, true, []string{"--random-source"}, "-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"),
 		"uniq": func(args []shWord) roResult {
 			p := parseArgs(args, argSpec{shortVal: "fsw", longVal: set("skip-fields", "skip-chars", "check-chars")})
 			if len(p.operands) > 1 || p.unsure { // a second operand is the output file
@@ -132,12 +138,18 @@ func set(names ...string) map[string]bool {
 // not read-only (for commands that have options that write or run). bad
 // lists the options that write or run.
 func paths(spec argSpec, cwdDefault, strict bool, bad ...string) roFunc {
+	return pathsReading(spec, cwdDefault, strict, nil, bad...)
+}
+
+// pathsReading is paths for commands with options whose values are files
+// they read as well.
+func pathsReading(spec argSpec, cwdDefault, strict bool, readVals []string, bad ...string) roFunc {
 	return func(args []shWord) roResult {
 		p := parseArgs(args, spec)
-		if strict && p.unsure || p.has(bad...) {
+		if strict && p.unsure || p.hasBad(bad...) {
 			return roResult{}
 		}
-		var reads []shWord
+		reads := p.values(readVals...)
 		for _, o := range p.operands {
 			if !o.is("-") {
 				reads = append(reads, o)
@@ -199,12 +211,21 @@ var grepSpec = argSpec{shortVal: "efmABCdD", longVal: set("regexp", "file", "max
 
 func grepReadOnly(args []shWord) roResult {
 	p := parseArgs(args, grepSpec)
+	if p.has("-R", "--dereference-recursive") || p.unsure && !p.has("-e", "--regexp", "-f", "--file") && len(p.operands) == 0 {
+		return roResult{} // -R follows links out of the tree
+	}
 	files := p.operands
 	if !p.has("-e", "--regexp", "-f", "--file") && len(files) > 0 {
 		files = files[1:] // the first operand is the pattern
 	}
 	r := roResult{ok: true, reads: append(files, p.values("-f", "--file", "--exclude-from")...)}
-	r.readsCwd = len(files) == 0 && p.has("-r", "-R", "--recursive", "--dereference-recursive")
+	recursive := p.has("-r", "--recursive")
+	for _, v := range p.values("-d", "--directories") {
+		if t, ok := v.lit(); !ok || t != "read" && t != "skip" {
+			recursive = true
+		}
+	}
+	r.readsCwd = len(files) == 0 && recursive
 	return r
 }
 
@@ -217,7 +238,7 @@ var rgSpec = argSpec{shortVal: "ABCEefgjMmTtdr", longVal: set("regexp", "file", 
 
 func rgReadOnly(args []shWord) roResult {
 	p := parseArgs(args, rgSpec)
-	if p.unsure || p.has("--pre", "--pre-glob", "--hostname-bin") {
+	if p.unsure || p.hasBad("--pre", "--pre-glob", "--hostname-bin", "-L", "--follow") {
 		return roResult{}
 	}
 	files := p.operands
@@ -282,7 +303,7 @@ func jqReadOnly(args []shWord) roResult {
 // or write files.
 func findReadOnly(args []shWord) roResult {
 	i := 0
-	for i < len(args) && (args[i].is("-H") || args[i].is("-L") || args[i].is("-P")) {
+	for i < len(args) && (args[i].is("-H") || args[i].is("-P")) {
 		i++
 	}
 	var starts []shWord
@@ -300,8 +321,8 @@ func findReadOnly(args []shWord) roResult {
 		}
 		t, _ := w.lit()
 		switch t {
-		case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
-			return roResult{}
+		case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-L", "-follow":
+			return roResult{} // runs, writes, or follows links out of the tree
 		}
 	}
 	return roResult{ok: true, reads: starts, readsCwd: len(starts) == 0}
@@ -344,8 +365,10 @@ globals:
 		if !ok && w.mayBeFlag() {
 			return roResult{}
 		}
-		if strings.HasPrefix(t, "--output") || t == "--ext-diff" || t == "--no-index" ||
-			sub == "grep" && (strings.HasPrefix(t, "-O") || strings.HasPrefix(t, "--open-files-in-pager")) {
+		name, _, _ := strings.Cut(t, "=")
+		abbrev := func(full string) bool { return len(name) > 2 && strings.HasPrefix(full, name) }
+		if strings.HasPrefix(t, "--output") || abbrev("--output") || abbrev("--ext-diff") || abbrev("--no-index") ||
+			sub == "grep" && (strings.HasPrefix(t, "-O") || abbrev("--open-files-in-pager")) {
 			return roResult{}
 		}
 	}

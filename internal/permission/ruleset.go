@@ -120,8 +120,8 @@ func (rs *RuleSet) Remove(src Source, b Behavior, rules ...RuleValue) error {
 
 // compile parses and compiles every rule. Malformed rules are left out
 // and reported together in the error.
-func (rs RuleSet) compile(cwd, home string, fold bool) ([]*Rule, []string, error) {
-	var rules []*Rule
+func (rs RuleSet) compile(cwd, home string, fold bool) ([]*rule, []string, error) {
+	var rules []*rule
 	var warnings []string
 	var errs []error
 	for _, s := range rs.Sources {

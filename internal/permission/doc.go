@@ -1,0 +1,95 @@
+// Package permission decides whether a tool call may run: allow, deny, or
+// ask (the caller then asks canUseTool, a PermissionRequest hook or a
+// person, or refuses when there is nobody to ask).
+//
+// # Rules
+//
+// A rule is Tool or Tool(specifier); Tool() and Tool(*) mean the whole
+// tool. Inside the parentheses "\(" and "\)" stand for parentheses and
+// "\\" for a backslash. Rules come in three lists, allow, deny and ask, per
+// source (session, cliArg, userSettings, projectSettings, localSettings,
+// flagSettings, policySettings).
+//
+//	Bash(npm run build)           exactly that command
+//	Bash(git status:*)            git status alone or with more words (legacy)
+//	Bash(npm run *)               '*' matches any text, spaces included; a
+//	Bash(git * main)              space before a final '*' keeps the word
+//	Bash(ls*)                     boundary and lets the bare head match
+//	Read(src/**)                  a path, gitignore style ('*' within a
+//	                              segment, '**' across; everything below a
+//	                              match matches too)
+//	Edit(//etc/hosts)             an absolute path
+//	Edit(~/notes/*)               under the home directory
+//	Read(/docs/*.md)              under the rule source's directory
+//	Read(./build), Read(.env)     under the working directory; as deny and
+//	                              ask rules, relative patterns match at any
+//	                              depth anywhere
+//	WebFetch(domain:go.dev)       one host; domain:*.go.dev its subdomains
+//	mcp__github, mcp__github__*   every tool of a server
+//	mcp__github__get_*            a tool-name glob (allow rules need the
+//	                              literal mcp__<server>__ before the '*')
+//	Agent(Explore), Skill(x *)    a subagent type, a skill
+//	Agent(model:opus)             deny and ask only: a top-level input field
+//
+// Edit rules govern Write, NotebookEdit and MultiEdit as well; Read rules
+// govern Glob, Grep and LSP, and the files that recognized read-only shell
+// commands read. A Read deny rule also blocks writing the path.
+//
+// Bash rules are matched against each simple command of a command line,
+// with quotes removed (g"it" is git) and, for allow rules, the wrappers
+// timeout, time, nice, nohup, stdbuf, command, builtin, noglob, exec and a
+// bare xargs stripped, and leading assignments of a few harmless variables
+// (LANG, TZ, NODE_ENV, …) ignored. A word whose value is only known when
+// the command runs ($X, $(…), a glob) can only be covered by a '*'.
+//
+// # Order
+//
+// Hooks run first (the caller's job). Then: deny rules (a match anywhere
+// in a command line denies all of it, in every mode), ask rules, the mode,
+// allow rules, and the tool's defaults (reads inside the working
+// directories, read-only shell commands, tools that need no permission).
+// What is left is asked.
+//
+// # Modes
+//
+//	default            what the rules and defaults allow runs; the rest is asked
+//	acceptEdits        also file edits, and mkdir/touch/rm/rmdir/mv/cp/sed -i,
+//	                   inside the working directories
+//	plan               read-only work runs; edits and any shell command that is
+//	                   not read-only are asked even when an allow rule matches
+//	dontAsk            what would be asked is denied
+//	bypassPermissions  everything runs, except what deny and ask rules catch,
+//	                   tools that need a person, and removals of critical paths
+//	auto               what would be asked goes to the Classifier (if any); what
+//	                   it cannot settle is asked
+//
+// In every mode, writing a protected path (.git, .claude, .vscode, .idea,
+// .husky, shell start-up files, .npmrc, .mcp.json, …) is asked unless the
+// mode is bypassPermissions, and removing a critical path (/, a top-level
+// directory, the home directory or an ancestor, a working directory or an
+// ancestor) is asked in every mode.
+//
+// # What counts as a write
+//
+// The file tools (Edit, Write, NotebookEdit, MultiEdit); shell redirections
+// to files (>, >>, >|, &>, >&file, <>), except to /dev/null and the
+// standard streams; the acceptEdits commands and their path operands; and
+// any shell command that is not in the read-only set, whose effects cannot
+// be known. Redirections never make a command read-only.
+//
+// # Trust model
+//
+// The model is not trusted: every command line is parsed (mvdan.cc/sh),
+// and whatever cannot be proven safe is asked rather than allowed: parse
+// errors, command names that are expansions or globs, arithmetic, function
+// definitions, aliases and other changes to the shell's state, assignments
+// that change how commands are found, eval and sh -c with texts only known
+// when they run, invisible characters. Literal eval and sh -c payloads are
+// analysed as commands of their own. Paths are compared after symbolic
+// links are resolved (both the link and its target must be allowed, and
+// either one denied denies), and a cd in a command line is followed. The
+// rule lists, the settings and the working directories are trusted; the
+// file system is trusted not to change between the decision and the run,
+// except by the command itself, which the checker accounts for by not
+// relying on paths after a command that may create links.
+package permission
