@@ -131,8 +131,22 @@ type Options struct {
 	// Provider is the model provider; nil means the Anthropic Messages
 	// API configured from the environment.
 	Provider model.Provider
-	// SessionID names the session; empty means a new random id.
+	// SessionID names the session; empty means a new random id. With
+	// Resume or Continue it is only allowed together with ForkSession.
 	SessionID string
+	// Resume continues the session with this id: its history is sent
+	// again, its cost carries on, and new messages are appended to its
+	// transcript. Continue resumes the most recent session of Cwd (a new
+	// session when there is none). ForkSession, with either, copies the
+	// session to a new id first, leaving the original as it was.
+	Resume      string
+	Continue    bool
+	ForkSession bool
+	// NoSessionPersistence turns off the transcript, which is otherwise
+	// written under ConfigDir/projects/ (default: $CLAUDE_CONFIG_DIR or
+	// ~/.claude), where agentloop and the reference CLI can resume it.
+	NoSessionPersistence bool
+	ConfigDir            string
 }
 
 // ErrInvalidOption reports an option value that cannot be used.
@@ -155,6 +169,12 @@ func (o *Options) validate() error {
 	}
 	if o.MaxTokens < 0 {
 		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidOption, o.MaxTokens)
+	}
+	if o.SessionID != "" && (o.Resume != "" || o.Continue) && !o.ForkSession {
+		return fmt.Errorf("%w: SessionID with Resume or Continue needs ForkSession", ErrInvalidOption)
+	}
+	if o.ForkSession && o.Resume == "" && !o.Continue {
+		return fmt.Errorf("%w: ForkSession needs Resume or Continue", ErrInvalidOption)
 	}
 	if o.MaxThinkingTokens < 0 {
 		return fmt.Errorf("%w: MaxThinkingTokens %d is negative", ErrInvalidOption, o.MaxThinkingTokens)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/message"
@@ -52,8 +53,16 @@ func runTurn(ctx context.Context, sess *session, prompt string, yield func(Messa
 	if !yield(sess.initMessage(), nil) {
 		return
 	}
+	start := time.Now()
+	sess.transcript.prompt(prompt, string(sess.currentMode()))
 	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
-		return yield(m, nil)
+		if !yield(m, nil) {
+			return false
+		}
+		if notice := sess.transcript.record(sess, m, start); notice != nil {
+			return yield(notice, nil)
+		}
+		return true
 	})
 	switch {
 	case errors.Is(err, engine.ErrStopped):

@@ -31,6 +31,8 @@ type session struct {
 	apiKeySource string
 	hooks        *hooks.Dispatcher
 	checker      *permission.Checker
+	configDir    string
+	transcript   *transcript
 	started      bool // SessionStart hooks have run
 	ended        bool // SessionEnd hooks have run
 }
@@ -106,6 +108,10 @@ func newSession(o *Options) (*session, error) {
 	}
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser}
+	tr, err := s.openTranscript()
+	if err != nil {
+		return nil, err
+	}
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
@@ -145,6 +151,12 @@ func newSession(o *Options) (*session, error) {
 	}
 	s.eng = eng
 	s.tools = eng.ToolNames()
+	if tr != nil {
+		eng.SetHistory(tr.History())
+		if tr.Cost != nil {
+			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)
+		}
+	}
 	return s, nil
 }
 
@@ -220,6 +232,7 @@ func orEmpty(s []string) []string {
 func (s *session) close() {
 	s.endSession()
 	tools.Cleanup(s.env)
+	s.transcript.close()
 }
 
 func thinkingFor(o *Options) *model.Thinking {

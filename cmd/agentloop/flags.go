@@ -39,6 +39,10 @@ type config struct {
 	sourcesSet    bool
 	hookEvents    bool
 	agents        map[string]agentloop.AgentDefinition
+	resume        string
+	cont          bool
+	fork          bool
+	noPersist     bool
 	thinking      string
 	sessionID     string
 	showVersion   bool
@@ -190,6 +194,10 @@ var flagDefs = []flagDef{
 		c.agents = a
 		return nil
 	}},
+	{[]string{"--resume", "-r"}, kString, "resume the session with this id", str(func(c *config) *string { return &c.resume })},
+	{[]string{"--continue", "-c"}, kBool, "continue the most recent session of this directory", func(c *config, _ string) error { c.cont = true; return nil }},
+	{[]string{"--fork-session"}, kBool, "with --resume or --continue: copy the session to a new id first", func(c *config, _ string) error { c.fork = true; return nil }},
+	{[]string{"--no-session-persistence"}, kBool, "do not write the session's transcript", func(c *config, _ string) error { c.noPersist = true; return nil }},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},

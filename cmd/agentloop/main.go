@@ -118,6 +118,10 @@ func (c *config) options() (*agentloop.Options, error) {
 		Settings:               c.settings,
 		IncludeHookEvents:      c.hookEvents,
 		Agents:                 c.agents,
+		Resume:                 c.resume,
+		Continue:               c.cont,
+		ForkSession:            c.fork,
+		NoSessionPersistence:   c.noPersist,
 	}
 	if c.sourcesSet {
 		o.SettingSources = []settings.SettingSource{}

@@ -80,3 +80,16 @@ func (r *run) overBudget() bool {
 func formatUSD(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
+
+// RestoreTotals sets the session's running cost and per-model usage, as
+// saved by an earlier process of a resumed session. The budget of later
+// runs counts only what they spend.
+func (s *Session) RestoreTotals(cost float64, mu map[string]message.ModelUsage) {
+	s.totals.mu.Lock()
+	defer s.totals.mu.Unlock()
+	s.totals.cost = cost
+	for k, v := range mu {
+		v := v
+		s.totals.modelUsage[k] = &v
+	}
+}

@@ -1,0 +1,329 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MirrorBackoff is the wait before each retry of a failed store append: a
+// batch gets len(MirrorBackoff)+1 attempts.
+var MirrorBackoff = []time.Duration{200 * time.Millisecond, 800 * time.Millisecond}
+
+// DefaultMirrorTimeout bounds one store append; an attempt that times out
+// is not retried.
+const DefaultMirrorTimeout = 60 * time.Second
+
+// MirrorError reports a batch a Mirror could not copy to its store. The
+// batch is dropped; the local transcript has it.
+type MirrorError struct {
+	Key      Key
+	Entries  []Entry
+	Attempts int
+	Err      error
+}
+
+func (e *MirrorError) Error() string {
+	return fmt.Sprintf("session: mirror %s/%s: %d entries not stored after %d attempts: %v",
+		e.Key.ProjectKey, e.Key.SessionID, len(e.Entries), e.Attempts, e.Err)
+}
+
+func (e *MirrorError) Unwrap() error { return e.Err }
+
+// MirrorOptions configures a Mirror.
+type MirrorOptions struct {
+	// OnError receives each batch that could not be stored. The loop turns
+	// it into a system/mirror_error message. It is called from the
+	// Mirror's goroutine.
+	OnError func(*MirrorError)
+	// Sleep waits between attempts; nil uses a timer. It returns early
+	// with ctx's error when ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Timeout bounds each attempt; 0 means DefaultMirrorTimeout.
+	Timeout time.Duration
+}
+
+// Mirror writes entries to a local transcript and copies each batch to a
+// Store once the local write has succeeded (dual write), so that the
+// session can be resumed on another host with [Restore].
+//
+// Append returns as soon as the local write is done; the copies are made
+// in order by a goroutine, which retries a failed store append up to two
+// times (after 0.2 s and 0.8 s) and then reports the batch to OnError and
+// drops it. Flush waits for the copies.
+type Mirror struct {
+	w     *Writer
+	store Store
+	key   Key
+	opts  MirrorOptions
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	queue   [][]Entry
+	running bool
+	done    chan struct{} // closed when the running goroutine exits
+}
+
+// NewMirror returns a Mirror writing to w and copying to store under key.
+func NewMirror(w *Writer, store Store, key Key, opts MirrorOptions) *Mirror {
+	ctx, cancel := context.WithCancel(context.Background())
+	if opts.Sleep == nil {
+		opts.Sleep = sleepCtx
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultMirrorTimeout
+	}
+	return &Mirror{w: w, store: store, key: key, opts: opts, ctx: ctx, cancel: cancel}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Writer returns the local writer.
+func (m *Mirror) Writer() *Writer { return m.w }
+
+// Key returns the store key.
+func (m *Mirror) Key() Key { return m.key }
+
+// Append writes entries locally (see [Writer.Append]) and queues the batch,
+// as written, for the store. A local failure is returned and nothing is
+// queued.
+func (m *Mirror) Append(entries ...Entry) error {
+	out, err := m.w.appendEntries(entries)
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queue = append(m.queue, out)
+	if !m.running {
+		m.running = true
+		m.done = make(chan struct{})
+		go m.run(m.done)
+	}
+	return nil
+}
+
+// run copies queued batches until the queue is empty.
+func (m *Mirror) run(done chan struct{}) {
+	defer close(done)
+	for {
+		m.mu.Lock()
+		if len(m.queue) == 0 {
+			m.running = false
+			m.mu.Unlock()
+			return
+		}
+		b := m.queue[0]
+		m.queue = m.queue[1:]
+		m.mu.Unlock()
+		m.forward(b)
+	}
+}
+
+// forward copies one batch, retrying, and reports a final failure.
+func (m *Mirror) forward(batch []Entry) {
+	attempts := len(MirrorBackoff) + 1
+	var err error
+	n := 0
+	for n < attempts {
+		n++
+		actx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
+		err = m.store.Append(actx, m.key, batch)
+		timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && m.ctx.Err() == nil
+		cancel()
+		if err == nil {
+			return
+		}
+		if timedOut || m.ctx.Err() != nil || n == attempts {
+			break
+		}
+		if serr := m.opts.Sleep(m.ctx, MirrorBackoff[n-1]); serr != nil {
+			break
+		}
+	}
+	if m.opts.OnError != nil {
+		m.opts.OnError(&MirrorError{Key: m.key, Entries: batch, Attempts: n, Err: err})
+	}
+}
+
+// Flush waits until every queued batch has been copied or reported, or ctx
+// is done.
+func (m *Mirror) Flush(ctx context.Context) error {
+	for {
+		m.mu.Lock()
+		running, done := m.running, m.done
+		m.mu.Unlock()
+		if !running {
+			return nil
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close flushes, then closes the writer. If ctx ends first, copies still
+// in progress are abandoned (and reported as failures).
+func (m *Mirror) Close(ctx context.Context) error {
+	err := m.Flush(ctx)
+	if err != nil {
+		m.cancel()
+		m.Flush(context.Background())
+	}
+	m.cancel()
+	if cerr := m.w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// KeyForPath returns the store key of a transcript file under
+// <configDir>/projects: <projectKey>/<sessionId>.jsonl, or
+// <projectKey>/<sessionId>/<subpath>.jsonl.
+func KeyForPath(configDir, path string) (Key, error) {
+	rel, err := filepath.Rel(ProjectsDir(configDir), path)
+	if err != nil || !strings.HasSuffix(rel, ".jsonl") {
+		return Key{}, fmt.Errorf("session: %s is not a transcript under %s", path, ProjectsDir(configDir))
+	}
+	parts := strings.Split(filepath.ToSlash(strings.TrimSuffix(rel, ".jsonl")), "/")
+	var k Key
+	switch {
+	case len(parts) == 2:
+		k = Key{ProjectKey: parts[0], SessionID: parts[1]}
+	case len(parts) > 2:
+		k = Key{ProjectKey: parts[0], SessionID: parts[1], Subpath: strings.Join(parts[2:], "/")}
+	default:
+		return Key{}, fmt.Errorf("session: %s is not a transcript under %s", path, ProjectsDir(configDir))
+	}
+	if err := k.Validate(); err != nil {
+		return Key{}, err
+	}
+	return k, nil
+}
+
+// Restore copies a session from a store into the local layout under
+// configDir ("" for the default): the main transcript to
+// <configDir>/projects/<ProjectKey>/<SessionID>.jsonl and its
+// sub-transcripts beside it, replacing local copies. It returns the main
+// transcript's path, which [Find] then finds for resuming. It returns an
+// error wrapping [ErrNotFound] when the store does not have the session.
+func Restore(ctx context.Context, store Store, key Key, configDir string) (string, error) {
+	key.Subpath = ""
+	if err := key.Validate(); err != nil {
+		return "", err
+	}
+	entries, err := store.Load(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if entries == nil {
+		return "", fmt.Errorf("session %s: %w", key.SessionID, ErrNotFound)
+	}
+	local := NewFileStore(configDir)
+	main := local.path(key)
+	if err := writeTranscript(main, entries); err != nil {
+		return "", err
+	}
+	subs, err := store.ListSubkeys(ctx, key.ProjectKey, key.SessionID)
+	if err != nil {
+		return "", err
+	}
+	for _, sub := range subs {
+		k := key
+		k.Subpath = sub
+		if err := k.Validate(); err != nil {
+			return "", err
+		}
+		es, err := store.Load(ctx, k)
+		if err != nil {
+			return "", err
+		}
+		if es == nil {
+			continue
+		}
+		if err := writeTranscript(local.path(k), es); err != nil {
+			return "", err
+		}
+	}
+	return main, nil
+}
+
+// writeTranscript replaces the file at p with entries.
+func writeTranscript(p string, entries []Entry) error {
+	var buf bytes.Buffer
+	for _, e := range entries {
+		b, err := e.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	return writeFileAtomic(p, buf.Bytes())
+}
+
+// ImportBatch is how many entries Import appends at a time.
+const ImportBatch = 500
+
+// Import copies a local session (and its subagent transcripts) into a
+// store, in batches, and returns its key.
+func Import(ctx context.Context, store Store, configDir, sessionID string) (Key, error) {
+	p, err := Find(configDir, sessionID)
+	if err != nil {
+		return Key{}, err
+	}
+	key, err := KeyForPath(configDir, p)
+	if err != nil {
+		return Key{}, err
+	}
+	files := []string{p}
+	dir := strings.TrimSuffix(p, ".jsonl")
+	_ = filepath.WalkDir(dir, func(q string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(q, ".jsonl") {
+			files = append(files, q)
+		}
+		return nil
+	})
+	for _, f := range files {
+		k, err := KeyForPath(configDir, f)
+		if err != nil {
+			return Key{}, err
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return Key{}, fmt.Errorf("session: %w", err)
+		}
+		entries, _, err := parseLines(data, f)
+		if err != nil {
+			return Key{}, err
+		}
+		for i := 0; i < len(entries); i += ImportBatch {
+			if err := store.Append(ctx, k, entries[i:min(i+ImportBatch, len(entries))]); err != nil {
+				return Key{}, err
+			}
+		}
+	}
+	return key, nil
+}

@@ -1,0 +1,326 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/google/uuid"
+)
+
+// Defaults of the envelope fields.
+const (
+	DefaultEntrypoint = "sdk-go"
+	DefaultUserType   = "external"
+)
+
+// Envelope holds the context fields the Writer sets on the conversation
+// entries it appends when the entry leaves them empty.
+type Envelope struct {
+	SessionID string
+	Cwd       string
+	// Version is the writer's version, e.g. "agentloop 0.1.0".
+	Version   string
+	GitBranch string
+	// UserType defaults to "external", Entrypoint to "sdk-go".
+	UserType   string
+	Entrypoint string
+	// AgentID and IsSidechain are set for a subagent's transcript.
+	AgentID     string
+	IsSidechain bool
+}
+
+// Writer appends entries to a transcript file. It is safe for concurrent
+// use.
+//
+// Each Append writes its entries as whole lines in one write to a file
+// opened with O_APPEND. The Writer keeps the chain: a conversation entry
+// appended without ParentUUID gets the uuid of the previous conversation
+// entry (a compact boundary starts a new chain instead).
+type Writer struct {
+	mu       sync.Mutex
+	f        *os.File
+	path     string
+	env      Envelope
+	leaf     string
+	toolUses map[string]string // tool_use id → uuid of its assistant entry
+	dirty    bool              // a write failed; the file may end in a partial line
+	now      func() time.Time
+}
+
+// Create creates a new transcript file (and its directory), failing if the
+// file exists.
+func Create(path string, env Envelope) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return newWriter(f, path, env), nil
+}
+
+// Open opens a transcript file for appending, creating it (and its
+// directory) if needed. For an existing file, it reads the transcript to
+// continue its chain: the next conversation entry's parent is the
+// transcript's leaf, as when a session is resumed. A final line cut short by
+// a crash is removed first. Open fails if the file has a malformed line.
+func Open(path string, env Envelope) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := repair(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session: %s: %w", path, err)
+	}
+	w := newWriter(f, path, env)
+	t, err := Load(path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.leaf = t.Leaf
+	for _, e := range t.Entries {
+		w.track(e)
+	}
+	return w, nil
+}
+
+func newWriter(f *os.File, path string, env Envelope) *Writer {
+	if env.UserType == "" {
+		env.UserType = DefaultUserType
+	}
+	if env.Entrypoint == "" {
+		env.Entrypoint = DefaultEntrypoint
+	}
+	return &Writer{f: f, path: path, env: env, toolUses: map[string]string{}, now: time.Now}
+}
+
+// repair makes f end with a complete line: a final line without its
+// newline is completed when it is a valid entry and cut off otherwise.
+func repair(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	// Find the start of the final line.
+	start := int64(0)
+	buf := make([]byte, 64*1024)
+	for end := size; end > 0 && start == 0; {
+		off := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-off], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			start = off + int64(i) + 1
+			break
+		}
+		end = off
+	}
+	tail := make([]byte, size-start)
+	if _, err := f.ReadAt(tail, start); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if _, err := ParseEntry(tail); err == nil {
+		_, err := f.Write([]byte{'\n'})
+		return err
+	}
+	return f.Truncate(start)
+}
+
+// Path returns the file's path.
+func (w *Writer) Path() string { return w.path }
+
+// SessionID returns the envelope's session id.
+func (w *Writer) SessionID() string { return w.env.SessionID }
+
+// Leaf returns the uuid of the last conversation entry: the parent of the
+// next one.
+func (w *Writer) Leaf() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.leaf
+}
+
+// SetLeaf makes uuid the parent of the next conversation entry, to
+// continue from an earlier point (resumeSessionAt) or start a new root ("").
+func (w *Writer) SetLeaf(uuid string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.leaf = uuid
+}
+
+// Append writes entries as lines, in one write. Before writing it fills in,
+// on copies, what the entries leave empty: on conversation entries the
+// envelope, uuid, timestamp and parentUuid (the chain), and on tool-result
+// user entries sourceToolAssistantUUID; on last-prompt, cost-state,
+// custom-title, ai-title and tag entries the session id; on last-prompt
+// entries leafUuid. Entries with Raw set are written verbatim.
+func (w *Writer) Append(entries ...Entry) error {
+	_, err := w.appendEntries(entries)
+	return err
+}
+
+// appendEntries is Append returning the entries as written.
+func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil, errors.New("session: writer is closed")
+	}
+	if w.dirty {
+		if err := repair(w.f); err != nil {
+			return nil, fmt.Errorf("session: %s: %w", w.path, err)
+		}
+		w.dirty = false
+	}
+	leaf := w.leaf
+	var pending map[string]string
+	out := make([]Entry, len(entries))
+	var buf bytes.Buffer
+	for i, e := range entries {
+		e = e.Clone()
+		if len(e.Raw) == 0 {
+			leaf = w.fill(&e, leaf, pending)
+		} else if IsChainType(e.Type) && e.UUID != "" {
+			leaf = e.UUID
+		}
+		if e.Type == TypeAssistant && e.Message != nil {
+			for _, c := range e.Message.Content {
+				if c.Type == model.TypeToolUse && e.UUID != "" {
+					if pending == nil {
+						pending = map[string]string{}
+					}
+					pending[c.ID] = e.UUID
+				}
+			}
+		}
+		b, err := e.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("session: entry %d (%s): %w", i, e.Type, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		out[i] = e
+	}
+	if _, err := w.f.Write(buf.Bytes()); err != nil {
+		w.dirty = true
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	w.leaf = leaf
+	for k, v := range pending {
+		w.toolUses[k] = v
+	}
+	return out, nil
+}
+
+// fill sets the empty fields of e and returns the new leaf.
+func (w *Writer) fill(e *Entry, leaf string, pending map[string]string) string {
+	switch e.Type {
+	case TypeLastPrompt:
+		if e.LeafUUID == "" {
+			e.LeafUUID = leaf
+		}
+		fallthrough
+	case TypeCostState, TypeCustomTitle, TypeAITitle, TypeTag:
+		if e.SessionID == "" {
+			e.SessionID = w.env.SessionID
+		}
+	}
+	if !IsChainType(e.Type) {
+		return leaf
+	}
+	env := w.env
+	set := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	set(&e.SessionID, env.SessionID)
+	set(&e.Cwd, env.Cwd)
+	set(&e.Version, env.Version)
+	set(&e.GitBranch, env.GitBranch)
+	set(&e.UserType, env.UserType)
+	set(&e.Entrypoint, env.Entrypoint)
+	set(&e.AgentID, env.AgentID)
+	e.IsSidechain = e.IsSidechain || env.IsSidechain
+	set(&e.UUID, uuid.NewString())
+	set(&e.Timestamp, Timestamp(w.now()))
+	if e.ParentUUID == "" && !(e.Type == TypeSystem && e.Subtype == SubtypeCompactBoundary) {
+		e.ParentUUID = leaf
+	}
+	if e.Type == TypeUser && e.Message != nil && e.SourceToolAssistantUUID == "" {
+		for _, c := range e.Message.Content {
+			if c.Type != model.TypeToolResult {
+				continue
+			}
+			if u, ok := pending[c.ToolUseID]; ok {
+				e.SourceToolAssistantUUID = u
+			} else if u, ok := w.toolUses[c.ToolUseID]; ok {
+				e.SourceToolAssistantUUID = u
+			}
+			break
+		}
+	}
+	return e.UUID
+}
+
+// track records the tool uses of an entry read from the file.
+func (w *Writer) track(e Entry) {
+	if e.Type != TypeAssistant || e.Message == nil || e.UUID == "" {
+		return
+	}
+	for _, c := range e.Message.Content {
+		if c.Type == model.TypeToolUse {
+			w.toolUses[c.ID] = e.UUID
+		}
+	}
+}
+
+// Sync commits the file to stable storage.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	return w.f.Sync()
+}
+
+// Close closes the file. Appending afterwards fails.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
