@@ -318,7 +318,13 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 // continueAfterMaxTokens asks the model to go on after a reply that hit the
 // output limit, as a synthetic user turn.
 func (r *run) continueAfterMaxTokens() bool {
-	text := "Your reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything; break the remaining work into smaller steps."
+	return r.syntheticTurn("Your reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything; break the remaining work into smaller steps.")
+}
+
+// syntheticTurn adds a user turn the loop wrote itself (a continuation, a
+// reminder, hook feedback), emits it marked isSynthetic, and counts it as a
+// turn. It returns false when the consumer stopped reading.
+func (r *run) syntheticTurn(text string) bool {
 	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(text)}})
 	r.numTurns++
 	return r.send(&message.User{

@@ -122,11 +122,5 @@ func (r *run) beforeStop() (bool, *message.Result) {
 		return false, nil
 	}
 	r.stopHooks++
-	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(v.Text)}})
-	r.numTurns++
-	return r.send(&message.User{
-		Message:         message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(v.Text)}},
-		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
-		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: true,
-	}), nil
+	return r.syntheticTurn(v.Text), nil
 }

@@ -99,13 +99,7 @@ func (r *run) enforceStructured() (cont bool, res *message.Result) {
 	}
 	text := "[structured-output] This run must end with a call to the " + StructuredOutputTool +
 		" tool whose input matches its schema. Call it now with your answer."
-	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(text)}})
-	r.numTurns++
-	if !r.send(&message.User{
-		Message:         message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(text)}},
-		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
-		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: true,
-	}) {
+	if !r.syntheticTurn(text) {
 		return false, nil
 	}
 	return true, nil
