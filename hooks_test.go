@@ -266,3 +266,21 @@ func TestCanUseTool(t *testing.T) {
 		t.Errorf("denials = %+v", res.PermissionDenials)
 	}
 }
+
+// A denial with interrupt ends the run after the reply's tools.
+func TestCanUseToolInterrupt(t *testing.T) {
+	can := func(ctx context.Context, req agentloop.PermissionRequest) (agentloop.PermissionResult, error) {
+		return agentloop.PermissionResult{Behavior: "deny", Message: "stop everything", Interrupt: true}, nil
+	}
+	srv, msgs, dir := hookRun(t, nil, func(o *agentloop.Options) { o.AllowedTools, o.CanUseTool = nil, can },
+		agentlooptest.Blocks(agentlooptest.ToolUseBlock("toolu_1", "Bash", map[string]any{"command": "touch first"}),
+			agentlooptest.ToolUseBlock("toolu_2", "Bash", map[string]any{"command": "echo after"})),
+		agentlooptest.Text("never"))
+	res := msgs[len(msgs)-1].(*agentloop.ResultMessage)
+	if srv.Len() != 1 || res.Subtype != "error_during_execution" || res.TerminalReason != "aborted_tools" {
+		t.Errorf("%d requests, result %+v", srv.Len(), res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "first")); err == nil {
+		t.Error("the denied call ran")
+	}
+}

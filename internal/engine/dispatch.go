@@ -137,7 +137,12 @@ func (r *run) dispatch(resp *model.Response) bool {
 			o := errorOutcome(b.ID, d.Message, "Error: "+d.Message)
 			o.meta = meta
 			done(o)
-			interrupted = d.Interrupt
+			if d.Interrupt {
+				interrupted = true
+				if r.halt == nil {
+					r.halt = &Halt{Reason: "The run was interrupted when " + b.Name + " was denied.", interrupt: true}
+				}
+			}
 			continue
 		}
 		if d.Input != nil {

@@ -43,6 +43,8 @@ type StopVerdict struct {
 // Halt ends the run at the next step, as a hook's continue:false does.
 type Halt struct {
 	Reason string
+	// interrupt marks a halt caused by a denial with interrupt set.
+	interrupt bool
 }
 
 // ToolOutput is an executed call's output, as AfterTool may change it.
@@ -93,6 +95,12 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, *message.Re
 func (r *run) haltResult(h *Halt) *message.Result {
 	res := r.successResult()
 	res.TerminalReason = message.TerminalHookStopped
+	if h.interrupt {
+		res = r.base(message.ResultErrorDuringExecution, true)
+		res.Errors = []string{h.Reason}
+		res.TerminalReason = message.TerminalAbortedTools
+		return res
+	}
 	if h.Reason != "" {
 		text := h.Reason
 		res.Result = &text
