@@ -42,6 +42,35 @@
 // A tool's failure is not an error of the run: the model is told, in an
 // is_error tool result, and decides what to do next.
 //
+// # Conversations and sessions
+//
+// A [Client] keeps a conversation across prompts, and its settings (model,
+// thinking budget, effort) can change between or during them. Every run is
+// written to a transcript in the reference CLI's layout; Options.Resume,
+// Options.Continue and Options.ForkSession pick a stored session up again.
+//
+// # Structured output
+//
+// Options.OutputFormat makes the run end with a JSON value that matches a
+// schema; [OutputFormatFor] infers the schema from a Go struct and
+// [StructuredOutput] decodes the result:
+//
+//	type verdict struct {
+//		Safe   bool   `json:"safe"`
+//		Reason string `json:"reason"`
+//	}
+//	format, _ := agentloop.OutputFormatFor[verdict]()
+//	res, err := agentloop.Query(ctx, "Is this diff safe to merge?", &agentloop.Options{OutputFormat: format}).Result()
+//	v, err := agentloop.StructuredOutput[verdict](res)
+//
+// # Permissions and hooks
+//
+// Calls that change state need permission: [PermissionMode], allow and deny
+// rules (Options.AllowedTools, settings files) such as "Bash(go test:*)",
+// checked against a real parse of the command, and Options.CanUseTool for
+// what the rules leave open. Options.Hooks registers Go callbacks (package
+// hooks) on the loop's events, alongside command hooks from settings files.
+//
 // # Models
 //
 // By default the loop talks to the Anthropic Messages API, with credentials
@@ -55,7 +84,8 @@
 // The built-in tools (package tools) read, write and edit files, search them,
 // and run shell commands in Options.Cwd. [NewTool] turns a Go function into a
 // tool, with its input schema inferred from a struct. Calls that change state
-// need permission: see [PermissionMode] and Options.AllowedTools.
+// need permission (below). Subagents, defined in Options.Agents, take
+// delegated tasks through the Agent tool.
 package agentloop
 
 import (
