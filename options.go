@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/model"
+	sessions "github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -147,6 +148,11 @@ type Options struct {
 	// ~/.claude), where agentloop and the reference CLI can resume it.
 	NoSessionPersistence bool
 	ConfigDir            string
+	// SessionStore, when set, receives a copy of every transcript entry
+	// after it is written locally, so that another host with the same
+	// store can resume the session. A copy that fails after retries is
+	// reported as system/mirror_error; the local transcript keeps it.
+	SessionStore sessions.Store
 }
 
 // ErrInvalidOption reports an option value that cannot be used.
@@ -175,6 +181,9 @@ func (o *Options) validate() error {
 	}
 	if o.ForkSession && o.Resume == "" && !o.Continue {
 		return fmt.Errorf("%w: ForkSession needs Resume or Continue", ErrInvalidOption)
+	}
+	if o.SessionStore != nil && o.NoSessionPersistence {
+		return fmt.Errorf("%w: SessionStore needs session persistence", ErrInvalidOption)
 	}
 	if o.MaxThinkingTokens < 0 {
 		return fmt.Errorf("%w: MaxThinkingTokens %d is negative", ErrInvalidOption, o.MaxThinkingTokens)

@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,7 +21,16 @@ var ErrSessionNotFound = errors.New("agentloop: session not found")
 type transcript struct {
 	mu     sync.Mutex
 	w      *sessions.Writer
+	m      *sessions.Mirror // set when a SessionStore mirrors the transcript
 	failed bool
+}
+
+// append writes entries locally, and to the store when there is one.
+func (t *transcript) append(e ...sessions.Entry) error {
+	if t.m != nil {
+		return t.m.Append(e...)
+	}
+	return t.w.Append(e...)
 }
 
 // openTranscript resolves Resume/Continue/ForkSession into the session id
@@ -55,6 +65,11 @@ func (s *session) openTranscript() (*sessions.Transcript, error) {
 			id = forked
 		}
 		path, err := sessions.Find(dir, id)
+		if errors.Is(err, sessions.ErrNotFound) && o.SessionStore != nil {
+			// Not on this host: bring it over from the shared store.
+			key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: id}
+			path, err = sessions.Restore(context.Background(), o.SessionStore, key, dir)
+		}
 		if err != nil {
 			if errors.Is(err, sessions.ErrNotFound) {
 				return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
@@ -86,6 +101,18 @@ func (s *session) openTranscript() (*sessions.Transcript, error) {
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
 	s.transcript = &transcript{w: w}
+	if o.SessionStore != nil {
+		key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: s.env.SessionID}
+		s.transcript.m = sessions.NewMirror(w, o.SessionStore, key, sessions.MirrorOptions{
+			OnError: func(e *sessions.MirrorError) {
+				if s.eng != nil {
+					s.eng.Notify(&message.System{Subtype: "mirror_error", SessionID: s.env.SessionID, UUID: uuid.NewString(),
+						Data: rawFields(map[string]any{"error": e.Error(), "key": map[string]string{
+							"projectKey": e.Key.ProjectKey, "sessionId": e.Key.SessionID}})})
+				}
+			},
+		})
+	}
 	return tr, nil
 }
 
@@ -105,14 +132,19 @@ func (t *transcript) record(s *session, m message.Message, start time.Time) mess
 	switch m := m.(type) {
 	case *message.Assistant:
 		if m.ParentToolUseID == nil {
-			err = t.w.Append(sessions.AssistantEntry(m))
+			err = t.append(sessions.AssistantEntry(m))
 		}
 	case *message.User:
 		if m.ParentToolUseID == nil {
-			err = t.w.Append(sessions.UserEntry(m, mode))
+			err = t.append(sessions.UserEntry(m, mode))
 		}
 	case *message.Result:
-		err = t.w.Append(sessions.CostStateEntry(sessions.CostFromResult(m, start)))
+		err = t.append(sessions.CostStateEntry(sessions.CostFromResult(m, start)))
+		if err == nil && t.m != nil {
+			// The result is where a host may move on: the store has
+			// everything up to it.
+			_ = t.m.Flush(context.Background())
+		}
 	}
 	if err != nil {
 		t.failed = true
@@ -130,16 +162,23 @@ func (t *transcript) prompt(text, mode string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.failed {
-		err := t.w.Append(sessions.PromptEntry("", text, mode))
+		err := t.append(sessions.PromptEntry("", text, mode))
 		if err == nil {
-			err = t.w.Append(sessions.LastPromptEntry(text, t.w.Leaf()))
+			err = t.append(sessions.LastPromptEntry(text, t.w.Leaf()))
 		}
 		t.failed = err != nil
 	}
 }
 
 func (t *transcript) close() {
-	if t != nil {
-		_ = t.w.Close()
+	if t == nil {
+		return
 	}
+	if t.m != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), sessions.DefaultMirrorTimeout)
+		defer cancel()
+		_ = t.m.Close(ctx)
+		return
+	}
+	_ = t.w.Close()
 }

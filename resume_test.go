@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -73,5 +74,29 @@ func TestResumeContinueFork(t *testing.T) {
 	o.Resume = "7b6c2f55-0000-4000-8000-000000000000"
 	if _, err := agentloop.Query(context.Background(), "x", o).Result(); !errors.Is(err, agentloop.ErrSessionNotFound) {
 		t.Errorf("resuming an unknown session: %v", err)
+	}
+}
+
+// With a shared SessionStore, a session written on one host resumes on
+// another that has no local copy.
+func TestSessionStoreAcrossHosts(t *testing.T) {
+	store := &session.MemoryStore{}
+	cwd := t.TempDir()
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("Noted: PINEAPPLE."), agentlooptest.Text("It was PINEAPPLE."))
+	hostA := &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: t.TempDir(), Tools: []string{},
+		SettingSources: []settings.SettingSource{}, SessionStore: store}
+	first, err := agentloop.Query(context.Background(), "Remember PINEAPPLE", hostA).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostB := *hostA
+	hostB.ConfigDir = t.TempDir()
+	hostB.Resume = first.SessionID
+	if _, err := agentloop.Query(context.Background(), "Which word?", &hostB).Result(); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Requests()[1].Params.Messages
+	if len(h) != 3 || h[1].Content[0].Text != "Noted: PINEAPPLE." {
+		t.Errorf("history on host B = %+v", h)
 	}
 }
