@@ -1,0 +1,339 @@
+// Package redis is a [session.Store] that keeps transcripts in Redis, so
+// that a session written on one host can be resumed on another.
+//
+// # Using it
+//
+// Create a go-redis client (a single node, Sentinel or Cluster client: any
+// [goredis.UniversalClient]) and wrap it:
+//
+//	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
+//	store := redis.New(client, &redis.Options{TTL: 30 * 24 * time.Hour})
+//
+// Then pass the store as agentloop's Options.SessionStore: the loop still
+// writes the transcript locally and mirrors every batch to Redis, and a
+// resume on a host without the local file restores it from Redis.
+//
+//	opts := agentloop.Options{SessionStore: store}
+//
+// The Store is safe for concurrent use by many goroutines and many hosts.
+// Append is atomic per batch and idempotent on entry uuids, also when
+// several appenders write the same transcript at once: it runs as one Lua
+// script on the server.
+//
+// # Key layout
+//
+// With the default prefix "agentloop:", a project P and a session S:
+//
+//	agentloop:s:{P}:S:          list of the main transcript's entries (JSON, in order)
+//	agentloop:s:{P}:S:<subpath> list of a sub-transcript's entries
+//	agentloop:u:{P}:S:<subpath> set of the uuids the transcript holds ("" subpath for main)
+//	agentloop:k:{P}:S           set of the session's subpaths
+//	agentloop:p:{P}             sorted set of the project's sessions, scored by mtime (Unix ms)
+//
+// P and S are percent-encoded: '%', ':', '{' and '}' become %25, %3A, %7B
+// and %7D, so a ':' in a project key cannot make two keys collide. The
+// subpath is the last part of a key and kept verbatim. The braces make
+// {P} a Redis Cluster hash tag: all keys of a project live in one slot,
+// which the Lua scripts need. The mtime is the server's clock
+// (Redis TIME), so hosts with skewed clocks agree on it.
+//
+// With Options.TTL set, every write gives the keys it touches that TTL
+// (PEXPIRE): an idle session expires as a whole. List and ListSubkeys
+// leave out transcripts whose entries have expired.
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/session"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Options configure a [Store].
+type Options struct {
+	// Prefix starts every key the store writes; "" means "agentloop:".
+	Prefix string
+	// TTL, when positive, is set on every key a write touches, so that
+	// transcripts expire that long after their last write. Zero keeps
+	// them forever.
+	TTL time.Duration
+}
+
+// Store is a [session.Store] in Redis. Create it with [New].
+type Store struct {
+	client goredis.UniversalClient
+	prefix string
+	ttl    time.Duration
+}
+
+var _ session.Store = (*Store)(nil)
+
+// New returns a Store that keeps transcripts through client. opts may be
+// nil. The Store does not close the client.
+func New(client goredis.UniversalClient, opts *Options) *Store {
+	s := &Store{client: client, prefix: "agentloop:"}
+	if opts != nil {
+		if opts.Prefix != "" {
+			s.prefix = opts.Prefix
+		}
+		s.ttl = opts.TTL
+	}
+	return s
+}
+
+// escape percent-encodes the bytes of a key part that would let parts
+// collide or break the hash tag.
+func escape(s string) string {
+	if !strings.ContainsAny(s, "%:{}") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%', ':', '{', '}':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// keys names the Redis keys of one transcript.
+type keys struct {
+	list, uuids, project, subkeys string
+	// subList and subUUIDs prefix the keys of the session's
+	// sub-transcripts: append a subpath.
+	subList, subUUIDs string
+}
+
+func (s *Store) keys(projectKey, sessionID, subpath string) keys {
+	p := "{" + escape(projectKey) + "}"
+	ps := p + ":" + escape(sessionID)
+	return keys{
+		list:     s.prefix + "s:" + ps + ":" + subpath,
+		uuids:    s.prefix + "u:" + ps + ":" + subpath,
+		project:  s.prefix + "p:" + p,
+		subkeys:  s.prefix + "k:" + ps,
+		subList:  s.prefix + "s:" + ps + ":",
+		subUUIDs: s.prefix + "u:" + ps + ":",
+	}
+}
+
+func name(k session.Key) string {
+	if k.Subpath == "" {
+		return k.ProjectKey + "/" + k.SessionID
+	}
+	return k.ProjectKey + "/" + k.SessionID + "/" + k.Subpath
+}
+
+// appendScript adds the entries of one batch.
+//
+// KEYS: list, uuids, project, subkeys. ARGV: ttl ms, session id, subpath,
+// then uuid and JSON of each entry.
+var appendScript = goredis.NewScript(`
+local n = 0
+for i = 4, #ARGV, 2 do
+  local id = ARGV[i]
+  if id == '' or redis.call('SADD', KEYS[2], id) == 1 then
+    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+    n = n + 1
+  end
+end
+if ARGV[3] == '' then
+  local t = redis.call('TIME')
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', KEYS[3], ms, ARGV[2])
+else
+  redis.call('SADD', KEYS[4], ARGV[3])
+end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+  if ARGV[3] == '' then
+    redis.call('PEXPIRE', KEYS[3], ttl)
+  end
+end
+return n
+`)
+
+// deleteScript removes a transcript, and with the main one the session.
+//
+// KEYS: list, uuids, project, subkeys. ARGV: subpath, session id, prefix
+// of sub-transcript lists, prefix of sub-transcript uuid sets.
+var deleteScript = goredis.NewScript(`
+redis.call('DEL', KEYS[1], KEYS[2])
+if ARGV[1] == '' then
+  for _, sub in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+    redis.call('DEL', ARGV[3] .. sub, ARGV[4] .. sub)
+  end
+  redis.call('DEL', KEYS[4])
+  redis.call('ZREM', KEYS[3], ARGV[2])
+else
+  redis.call('SREM', KEYS[4], ARGV[1])
+end
+return 0
+`)
+
+// Append implements [session.Store]. The batch is stored atomically;
+// entries whose uuid the transcript holds are skipped.
+func (s *Store) Append(ctx context.Context, key session.Key, entries []session.Entry) error {
+	if err := key.Validate(); err != nil {
+		return fmt.Errorf("redis: append %s: %w", name(key), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redis: append %s: %w", name(key), err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
+	args := make([]any, 0, 3+2*len(entries))
+	args = append(args, s.ttlMillis(), key.SessionID, key.Subpath)
+	for i, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("redis: append %s: entry %d: %w", name(key), i, err)
+		}
+		args = append(args, e.UUID, b)
+	}
+	err := appendScript.Run(ctx, s.client, []string{k.list, k.uuids, k.project, k.subkeys}, args...).Err()
+	if err != nil {
+		return fmt.Errorf("redis: append %s: %w", name(key), err)
+	}
+	return nil
+}
+
+// Load implements [session.Store]. It returns nil, nil for a transcript
+// never written (or deleted, or expired).
+func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, error) {
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
+	}
+	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
+	lines, err := s.client.LRange(ctx, k.list, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
+	}
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	out := make([]session.Entry, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &out[i]); err != nil {
+			return nil, fmt.Errorf("redis: load %s: entry %d: %w", name(key), i, err)
+		}
+	}
+	return out, nil
+}
+
+// List implements [session.Store]. Sessions are sorted most recent
+// first, then by id.
+func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSession, error) {
+	k := s.keys(projectKey, "", "")
+	zs, err := s.client.ZRangeWithScores(ctx, k.project, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: list %s: %w", projectKey, err)
+	}
+	ids := make([]string, 0, len(zs))
+	for _, z := range zs {
+		id, _ := z.Member.(string)
+		ids = append(ids, id)
+	}
+	live, err := s.live(ctx, ids, func(id string) string { return s.keys(projectKey, id, "").list })
+	if err != nil {
+		return nil, fmt.Errorf("redis: list %s: %w", projectKey, err)
+	}
+	var out []session.StoreSession
+	for i, z := range zs {
+		if live[i] {
+			out = append(out, session.StoreSession{SessionID: ids[i], ModTime: time.UnixMilli(int64(z.Score))})
+		}
+	}
+	slices.SortFunc(out, func(a, b session.StoreSession) int {
+		if c := b.ModTime.Compare(a.ModTime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+	return out, nil
+}
+
+// ListSubkeys implements [session.Store]. Subpaths are sorted.
+func (s *Store) ListSubkeys(ctx context.Context, projectKey, sessionID string) ([]string, error) {
+	k := s.keys(projectKey, sessionID, "")
+	subs, err := s.client.SMembers(ctx, k.subkeys).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: list subkeys %s/%s: %w", projectKey, sessionID, err)
+	}
+	live, err := s.live(ctx, subs, func(sub string) string { return k.subList + sub })
+	if err != nil {
+		return nil, fmt.Errorf("redis: list subkeys %s/%s: %w", projectKey, sessionID, err)
+	}
+	var out []string
+	for i, sub := range subs {
+		if live[i] {
+			out = append(out, sub)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// live reports which of the transcripts named by parts still have
+// entries. Without a TTL, the index sets are exact and all are live.
+func (s *Store) live(ctx context.Context, parts []string, list func(string) string) ([]bool, error) {
+	live := make([]bool, len(parts))
+	if s.ttl <= 0 || len(parts) == 0 {
+		for i := range live {
+			live[i] = true
+		}
+		return live, nil
+	}
+	// The keys of one project share a hash slot, so one pipeline
+	// reaches one node also in a cluster.
+	cmds := make([]*goredis.IntCmd, len(parts))
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, part := range parts {
+			cmds[i] = p.Exists(ctx, list(part))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cmds {
+		live[i] = c.Val() > 0
+	}
+	return live, nil
+}
+
+// Delete implements [session.Store]. Deleting a main transcript removes
+// the session's sub-transcripts and its entry in List too.
+func (s *Store) Delete(ctx context.Context, key session.Key) error {
+	if err := key.Validate(); err != nil {
+		return fmt.Errorf("redis: delete %s: %w", name(key), err)
+	}
+	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
+	err := deleteScript.Run(ctx, s.client, []string{k.list, k.uuids, k.project, k.subkeys},
+		key.Subpath, key.SessionID, k.subList, k.subUUIDs).Err()
+	if err != nil {
+		return fmt.Errorf("redis: delete %s: %w", name(key), err)
+	}
+	return nil
+}
+
+// ttlMillis is the TTL in whole milliseconds, at least 1 when set.
+func (s *Store) ttlMillis() int64 {
+	if s.ttl <= 0 {
+		return 0
+	}
+	return max(s.ttl.Milliseconds(), 1)
+}
