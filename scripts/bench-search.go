@@ -7,6 +7,7 @@
 //	go run scripts/bench-search.go gen DIR SIZE_MB
 //	go run scripts/bench-search.go grep [flags] DIR INPUT
 //	go run scripts/bench-search.go glob [flags] DIR INPUT
+//	go run scripts/bench-search.go time [flags] -- CMD ARG... --- CMD ARG...
 //
 // INPUT is the tool's JSON input, or @FILE to read it from FILE. The tool
 // runs with DIR as the session's working directory (so paths print relative
@@ -16,6 +17,16 @@
 // Flags: -count prints the number of results instead (files, lines, counts
 // or paths, all of them), -n N runs the call N times, -cpuprofile FILE
 // writes a CPU profile of the runs.
+//
+// time runs two commands in turn, their output discarded, and prints one
+// CSV line: the median and the shortest wall time of each in seconds, the
+// median CPU time (user and system) of each, and the number of timed runs.
+// The runs alternate (A B, B A, A B, ...) so that both commands see the same
+// conditions on a machine whose load changes, which running all of one
+// command and then all of the other (as hyperfine does) would not ensure.
+// Flags: -warmup N untimed rounds (default 2), -runs N timed rounds at most
+// (default 10), -min-runs N at least (default 3), -seconds S: stop after S
+// seconds of timed rounds once -min-runs are done (default 60).
 package main
 
 import (
@@ -27,12 +38,15 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tools"
@@ -57,6 +71,8 @@ func main() {
 		}
 	case "grep", "glob":
 		runTool(os.Args[1], os.Args[2:])
+	case "time":
+		timeCommands(os.Args[2:])
 	default:
 		usage()
 	}
@@ -65,8 +81,82 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   bench-search gen DIR SIZE_MB
-  bench-search grep|glob [-count] [-n N] [-cpuprofile FILE] DIR INPUT|@FILE`)
+  bench-search grep|glob [-count] [-n N] [-cpuprofile FILE] DIR INPUT|@FILE
+  bench-search time [-warmup N] [-runs N] [-min-runs N] [-seconds S] -- CMD ARG... --- CMD ARG...`)
 	os.Exit(2)
+}
+
+// timeCommands is the time subcommand.
+func timeCommands(args []string) {
+	fs := flag.NewFlagSet("time", flag.ExitOnError)
+	warmup := fs.Int("warmup", 2, "untimed rounds")
+	runs := fs.Int("runs", 10, "most timed rounds")
+	minRuns := fs.Int("min-runs", 3, "fewest timed rounds")
+	seconds := fs.Float64("seconds", 60, "stop after this many seconds of timed rounds")
+	fs.Parse(args)
+	cmds := [][]string{nil}
+	for _, a := range fs.Args() {
+		if a == "---" {
+			cmds = append(cmds, nil)
+			continue
+		}
+		cmds[len(cmds)-1] = append(cmds[len(cmds)-1], a)
+	}
+	if len(cmds) != 2 || len(cmds[0]) == 0 || len(cmds[1]) == 0 {
+		usage()
+	}
+	var wall, cpu [2][]time.Duration
+	start := time.Now()
+	for round := 0; ; round++ {
+		timed := round >= *warmup
+		n := round - *warmup
+		if timed && (n >= *runs || n >= *minRuns && time.Since(start).Seconds() > *seconds) {
+			break
+		}
+		if round == *warmup {
+			start = time.Now()
+		}
+		for k := range 2 {
+			c := k
+			if round%2 == 1 {
+				c = 1 - k
+			}
+			w, u := runOnce(cmds[c])
+			if timed {
+				wall[c] = append(wall[c], w)
+				cpu[c] = append(cpu[c], u)
+			}
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		if len(d)%2 == 1 {
+			return d[len(d)/2]
+		}
+		return (d[len(d)/2-1] + d[len(d)/2]) / 2
+	}
+	fmt.Printf("%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d\n",
+		median(wall[0]).Seconds(), slices.Min(wall[0]).Seconds(),
+		median(wall[1]).Seconds(), slices.Min(wall[1]).Seconds(),
+		median(cpu[0]).Seconds(), median(cpu[1]).Seconds(), len(wall[0]))
+}
+
+// runOnce runs a command with its output discarded and returns its wall
+// and CPU times. A failure ends the program.
+func runOnce(argv []string) (wall, cpu time.Duration) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	t := time.Now()
+	err := cmd.Run()
+	wall = time.Since(t)
+	// rg exits with 1 when it finds nothing, which is no failure here.
+	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1 && stderr.Len() == 0) {
+		fmt.Fprintf(os.Stderr, "bench-search time: %s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
+		os.Exit(1)
+	}
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // runTool runs Grep or Glob in dir with the given input.

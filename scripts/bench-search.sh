@@ -12,10 +12,15 @@
 #   BENCH_SEARCH_MB    its size in MiB (default 1100)
 #   BENCH_RUNS         most timed runs per command (default 10, at least 5)
 #   BENCH_NO_DOC=1     print the table without touching the doc
+#   BENCH_TIMER        loop (default): scripts/bench-search.go times rg and
+#                      Grep in alternation, so that both see the same load;
+#                      hyperfine: hyperfine times all runs of rg, then all
+#                      of Grep (fine on an otherwise idle machine)
 #
-# Needs ripgrep and hyperfine (Debian packages ripgrep and hyperfine); it
-# installs them with apt-get when it can. It is run by hand, not by CI: the
-# numbers depend on the machine, so they are only comparable within one run.
+# Needs ripgrep (Debian package ripgrep), and hyperfine (package hyperfine)
+# with BENCH_TIMER=hyperfine; it installs them with apt-get when it can. It
+# is run by hand, not by CI: the numbers depend on the machine, so they are
+# only comparable within one run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tree="${BENCH_SEARCH_TREE:-${TMPDIR:-/tmp}/agentloop-bench-tree}"
@@ -24,9 +29,16 @@ runs="${BENCH_RUNS:-10}"
 if [ "$runs" -lt 5 ]; then runs=5; fi
 if [ $# -gt 0 ]; then trees=("$@"); else trees=(goroot gen); fi
 
+timer="${BENCH_TIMER:-loop}"
+case "$timer" in
+  loop) timer_desc="the driver's interleaved loop (median of up to $runs rounds after 2 warm-up rounds)" ;;
+  hyperfine) timer_desc="hyperfine (median of up to $runs runs after 2 warm-ups)" ;;
+  *) echo "BENCH_TIMER is loop or hyperfine" >&2; exit 2 ;;
+esac
+
 missing=()
 command -v rg >/dev/null || missing+=(ripgrep)
-command -v hyperfine >/dev/null || missing+=(hyperfine)
+if [ "$timer" = hyperfine ]; then command -v hyperfine >/dev/null || missing+=(hyperfine); fi
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -37,8 +49,8 @@ if [ ${#missing[@]} -gt 0 ]; then
       exit 1
     }
   else
-    echo "this benchmark needs ripgrep and hyperfine: install the Debian packages" >&2
-    echo "'${missing[*]}' (apt-get install -y ${missing[*]}), or 'cargo install ripgrep hyperfine'" >&2
+    echo "this benchmark needs ${missing[*]}: install the Debian package(s) with" >&2
+    echo "'sudo apt-get install -y ${missing[*]}', or 'cargo install ${missing[*]}'" >&2
     exit 1
   fi
 fi
@@ -115,20 +127,27 @@ for t in "${trees[@]}"; do
     n_rg=$(count_rg "$rgargs")
     n_tool=$("$bin" "$kind" -count . "@$work/case$i.json")
     echo "== $label: $name (results: rg $n_rg, agentloop $n_tool)" >&2
-    hyperfine -N --style basic --warmup 2 --min-runs 5 --max-runs "$runs" \
-      --export-csv "$work/h$i.csv" \
-      -n rg "rg $rgargs" -n agentloop "$bin $kind . @$work/case$i.json" >"$work/h$i.log" 2>&1 || {
-      cat "$work/h$i.log" >&2
-      exit 1
-    }
-    awk -F, -v tree="$label" -v name="$name" -v nrg="$n_rg" -v ntool="$n_tool" '
-      NR == 2 { rg = $4 } NR == 3 { al = $4 }
-      END {
-        ratio = al / rg
+    eval "rgcmd=(rg $rgargs)"
+    if [ "$timer" = hyperfine ]; then
+      hyperfine -N --style basic --warmup 2 --min-runs 5 --max-runs "$runs" \
+        --export-csv "$work/h$i.csv" \
+        -n rg "rg $rgargs" -n agentloop "$bin $kind . @$work/case$i.json" >"$work/h$i.log" 2>&1 || {
+        cat "$work/h$i.log" >&2
+        exit 1
+      }
+      # median, min and CPU (user + system, mean) of each, as "time" prints them.
+      times=$(awk -F, 'NR == 2 { a = $4 "," $7; ac = $5 + $6 } NR == 3 { b = $4 "," $7; bc = $5 + $6 }
+        END { print a "," b "," ac "," bc "," 0 }' "$work/h$i.csv")
+    else
+      times=$("$bin" time -runs "$runs" -min-runs 5 -- "${rgcmd[@]}" --- "$bin" "$kind" . "@$work/case$i.json")
+    fi
+    echo "$times" | awk -F, -v tree="$label" -v name="$name" -v nrg="$n_rg" -v ntool="$n_tool" '{
+        ratio = $3 / $1
         mark = ratio <= 1.5 ? "yes" : "**no**"
         res = nrg == ntool ? nrg : nrg " / " ntool
-        printf "| %s | %s | %s | %.0f | %.0f | %.2f | %s |\n", tree, name, res, rg * 1000, al * 1000, ratio, mark
-      }' "$work/h$i.csv" | tee -a "$rows" >&2
+        printf "| %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %s |\n", tree, name, res,
+          $1 * 1000, $3 * 1000, ratio, $4 / $2, $5 * 1000, $6 * 1000, mark
+      }' | tee -a "$rows" >&2
   done
   cd "$root"
 done
@@ -138,12 +157,12 @@ ncpu=$(nproc)
   echo "<!-- results:begin (written by scripts/bench-search.sh) -->"
   echo "Run on $(date -u +%Y-%m-%d): $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
   echo "$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, $(go version | cut -d' ' -f3),"
-  echo "$(rg --version | head -1), $(hyperfine --version); warm page cache, median of up to $runs runs after 2 warm-ups."
+  echo "$(rg --version | head -1); timed by $timer_desc; warm page cache."
   echo
   cat "$facts"
   echo
-  echo "| tree | case | results (rg / agentloop) | rg ms | agentloop ms | ratio | ≤ 1.5× |"
-  echo "|---|---|---:|---:|---:|---:|:---:|"
+  echo "| tree | case | results | rg ms | agentloop ms | ratio | ratio of best runs | rg CPU ms | agentloop CPU ms | ≤ 1.5× |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|"
   cat "$rows"
   echo "<!-- results:end -->"
 } >"$work/results.md"

@@ -105,12 +105,16 @@ func runGlob(ctx context.Context, in globInput, call *tool.Call) (tool.Result, e
 	var (
 		mu      sync.Mutex
 		matches []globMatch
+		// nameMatch is set when the name decides.
+		match, nameMatch = globMatcher(rest)
 	)
 	cfg := walkConfig{
 		hidden:  true,
+		inline:  true,
 		descend: globDescend(rest),
+		name:    nameMatch,
 		file: func(abs, rel string, d fs.DirEntry) {
-			if ok, _ := doublestar.Match(rest, rel); !ok {
+			if nameMatch == nil && !match(rel, d.Name()) {
 				return
 			}
 			var mtime int64
@@ -199,6 +203,27 @@ func globDescend(pattern string) func(rel string, depth int) bool {
 		}
 		return true
 	}
+}
+
+// globMatcher returns a function that reports whether the file at rel,
+// named name, matches pattern. For the common "**/NAME" (NAME without a
+// slash), the name alone decides, as "**/" matches any directories: it
+// returns instead a function of the name, and "**/*SUFFIX" (SUFFIX without
+// special characters) is a test of the suffix.
+func globMatcher(pattern string) (path func(rel, name string) bool, name func(string) bool) {
+	if last, ok := strings.CutPrefix(pattern, "**/"); ok && !strings.Contains(last, "/") && !strings.Contains(last, "**") {
+		if suffix, ok := strings.CutPrefix(last, "*"); ok && !strings.ContainsAny(suffix, `*?[]{}\`) {
+			return nil, func(name string) bool { return strings.HasSuffix(name, suffix) }
+		}
+		return nil, func(name string) bool {
+			ok, _ := doublestar.Match(last, name)
+			return ok
+		}
+	}
+	return func(rel, _ string) bool {
+		ok, _ := doublestar.Match(pattern, rel)
+		return ok
+	}, nil
 }
 
 // sortByMtime orders newest first (by millisecond), then by path.

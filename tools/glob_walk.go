@@ -28,6 +28,14 @@ type walkConfig struct {
 	// file is called for every regular file (symbolic links are not
 	// followed), from several goroutines at once, in no particular order.
 	file func(abs, rel string, d fs.DirEntry)
+	// name, when set, is asked first about each regular file's name: file
+	// is not called for those it refuses (which saves building their
+	// paths).
+	name func(name string) bool
+	// inline calls file as soon as a directory's entries are read, rather
+	// than handing batches of files to the pool: for light work on each
+	// file.
+	inline bool
 	// workers bounds the goroutines; 0 means GOMAXPROCS.
 	workers int
 }
@@ -59,6 +67,7 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	root = filepath.Clean(root)
 	var rootIgn *ignoreNode
 	if cfg.ignore {
 		rootIgn = ancestorIgnores(root)
@@ -75,6 +84,12 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 		pending = 1 // jobs queued or running
 	)
 	process := func(job dirJob, entries []fs.DirEntry) []dirJob {
+		// job.abs is clean: it ends with a separator only when it is the
+		// root of the file system.
+		sep := string(filepath.Separator)
+		if strings.HasSuffix(job.abs, sep) {
+			sep = ""
+		}
 		ign := job.ign
 		if cfg.ignore {
 			ign = ign.load(job.abs, entries)
@@ -88,10 +103,10 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 			}
 			typ := d.Type()
 			isDir := typ.IsDir()
-			if isDir && vcsDirs[name] {
+			if isDir && vcsDirs[name] || cfg.name != nil && typ.IsRegular() && !cfg.name(name) {
 				continue
 			}
-			abs := filepath.Join(job.abs, name)
+			abs := job.abs + sep + name
 			rel := name
 			if job.rel != "" {
 				rel = job.rel + "/" + name
@@ -103,6 +118,10 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 			case isDir:
 				if cfg.descend == nil || cfg.descend(rel, job.depth+1) {
 					subdirs = append(subdirs, dirJob{abs: abs, rel: rel, depth: job.depth + 1, ign: ign})
+				}
+			case typ.IsRegular() && cfg.inline:
+				if ctx.Err() == nil {
+					cfg.file(abs, rel, d)
 				}
 			case typ.IsRegular():
 				batch = append(batch, walkFile{abs, rel, d})

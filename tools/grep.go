@@ -5,8 +5,8 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -129,7 +129,7 @@ type grepQuery struct {
 	mode       string
 	limit      int // 0: none
 	offset     int
-	types      []string // name globs of the selected types
+	types      []nameGlob // name globs of the selected types
 	include    []grepGlob
 	exclude    []grepGlob
 	singleFile bool
@@ -176,27 +176,30 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 		if err != nil {
 			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, pathErrCause(err))), nil
 		}
-		col.searchFile(base, data, info.ModTime().UnixMilli())
+		col.searchFile(base, data, func() int64 { return info.ModTime().UnixMilli() })
 	} else {
 		cfg := walkConfig{
 			ignore:  true,
 			descend: q.descend,
+			name:    q.wantsName,
 			file: func(abs, rel string, d fs.DirEntry) {
 				if ctx.Err() != nil || !q.wants(rel, d.Name()) {
 					return
 				}
-				fi, err := d.Info()
-				if err != nil || fi.Size() > grepMaxFileSize {
-					return
-				}
 				bp := grepReadPool.Get().(*[]byte)
 				defer grepReadPool.Put(bp)
-				data, err := readFileInto(abs, fi.Size(), *bp)
+				data, err := grepReadFile(abs, *bp)
 				*bp = data[:0]
-				if err != nil || isBinaryData(data) {
+				if err != nil {
 					return
 				}
-				col.searchFile(abs, data, fi.ModTime().UnixMilli())
+				col.searchFile(abs, data, func() int64 {
+					fi, err := os.Lstat(abs)
+					if err != nil {
+						return 0
+					}
+					return fi.ModTime().UnixMilli()
+				})
 			},
 		}
 		if err := walkTree(ctx, base, cfg); err != nil {
@@ -254,7 +257,9 @@ func newGrepQuery(in grepInput) (*grepQuery, string) {
 		if !ok {
 			return nil, fmt.Sprintf("Unknown file type %q. Known types: %s.", t, strings.Join(grepTypeNames(), ", "))
 		}
-		q.types = append(q.types, globs...)
+		for _, g := range globs {
+			q.types = append(q.types, newNameGlob(g))
+		}
 	}
 	for _, g := range splitGlobs(in.Glob) {
 		neg := strings.HasPrefix(g, "!")
@@ -318,12 +323,14 @@ func (q *grepQuery) descend(rel string, _ int) bool {
 	return true
 }
 
+// wantsName applies the type filter to a file's name.
+func (q *grepQuery) wantsName(name string) bool {
+	return len(q.types) == 0 || slices.ContainsFunc(q.types, func(g nameGlob) bool { return g.match(name) })
+}
+
 // wants applies the type and glob filters to a file found in a walk.
 func (q *grepQuery) wants(rel, name string) bool {
-	if len(q.types) > 0 && !slices.ContainsFunc(q.types, func(p string) bool {
-		ok, _ := doublestar.Match(p, name)
-		return ok
-	}) {
+	if !q.wantsName(name) {
 		return false
 	}
 	if len(q.include) > 0 && !slices.ContainsFunc(q.include, func(g grepGlob) bool { return g.match(rel, name) }) {
@@ -375,14 +382,17 @@ func newGrepCollector(q *grepQuery, cwd string) *grepCollector {
 	return &grepCollector{q: q, cwd: cwd}
 }
 
-// searchFile searches one file's bytes and records what it found.
-func (c *grepCollector) searchFile(abs string, data []byte, mtime int64) {
+// searchFile searches one file's bytes and records what it found. mtime
+// gives the file's modification time, needed for the files that match in
+// files_with_matches mode only.
+func (c *grepCollector) searchFile(abs string, data []byte, mtime func() int64) {
 	s := &c.q.search
 	name := displayPath(c.cwd, abs)
 	if c.q.mode == "files_with_matches" {
 		if s.hasMatch(data) {
+			t := mtime()
 			c.mu.Lock()
-			c.files = append(c.files, globMatch{name, mtime})
+			c.files = append(c.files, globMatch{name, t})
 			c.mu.Unlock()
 		}
 		return
@@ -569,29 +579,46 @@ func grepPlural(n int, one, many string) string {
 // result keeps a reference into them.
 var grepReadPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// readFileInto reads the file at path into buf, growing it as needed; size
-// is the expected size.
-func readFileInto(path string, size int64, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+// errGrepSkip is returned by grepReadFile for files a search skips.
+var errGrepSkip = errors.New("file skipped")
+
+// grepReadFile reads the file at path into buf, grown as needed, for a
+// search. It stops early with errGrepSkip when the file turns out to be
+// binary (see isBinaryData) or larger than grepMaxFileSize, so that such
+// files are not read whole.
+func grepReadFile(path string, buf []byte) ([]byte, error) {
+	f, err := openGrepFile(path)
 	if err != nil {
 		return buf[:0], err
 	}
-	defer f.Close()
-	if int64(cap(buf)) < size+512 {
-		buf = make([]byte, 0, size+512)
-	}
+	defer f.close()
 	buf = buf[:0]
+	if cap(buf) < 64<<10 {
+		buf = make([]byte, 0, 64<<10)
+	}
+	checked := false
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, cap(buf))
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := f.read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
+		switch {
+		case err != nil:
 			return buf, err
+		case n == 0:
+			if !checked && isBinaryData(buf) {
+				return buf, errGrepSkip
+			}
+			return buf, nil
+		case len(buf) > grepMaxFileSize:
+			return buf, errGrepSkip
+		case !checked && len(buf) >= 8<<10:
+			// isBinaryData looks at the first 8 KB only.
+			checked = true
+			if isBinaryData(buf) {
+				return buf, errGrepSkip
+			}
 		}
 	}
 }

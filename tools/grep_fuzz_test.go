@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // FuzzGrepOptions runs Grep with arbitrary patterns and options over a small
@@ -34,12 +35,23 @@ func FuzzGrepOptions(f *testing.F) {
 	}
 	modes := []string{"files_with_matches", "content", "count"}
 	f.Fuzz(func(t *testing.T, pattern string, mode, flags uint8, before, after, limit, offset int16, glob, typ string) {
-		// The literal prefilter never changes what matches.
+		// The literal prefilter and the automaton never change what
+		// matches: the regexp run over the whole text decides.
 		if m, err := newGrepMatcher(pattern, flags&1 != 0, flags&8 != 0); err == nil {
-			plain := grepMatcher{re: m.re, multiline: m.multiline}
-			for _, data := range []string{pattern, glob + "\n" + pattern + "\n", typ, "a\nB\n\nſK\n"} {
-				if got, want := m.matches([]byte(data), false), plain.matches([]byte(data), false); !cmp.Equal(got, want) {
-					t.Fatalf("pattern %q on %q: prefiltered %v, plain %v", pattern, data, got, want)
+			for _, data := range []string{
+				pattern, glob + "\n" + pattern + "\n", typ, "a\nB\n\nſK\n",
+				"x" + pattern + "y\n\n" + strings.ToUpper(pattern) + "\r\n" + glob + pattern + typ,
+				"\xff" + strings.ToLower(pattern) + "\x00é\n" + pattern[min(1, len(pattern)):],
+			} {
+				want := m.re.FindAllIndex([]byte(data), -1)
+				if len(want) > 0 && phantom([]byte(data), want[len(want)-1][0]) {
+					want = want[:len(want)-1]
+				}
+				if got := m.matches([]byte(data), false); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+					t.Fatalf("pattern %q on %q: found %v, the regexp finds %v", pattern, data, got, want)
+				}
+				if got := m.matches([]byte(data), true); !cmp.Equal(got, want[:min(1, len(want))], cmpopts.EquateEmpty()) {
+					t.Fatalf("pattern %q on %q: first match %v, the regexp finds %v", pattern, data, got, want)
 				}
 			}
 		}

@@ -16,13 +16,25 @@ type ignoreRule struct {
 	dirOnly bool   // "pattern/": directories only
 }
 
+// ruleName returns the name glob that decides rule r alone when its
+// pattern is "**/" then a glob without a slash, which matches whatever
+// directories the entry is in; else a glob of kind nameNone.
+func ruleName(r ignoreRule) nameGlob {
+	last, ok := strings.CutPrefix(r.pattern, "**/")
+	if !ok || strings.Contains(last, "/") || strings.Contains(last, "**") {
+		return nameGlob{}
+	}
+	return newNameGlob(last)
+}
+
 // ignoreNode holds the rules of the ignore files of one directory and links
 // to those of its ancestors. Nodes are immutable once built and shared by
 // the walkers of all subdirectories.
 type ignoreNode struct {
 	dir    string // absolute
 	rules  []ignoreRule
-	git    bool // inside a git repository: .gitignore files apply
+	names  []nameGlob // ruleName of each rule, when computed
+	git    bool       // inside a git repository: .gitignore files apply
 	parent *ignoreNode
 }
 
@@ -61,13 +73,18 @@ func (n *ignoreNode) load(dir string, entries []fs.DirEntry) *ignoreNode {
 	if len(rules) == 0 && git == (n != nil && n.git) {
 		return n
 	}
-	return &ignoreNode{dir: dir, rules: rules, git: git, parent: n}
+	names := make([]nameGlob, len(rules))
+	for i, r := range rules {
+		names[i] = ruleName(r)
+	}
+	return &ignoreNode{dir: dir, rules: rules, names: names, git: git, parent: n}
 }
 
 // ignored reports whether the entry at abs is excluded. Deeper files take
 // precedence over shallower ones; within a file the last matching rule
 // decides.
 func (n *ignoreNode) ignored(abs string, isDir bool) bool {
+	name := abs[strings.LastIndexByte(abs, filepath.Separator)+1:]
 	for ; n != nil; n = n.parent {
 		if len(n.rules) == 0 {
 			continue
@@ -77,11 +94,17 @@ func (n *ignoreNode) ignored(abs string, isDir bool) bool {
 			continue
 		}
 		for i := len(n.rules) - 1; i >= 0; i-- {
-			r := n.rules[i]
+			r := &n.rules[i]
 			if r.dirOnly && !isDir {
 				continue
 			}
-			if ok, _ := doublestar.Match(r.pattern, rel); ok {
+			var ok bool
+			if i < len(n.names) && n.names[i].kind != nameNone {
+				ok = n.names[i].match(name)
+			} else {
+				ok, _ = doublestar.Match(r.pattern, rel)
+			}
+			if ok {
 				return !r.negate
 			}
 		}

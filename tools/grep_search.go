@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -37,6 +36,13 @@ type grepMatcher struct {
 	multiline bool
 	lit       []byte // required literal; nil when there is none
 	fold      bool   // lit is lower-case ASCII, to be found case-insensitively
+	// pure is set when the pattern is lit and nothing else: its matches
+	// are then the occurrences of lit, and the regexp need not run.
+	pure bool
+	litPlan
+	// dfa decides quickly whether a line matches when there is no literal
+	// to look for; nil when it cannot be used.
+	dfa *grepDFA
 }
 
 func newGrepMatcher(pattern string, ignoreCase, multiline bool) (grepMatcher, error) {
@@ -65,12 +71,16 @@ func newGrepMatcher(pattern string, ignoreCase, multiline bool) (grepMatcher, er
 	// would then match at every line, so such patterns go without.
 	if lit, fold := requiredLiteral(tree); lit != "" && !hasTextAnchor(tree) {
 		m.lit, m.fold = []byte(lit), fold
+		m.pure = tree.Op == syntax.OpLiteral && len(lit) == len(string(tree.Rune))
+		m.litPlan = newLitPlan(m.lit, fold)
+	} else if !multiline && !hasTextAnchor(tree) {
+		m.dfa = newGrepDFA(tree.String())
 	}
 	return m, nil
 }
 
 // requiredLiteral returns a string that every match of re contains, the
-// longest it finds, or "". A case-folded literal is returned in lower case
+// best prefilter it finds (see betterLiteral), or "". A case-folded literal is returned in lower case
 // with fold set, and only when plain ASCII lower-casing finds all its
 // matches: Unicode folding also maps k and s to the Kelvin sign and the
 // long s, so runs with those letters are left out.
@@ -111,7 +121,7 @@ func requiredLiteral(re *syntax.Regexp) (string, bool) {
 	case syntax.OpConcat:
 		best, bestFold := "", false
 		for _, sub := range re.Sub {
-			if lit, fold := requiredLiteral(sub); len(lit) > len(best) {
+			if lit, fold := requiredLiteral(sub); betterLiteral(lit, fold, best, bestFold) {
 				best, bestFold = lit, fold
 			}
 		}
@@ -132,34 +142,6 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 	return false
 }
 
-// index finds the required literal in data at or after from; -1 when it
-// is not there. lower is data lower-cased, for folded literals.
-func (m *grepMatcher) index(data, lower []byte, from int) int {
-	hay := data
-	if m.fold {
-		hay = lower
-	}
-	i := bytes.Index(hay[from:], m.lit)
-	if i < 0 {
-		return -1
-	}
-	return from + i
-}
-
-// lowerASCII returns data with ASCII letters lower-cased, in buf if it is
-// large enough.
-func lowerASCII(data, buf []byte) []byte {
-	buf = append(buf[:0], data...)
-	for i, c := range buf {
-		if 'A' <= c && c <= 'Z' {
-			buf[i] = c + 'a' - 'A'
-		}
-	}
-	return buf
-}
-
-var lowerPool = sync.Pool{New: func() any { return new([]byte) }}
-
 // matches returns the matches of the pattern in data, as FindAllIndex
 // would, without those on the empty "line" after a final line break. With
 // first set it stops at the first. Lines without the required literal are
@@ -170,39 +152,55 @@ func (m *grepMatcher) matches(data []byte, first bool) [][]int {
 		n = 1
 	}
 	var locs [][]int
-	if m.lit == nil {
+	switch {
+	case m.lit == nil && m.dfa != nil:
+		return m.dfa.matches(m.re, data, first)
+	case m.lit == nil:
 		locs = m.re.FindAllIndex(data, n)
-	} else {
-		var lower []byte
-		if m.fold {
-			bp := lowerPool.Get().(*[]byte)
-			lower = lowerASCII(data, *bp)
-			defer func() { *bp = lower; lowerPool.Put(bp) }()
-		}
-		if m.multiline {
-			if m.index(data, lower, 0) < 0 {
-				return nil
+	case m.pure:
+		// The literal is not empty, so none of its occurrences is on
+		// the "line" after a final line break.
+		s := m.scanner(data)
+		for pos := 0; ; {
+			i := s.index(pos)
+			if i < 0 {
+				break
 			}
-			locs = m.re.FindAllIndex(data, n)
-		} else {
-			for pos := 0; pos < len(data); {
-				i := m.index(data, lower, pos)
-				if i < 0 {
-					break
+			pos = i + len(m.lit)
+			locs = append(locs, []int{i, pos})
+			if first {
+				break
+			}
+		}
+		return locs
+	case m.multiline:
+		s := m.scanner(data)
+		if s.index(0) < 0 {
+			return nil
+		}
+		locs = m.re.FindAllIndex(data, n)
+	default:
+		s := m.scanner(data)
+		for pos := 0; pos < len(data); {
+			i := s.index(pos)
+			if i < 0 {
+				break
+			}
+			start := bytes.LastIndexByte(data[:i], '\n') + 1
+			end := len(data)
+			if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+				end = i + j
+			}
+			if first {
+				if loc := m.re.FindIndex(data[start:end]); loc != nil {
+					return [][]int{{start + loc[0], start + loc[1]}}
 				}
-				start := bytes.LastIndexByte(data[:i], '\n') + 1
-				end := len(data)
-				if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
-					end = i + j
-				}
+			} else {
 				for _, loc := range m.re.FindAllIndex(data[start:end], -1) {
 					locs = append(locs, []int{start + loc[0], start + loc[1]})
-					if first {
-						return locs
-					}
 				}
-				pos = end + 1
 			}
+			pos = end + 1
 		}
 	}
 	if len(locs) > 0 && phantom(data, locs[len(locs)-1][0]) {
@@ -271,13 +269,19 @@ func phantom(data []byte, pos int) bool {
 	return pos >= len(data) && (len(data) == 0 || data[len(data)-1] == '\n')
 }
 
-// fileMatches finds the matches of one file: the matched line numbers
-// (0-based, ascending, unique) and, for only-matching output, each
-// non-empty match with the line it starts on.
+// fileMatches holds the matches of one file: the matched lines (ascending,
+// unique) and, for only-matching output, each non-empty match with the
+// line it starts on.
 type fileMatches struct {
-	grepLineStarts []int // start offset of each line
-	lines          []int
-	parts          []matchPart
+	lines []grepLine
+	parts []matchPart
+}
+
+// grepLine is a line of a file: its number (0-based) and where its text
+// is, without the line break.
+type grepLine struct {
+	n          int
+	start, end int
 }
 
 type matchPart struct {
@@ -285,53 +289,87 @@ type matchPart struct {
 	start, end int
 }
 
+// lineFrom returns the line of data that starts at offset start and has
+// number n.
+func lineFrom(data []byte, n, start int) grepLine {
+	end := len(data)
+	if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+		end = start + i
+	}
+	return grepLine{n, start, end}
+}
+
+// nextLine returns the line after l, if there is one: a final line break
+// ends the last line, it does not start another.
+func nextLine(data []byte, l grepLine) (grepLine, bool) {
+	if l.end+1 >= len(data) {
+		return grepLine{}, false
+	}
+	return lineFrom(data, l.n+1, l.end+1), true
+}
+
+// prevLine returns the line before l, if there is one.
+func prevLine(data []byte, l grepLine) (grepLine, bool) {
+	if l.n == 0 {
+		return grepLine{}, false
+	}
+	start := bytes.LastIndexByte(data[:l.start-1], '\n') + 1
+	return grepLine{l.n - 1, start, l.start - 1}, true
+}
+
+// find finds the matches of one file. Line numbers are counted from one
+// match to the next with bytes.Count, so that a file is not scanned byte
+// by byte for its lines.
 func (s *grepSearch) find(data []byte) *fileMatches {
 	locs := s.m.matches(data, false)
 	if len(locs) == 0 {
 		return nil
 	}
-	fm := &fileMatches{grepLineStarts: grepLineStarts(data)}
-	lineOf := func(pos int) int {
-		return sort.SearchInts(fm.grepLineStarts, pos+1) - 1
+	fm := &fileMatches{}
+	// The line holding offset pos; offsets only grow from call to call.
+	cur := grepLine{0, 0, -1}
+	lineOf := func(pos int) grepLine {
+		if nl := bytes.Count(data[cur.start:pos], []byte{'\n'}); nl > 0 || cur.end < 0 {
+			start := cur.start
+			if nl > 0 {
+				start = bytes.LastIndexByte(data[:pos], '\n') + 1
+			}
+			cur = lineFrom(data, cur.n+nl, start)
+		}
+		return cur
 	}
-	last := -1
 	for _, loc := range locs {
 		first := lineOf(loc[0])
-		end := first
+		last := first
 		if loc[1] > loc[0] {
-			end = lineOf(loc[1] - 1)
+			last = lineOf(loc[1] - 1)
 		}
-		for l := max(first, last+1); l <= end; l++ {
+		// Add the lines from first to last not added yet.
+		l := first
+		if n := len(fm.lines); n > 0 && fm.lines[n-1].n >= l.n {
+			var ok bool
+			if l, ok = nextLine(data, fm.lines[n-1]); !ok {
+				l.n = last.n + 1
+			}
+		}
+		for l.n <= last.n {
 			fm.lines = append(fm.lines, l)
+			var ok bool
+			if l, ok = nextLine(data, l); !ok {
+				break
+			}
 		}
-		last = max(last, end)
 		if loc[1] > loc[0] {
-			fm.parts = append(fm.parts, matchPart{first, loc[0], loc[1]})
+			fm.parts = append(fm.parts, matchPart{first.n, loc[0], loc[1]})
 		}
 	}
 	return fm
 }
 
-func grepLineStarts(data []byte) []int {
-	starts := make([]int, 1, bytes.Count(data, []byte{'\n'})+1)
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
-}
-
-// lineText returns line l of data without its line break.
-func (fm *fileMatches) lineText(data []byte, l int) []byte {
-	start := fm.grepLineStarts[l]
-	end := len(data)
-	if l+1 < len(fm.grepLineStarts) {
-		end = fm.grepLineStarts[l+1]
-	}
-	line := data[start:end]
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	return bytes.TrimSuffix(line, []byte{'\r'})
+// text returns the text of line l without a carriage return before its
+// line break.
+func (l grepLine) text(data []byte) []byte {
+	return bytes.TrimSuffix(data[l.start:l.end], []byte{'\r'})
 }
 
 // contentLines renders the matches of one file as ripgrep does: matched
@@ -357,29 +395,49 @@ func (s *grepSearch) contentLines(name string, data []byte, fm *fileMatches) []s
 		}
 		return out
 	}
-	nLines := len(fm.grepLineStarts)
-	matched := make(map[int]bool, len(fm.lines))
-	for _, l := range fm.lines {
-		matched[l] = true
-	}
-	printed := -1 // last line printed
-	for _, l := range fm.lines {
-		from, to := max(0, l-s.before), min(nLines-1, l+s.after)
-		from = max(from, printed+1)
-		if from > to {
+	printed := -1 // number of the last line printed
+	next := 0     // index in fm.lines of the next matched line to print
+	var group []grepLine
+	for i, l := range fm.lines {
+		if l.n <= printed {
 			continue
 		}
-		if printed >= 0 && from > printed+1 && (s.before > 0 || s.after > 0) {
+		// The lines before l, back to the context or the last line printed.
+		group = append(group[:0], l)
+		for b := l; len(group) <= s.before; {
+			var ok bool
+			if b, ok = prevLine(data, b); !ok || b.n <= printed {
+				break
+			}
+			group = append(group, b)
+		}
+		slices.Reverse(group)
+		// The lines after l: its context, extended by that of the matched
+		// lines in it.
+		for a, to, j := l, l.n+s.after, i+1; ; {
+			for ; j < len(fm.lines) && fm.lines[j].n <= to; j++ {
+				to = max(to, fm.lines[j].n+s.after)
+			}
+			var ok bool
+			if a, ok = nextLine(data, a); !ok || a.n > to {
+				break
+			}
+			group = append(group, a)
+		}
+		if printed >= 0 && group[0].n > printed+1 && (s.before > 0 || s.after > 0) {
 			out = append(out, "--")
 		}
-		for k := from; k <= to; k++ {
+		for _, g := range group {
 			sep := byte('-')
-			if matched[k] {
+			for next < len(fm.lines) && fm.lines[next].n < g.n {
+				next++
+			}
+			if next < len(fm.lines) && fm.lines[next].n == g.n {
 				sep = ':'
 			}
-			out = append(out, prefix(k, sep)+clipColumns(string(fm.lineText(data, k))))
+			out = append(out, prefix(g.n, sep)+clipColumns(string(g.text(data))))
 		}
-		printed = to
+		printed = group[len(group)-1].n
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package tools
 import (
 	"slices"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // grepTypes maps the file type names Grep's type parameter accepts (the
@@ -105,4 +107,40 @@ func grepTypeNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// nameGlob is a glob matched against a file name, compiled so that the
+// common shapes ("*.go", "Makefile") need no glob matching.
+type nameGlob struct {
+	kind uint8  // nameExact, nameSuffix or nameGlobbed (nameNone: no glob)
+	s    string // the name, the suffix after "*", or the pattern
+}
+
+const (
+	nameNone = iota
+	nameExact
+	nameSuffix
+	nameGlobbed
+)
+
+func newNameGlob(pattern string) nameGlob {
+	const special = `*?[]{}\`
+	switch {
+	case !strings.ContainsAny(pattern, special):
+		return nameGlob{nameExact, pattern}
+	case pattern[0] == '*' && !strings.ContainsAny(pattern[1:], special):
+		return nameGlob{nameSuffix, pattern[1:]}
+	}
+	return nameGlob{nameGlobbed, pattern}
+}
+
+func (g nameGlob) match(name string) bool {
+	switch g.kind {
+	case nameExact:
+		return name == g.s
+	case nameSuffix:
+		return strings.HasSuffix(name, g.s)
+	}
+	ok, _ := doublestar.Match(g.s, name)
+	return ok
 }
