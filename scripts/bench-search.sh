@@ -65,8 +65,9 @@ bin="$work/bench-search"
 # rg respects ignore files, skips hidden and binary files and does not follow
 # links by default, as Grep does; --no-config and --no-ignore-global keep the
 # user's settings out. Glob includes hidden and ignored files (but not .git),
-# hence rg's --hidden --no-ignore -g '!.git'. Neither rg command sorts: rg's
-# --sort makes it single-threaded (the last Grep case shows what it costs).
+# hence rg's --hidden --no-ignore -g '!.git'. The rg commands do not sort,
+# though Grep's files and Glob's paths come newest first: rg's --sort makes
+# it single-threaded; the last two cases show what sorting costs it.
 lit='ErrUnexpectedEOF'
 re='func \\(\\w+ \\*\\w+\\) Read\\w*\\('
 re_rg='func \(\w+ \*\w+\) Read\w*\('
@@ -87,6 +88,7 @@ cases=(
   "regex without a literal, content|grep|{\"pattern\":\"$nolit\",\"output_mode\":\"content\",\"head_limit\":0}|$rgf -n '$nolit'"
   "Glob **/*.go|glob|{\"pattern\":\"**/*.go\"}|$rgf --files --hidden --no-ignore -g '**/*.go' -g '!.git'"
   "literal, files; rg sorted by mtime|grep|{\"pattern\":\"$lit\",\"head_limit\":0}|$rgf -l --sortr modified $lit"
+  "Glob **/*.go; rg sorted by mtime|glob|{\"pattern\":\"**/*.go\"}|$rgf --files --hidden --no-ignore -g '**/*.go' -g '!.git' --sortr modified"
 )
 
 # count_rg prints how many results an rg command gives: lines, or the sum of
@@ -157,7 +159,7 @@ ncpu=$(nproc)
   echo "<!-- results:begin (written by scripts/bench-search.sh) -->"
   echo "Run on $(date -u +%Y-%m-%d): $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
   echo "$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, $(go version | cut -d' ' -f3),"
-  echo "$(rg --version | head -1); timed by $timer_desc; warm page cache."
+  echo "$(rg --version | sed -n 1p); timed by $timer_desc; warm page cache."
   echo
   cat "$facts"
   echo

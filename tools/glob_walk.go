@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -34,7 +33,8 @@ type walkConfig struct {
 	name func(name string) bool
 	// inline calls file as soon as a directory's entries are read, rather
 	// than handing batches of files to the pool: for light work on each
-	// file.
+	// file. The directory is then still open, which makes the entry's Info
+	// cheaper on Linux (see readWalkDir); file must not keep the entry.
 	inline bool
 	// workers bounds the goroutines; 0 means GOMAXPROCS.
 	workers int
@@ -72,7 +72,7 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 	if cfg.ignore {
 		rootIgn = ancestorIgnores(root)
 	}
-	rootEntries, err := os.ReadDir(root)
+	rootEntries, rootDone, err := readWalkDir(root, cfg.inline)
 	if err != nil {
 		return err
 	}
@@ -159,8 +159,9 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 					cfg.file(f.abs, f.rel, f.d)
 				}
 			default:
-				if entries, err := os.ReadDir(job.abs); err == nil {
+				if entries, done, err := readWalkDir(job.abs, cfg.inline); err == nil {
 					subdirs = process(job, entries)
+					done()
 				}
 			}
 
@@ -177,6 +178,7 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 	// The root's entries are already read; process them here so that its
 	// subdirectories seed the queue.
 	queue = process(dirJob{abs: root, ign: rootIgn}, rootEntries)
+	rootDone()
 	pending = len(queue)
 	if pending == 0 {
 		return ctx.Err()

@@ -13,9 +13,9 @@ import (
 
 // grepDFA finds the lines that hold a match of a pattern that no literal
 // narrows down. Go's regexp runs an NFA simulation over long texts, some
-// 30 MB/s; this automaton, built lazily from the same program, reads a file
-// at memory speed and only says where a line matches, at which point the
-// regexp runs on that one line to find the matches themselves.
+// 30 MB/s; this automaton, built lazily from the same program, takes one
+// table look-up per byte of a file and only says where a line matches, at
+// which point the regexp runs on that one line to find the matches.
 //
 // It is for patterns that cannot match a line break (which Grep ensures
 // unless multiline is set) and that have no \A or \z: lines are then
@@ -52,11 +52,14 @@ const (
 var dfaKindRune = [...]rune{dfaAtText: -1, dfaAfterNL: '\n', dfaAfterWord: 'a', dfaAfterOther: ' '}
 
 type dfaState struct {
-	pcs   []uint32 // the instructions waiting for a rune, sorted
-	kind  uint8    // the kind of rune before
-	atEnd int8     // 0: not known yet; 1: a match ends at the end of the text; -1: none
-	next  [utf8.RuneSelf]*dfaState
+	// next holds the transitions on ASCII bytes, nil until known; those
+	// on other bytes stay nil, as such a byte starts a rune that is
+	// decoded first.
+	next  [256]*dfaState
 	other map[rune]*dfaState // transitions on other runes, and on invalid bytes
+	pcs   []uint32           // the instructions waiting for a rune, sorted
+	kind  uint8              // the kind of rune before
+	atEnd int8               // 0: not known yet; 1: a match ends at the end of the text; -1: none
 }
 
 // dfaMatched is where a transition leads when a match ends before the rune.
@@ -240,14 +243,22 @@ func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
 	}
 	s := c.state(nil, dfaAtText)
 	i := 0
-	for i < len(data) {
-		if s == nil {
-			return d.fallback(re, data, first)
+	for s != nil && i < len(data) {
+		// The loop that does the work: known transitions on ASCII.
+		for i < len(data) {
+			next := s.next[data[i]]
+			if next == nil || next == dfaMatched {
+				break
+			}
+			s = next
+			i++
 		}
-		var next *dfaState
+		if i == len(data) {
+			break
+		}
+		next := s.next[data[i]]
 		w := 1
 		if b := data[i]; b < utf8.RuneSelf {
-			next = s.next[b]
 			if next == nil {
 				next = c.step(s, rune(b))
 				s.next[b] = next

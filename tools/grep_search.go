@@ -62,7 +62,8 @@ func newGrepMatcher(pattern string, ignoreCase, multiline bool) (grepMatcher, er
 			return grepMatcher{}, err
 		}
 	}
-	re, err := regexp.Compile(tree.String())
+	expr := tree.String()
+	re, err := regexp.Compile(expr)
 	if err != nil {
 		return grepMatcher{}, err
 	}
@@ -74,16 +75,17 @@ func newGrepMatcher(pattern string, ignoreCase, multiline bool) (grepMatcher, er
 		m.pure = tree.Op == syntax.OpLiteral && len(lit) == len(string(tree.Rune))
 		m.litPlan = newLitPlan(m.lit, fold)
 	} else if !multiline && !hasTextAnchor(tree) {
-		m.dfa = newGrepDFA(tree.String())
+		m.dfa = newGrepDFA(expr)
 	}
 	return m, nil
 }
 
 // requiredLiteral returns a string that every match of re contains, the
-// best prefilter it finds (see betterLiteral), or "". A case-folded literal is returned in lower case
-// with fold set, and only when plain ASCII lower-casing finds all its
-// matches: Unicode folding also maps k and s to the Kelvin sign and the
-// long s, so runs with those letters are left out.
+// best prefilter it finds (see betterLiteral), or "". A case-folded
+// literal is returned in lower case with fold set, and only when plain
+// ASCII lower-casing finds all its matches: Unicode folding also maps k
+// and s to the Kelvin sign and the long s, so runs with those letters are
+// left out. (Those are the only ASCII letters that fold to other runes.)
 func requiredLiteral(re *syntax.Regexp) (string, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -145,7 +147,8 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 // matches returns the matches of the pattern in data, as FindAllIndex
 // would, without those on the empty "line" after a final line break. With
 // first set it stops at the first. Lines without the required literal are
-// skipped; in multiline mode, only whole files are.
+// skipped (in multiline mode, only whole files are); without a literal,
+// the automaton, when there is one, picks the lines for the regexp.
 func (m *grepMatcher) matches(data []byte, first bool) [][]int {
 	n := -1
 	if first {
