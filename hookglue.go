@@ -20,6 +20,7 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		Commands:  commands,
 		Cwd:       s.env.Cwd,
 		SessionID: s.env.SessionID,
+		Env:       s.env.Environ,
 	}
 	if s.opts.IncludeHookEvents {
 		cfg.Observer = func(n hooks.Notice) {

@@ -153,6 +153,16 @@ type Options struct {
 	// store can resume the session. A copy that fails after retries is
 	// reported as system/mirror_error; the local transcript keeps it.
 	SessionStore sessions.Store
+
+	// Env is added to the environment of the processes the session starts
+	// for the model (Bash commands, background shells, command hooks),
+	// over the process environment and the settings files' env.
+	Env map[string]string
+	// ExposeCredentials passes agentloop's own API credentials
+	// (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN,
+	// ANTHROPIC_CUSTOM_HEADERS) on to those processes. By default they are
+	// removed: the model chooses what those processes run.
+	ExposeCredentials bool
 }
 
 // ErrInvalidOption reports an option value that cannot be used.

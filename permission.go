@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
@@ -112,6 +113,19 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 	return c, nil
 }
 
+// Test seams for the security tests' mutation run (see export_test.go).
+// They are process-wide and never set outside tests.
+var (
+	// testForceAllow makes authorize allow every call at once, before any
+	// hook, rule, mode or callback is consulted; code that enforces
+	// permissions elsewhere (a subagent's tool list, the read filter of
+	// Grep and Glob) must stand aside too while it is set.
+	testForceAllow atomic.Bool
+	// testDisableSandbox runs Bash commands without the kernel sandbox, in
+	// every mode, plan mode included.
+	testDisableSandbox atomic.Bool
+)
+
 // currentMode is the session's permission mode now (it can change through
 // permission updates).
 func (s *session) currentMode() PermissionMode {
@@ -126,6 +140,9 @@ func (s *session) currentMode() PermissionMode {
 // then, for calls still undecided, PermissionRequest hooks and the
 // CanUseTool callback. With nobody to ask, the call is denied.
 func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.Decision {
+	if testForceAllow.Load() {
+		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
+	}
 	input := json.RawMessage(call.Input)
 	pre := s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBase(), ToolName: call.Name,
 		ToolInput: input, ToolUseID: call.ID})

@@ -10,6 +10,7 @@ import (
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/internal/toolenv"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
@@ -107,7 +108,9 @@ func newSession(o *Options) (*session, error) {
 		s.model = pricing.Resolve(st.Model)
 	}
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
-		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser}
+		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
+		Environ: toolenv.Build(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
+			KeepCredentials: opts.ExposeCredentials})}
 	tr, err := s.openTranscript()
 	if err != nil {
 		return nil, err

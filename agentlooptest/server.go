@@ -50,6 +50,9 @@ type Server struct {
 	requests   []*Request // POST /v1/messages
 	all        []*Request // every request
 	mismatches []error
+	// lenient turns off ValidateHistory; allowExhausted and allowInvalid
+	// are NewTB's opt-outs.
+	lenient, allowExhausted, allowInvalid bool
 }
 
 // route is a rule added by Server.Route.
@@ -141,6 +144,41 @@ func (s *Server) Remaining() int {
 	return len(s.queue) - s.next
 }
 
+// Lenient turns off the history rules of [ValidateHistory]: from now on a
+// request with a history the real API would reject is answered from the
+// script like any other. Use it to script a model for a client whose
+// histories you do not control; tests of an agent loop should keep the
+// rules on.
+func (s *Server) Lenient() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lenient = true
+}
+
+func (s *Server) strict() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.lenient
+}
+
+// AllowInvalidHistory tells [NewTB] that the test sends histories the API
+// rejects on purpose: they are still answered with the API's 400 and
+// recorded in Mismatches, but do not fail the test.
+func (s *Server) AllowInvalidHistory() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.allowInvalid = true
+}
+
+// AllowExhausted tells [NewTB] that requests past the end of the script
+// are expected: they get the exhausted reply without failing the test.
+// [Server.SetExhausted] implies it.
+func (s *Server) AllowExhausted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.allowExhausted = true
+}
+
 // SetExhausted sets the reply for a messages request that finds its queue
 // empty. The default is the text "(script exhausted)" with stop reason
 // end_turn.
@@ -148,6 +186,7 @@ func (s *Server) SetExhausted(r Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exhausted = r
+	s.allowExhausted = true
 }
 
 // Route adds a rule with its own queue: a valid messages request for which
@@ -211,8 +250,9 @@ func (s *Server) Len() int {
 	return len(s.requests)
 }
 
-// Mismatches returns the failures of Expect callbacks, and panics of
-// Expect, Route and router callbacks, in the order they happened. An Expect
+// Mismatches returns the failures of Expect callbacks, panics of Expect,
+// Route and router callbacks, and requests whose history the real API
+// rejects (each a *[HistoryError]), in the order they happened. An Expect
 // failure names its request by its index in Requests() and its Kind, e.g.
 // "request 2 (main): …". A panicking Route rule counts as not matching, a
 // panicking router as declining.
@@ -322,6 +362,17 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, req *Request) 
 		s.record(req, true)
 		s.answer(w, r, req)
 		return
+	}
+	if s.strict() {
+		if herr := ValidateHistory(req.Params.Messages); herr != nil {
+			rep := Error(http.StatusBadRequest, "invalid_request_error", herr.Error()).resolve("")
+			req.Kind = KindInvalid
+			req.Reply = &rep
+			index := s.record(req, true)
+			s.addMismatch(&HistoryError{Request: index, Message: herr.Error()})
+			s.answer(w, r, req)
+			return
+		}
 	}
 
 	index := s.pick(req)

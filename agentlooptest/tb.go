@@ -1,11 +1,19 @@
 package agentlooptest
 
-import "testing"
+import (
+	"errors"
+	"strconv"
+	"testing"
+)
 
 // NewTB starts a server with replies as its main queue for the test tb. The
-// server is closed when the test ends (through tb.Cleanup), after which
-// every recorded Expect mismatch is reported with tb.Errorf. NewTB fails the
-// test if the server cannot start.
+// server is closed when the test ends (through tb.Cleanup), and then the
+// test fails, with tb.Errorf, for every entry of [Server.Mismatches] (Expect
+// failures and histories the real API rejects) and for every request that
+// found its script exhausted, unless the test opted out with
+// [Server.AllowInvalidHistory] or [Server.AllowExhausted] (or
+// [Server.SetExhausted]). NewTB fails the test at once if the server cannot
+// start.
 func NewTB(tb testing.TB, replies ...Reply) *Server {
 	tb.Helper()
 	s, err := Start(replies...)
@@ -14,9 +22,32 @@ func NewTB(tb testing.TB, replies ...Reply) *Server {
 	}
 	tb.Cleanup(func() {
 		s.Close()
-		for _, err := range s.Mismatches() {
-			tb.Errorf("agentlooptest: %v", err)
+		for _, msg := range s.failures() {
+			tb.Errorf("agentlooptest: %s", msg)
 		}
 	})
 	return s
+}
+
+// failures lists what NewTB reports when the test ends.
+func (s *Server) failures() []string {
+	s.mu.Lock()
+	allowInvalid, allowExhausted := s.allowInvalid, s.allowExhausted
+	s.mu.Unlock()
+	var out []string
+	for _, err := range s.Mismatches() {
+		var he *HistoryError
+		if allowInvalid && errors.As(err, &he) {
+			continue
+		}
+		out = append(out, err.Error())
+	}
+	if !allowExhausted {
+		for i, r := range s.Requests() {
+			if r.Kind == KindExhausted {
+				out = append(out, "request "+strconv.Itoa(i)+" found the script exhausted (call AllowExhausted if that is expected)")
+			}
+		}
+	}
+	return out
 }

@@ -16,7 +16,8 @@ import (
 func referenceTranscripts(t *testing.T) []string {
 	dir := os.Getenv("AGENTLOOP_CONFORMANCE_DIR")
 	if dir == "" {
-		dir = "/work/shared/conformance/scenarios"
+		// The conformance kit sits beside the repository (../shared).
+		dir = filepath.Join("..", "..", "shared", "conformance", "scenarios")
 	}
 	var files []string
 	for _, pat := range []string{"*/out/transcripts/*.jsonl", "*/out/*/transcripts/*.jsonl"} {
@@ -24,7 +25,10 @@ func referenceTranscripts(t *testing.T) []string {
 		files = append(files, m...)
 	}
 	if len(files) == 0 {
-		t.Skipf("no reference transcripts under %s", dir)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no reference transcripts under %s: CI must run with the conformance kit beside the repository", dir)
+		}
+		t.Skipf("no reference transcripts under %s (set AGENTLOOP_CONFORMANCE_DIR)", dir)
 	}
 	return files
 }

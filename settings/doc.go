@@ -40,10 +40,10 @@
 // an [Error] per problem, naming the file and the field; nothing is
 // half-applied. Unknown fields are kept, in Settings.Extra and
 // Permissions.Extra. A few settings are read but ignored, with a warning
-// in Settings.Warnings: hook events nobody knows, and a project file's
-// defaultMode that would start sessions more permissively
-// (acceptEdits, bypassPermissions, auto) — a checked-in file is not
-// trusted to do that.
+// in Settings.Warnings: hook events nobody knows, and a project or local
+// file's defaultMode that would start sessions more permissively
+// (acceptEdits, bypassPermissions, auto) — a file that a cloned repository
+// can ship is not trusted to do that.
 //
 // # Writing permission updates
 //

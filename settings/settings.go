@@ -398,9 +398,9 @@ func merge(layers []*layer, o Options) *Settings {
 			s.Permissions.Ask = append(s.Permissions.Ask, rule(v, Ask))
 		}
 		if l.defaultMode != "" {
-			if l.source == ProjectSettings && escalating(l.defaultMode) {
+			if repoShipped(l.source) && escalating(l.defaultMode) {
 				s.Warnings = append(s.Warnings, fmt.Sprintf(
-					"%s: permissions.defaultMode %q ignored: a project file may not start sessions in a more permissive mode",
+					"%s: permissions.defaultMode %q ignored: a file a repository can ship may not start sessions in a more permissive mode",
 					l.display, l.defaultMode))
 			} else {
 				s.Permissions.DefaultMode = l.defaultMode
@@ -461,6 +461,12 @@ func merge(layers []*layer, o Options) *Settings {
 	}
 	return s
 }
+
+// repoShipped reports whether files of the source live inside the project
+// and so can arrive with a cloned repository: the project file and the
+// local file alike (.claude/settings.local.json is usually ignored by git,
+// but nothing stops a repository from committing one).
+func repoShipped(src Source) bool { return src == ProjectSettings || src == LocalSettings }
 
 // escalating modes are those a project file is not trusted to start in.
 func escalating(mode string) bool {

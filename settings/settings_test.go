@@ -304,6 +304,32 @@ func TestUnknownFieldsKeptAndWarnings(t *testing.T) {
 	}
 }
 
+// TestLocalFileCannotEscalate: a cloned repository can commit
+// .claude/settings.local.json as easily as .claude/settings.json, so the
+// trust filter applies to both; the user's own file still can escalate.
+func TestLocalFileCannotEscalate(t *testing.T) {
+	for _, mode := range []string{"bypassPermissions", "acceptEdits", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t)
+			write(t, e.path(LocalSettings), `{"permissions":{"defaultMode":"`+mode+`"}}`)
+			s, err := Load(e.opts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Permissions.DefaultMode != "" {
+				t.Errorf("local file set mode %q", s.Permissions.DefaultMode)
+			}
+			if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "settings.local.json: permissions.defaultMode") {
+				t.Errorf("warnings %q", s.Warnings)
+			}
+			write(t, e.path(UserSettings), `{"permissions":{"defaultMode":"`+mode+`"}}`)
+			if s, _ = Load(e.opts()); s.Permissions.DefaultMode != mode || s.Permissions.DefaultModeSource != UserSettings {
+				t.Errorf("user file: mode %q from %q", s.Permissions.DefaultMode, s.Permissions.DefaultModeSource)
+			}
+		})
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	cases := []struct {
 		src  Source

@@ -95,6 +95,27 @@ type Env struct {
 	// State holds per-session state that tools share, keyed by the
 	// tool package's own key types. Safe for concurrent use.
 	State *State
+	// Environ is the environment of the processes tools start (Bash
+	// commands, background shells), in os.Environ form. Nil means the
+	// host process's environment. The session builds it from the process
+	// environment less agentloop's own API credentials, plus the settings'
+	// env and Options.Env.
+	Environ []string
+	// ReadDenied, when set, reports whether the session's deny rules
+	// forbid the tool (Read, Grep, Glob) to read a file or directory known
+	// by any of the given names: absolute, clean paths, each matched as it
+	// is (no link is followed; the caller passes the physical form too
+	// when it differs). Grep and Glob leave out what it denies while they
+	// walk, without descending into denied directories, and Read refuses
+	// it. Nil denies nothing. It must be safe for concurrent use.
+	ReadDenied func(tool string, names ...string) bool
+	// CheckedPath, when set, returns the physical path that the permission
+	// check resolved for the file a call (by tool_use id) works on, when
+	// one was resolved. The file tools then work on exactly that path and
+	// open it without following symbolic links, so that a link swapped in
+	// after the check makes the call fail rather than reach another file.
+	// It must be safe for concurrent use.
+	CheckedPath func(callID string) (string, bool)
 }
 
 // Result is what a call returns to the model.

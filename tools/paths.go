@@ -141,3 +141,15 @@ func notExistMessage(env *tool.Env, what string) string {
 func isNotExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
+
+// readDenied reports whether the session's deny rules forbid the tool to
+// read a file known by any of names (see tool.Env.ReadDenied).
+func readDenied(env *tool.Env, toolName string, names ...string) bool {
+	return env != nil && env.ReadDenied != nil && env.ReadDenied(toolName, names...)
+}
+
+// readDeniedMessage is the text the model gets for a file a deny rule
+// covers.
+func readDeniedMessage(toolName, path string) string {
+	return fmt.Sprintf("Permission to read %s with %s has been denied: a deny rule in the settings covers it.", path, toolName)
+}

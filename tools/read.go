@@ -81,7 +81,11 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	if err != nil {
 		return tool.Error(relativePathMessage(env, in.FilePath)), nil
 	}
-	info, err := os.Stat(path)
+	target := targetOf(call, path)
+	if readDenied(env, "Read", path, target.io) {
+		return tool.Error(readDeniedMessage("Read", path)), nil
+	}
+	info, err := target.stat()
 	switch {
 	case isNotExist(err):
 		return tool.Error(notExistMessage(env, "File")), nil
@@ -92,7 +96,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	case !info.Mode().IsRegular():
 		return tool.Error(fmt.Sprintf("Cannot read %s: it is not a regular file (%s).", path, specialFileKind(info.Mode()))), nil
 	}
-	key := resolveSymlinks(path)
+	key := target.key()
 	ext := strings.ToLower(filepath.Ext(path))
 	if in.Pages != nil && ext != ".pdf" {
 		return tool.Error(fmt.Sprintf("The pages parameter applies only to PDF files, and %s is not one. Use offset and limit to read part of a text file.", path)), nil
@@ -113,7 +117,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("%s is %s, more than the %s that Read returns at once. Read it in parts with offset and limit, search it with Grep, or set allow_large if you really need all of it.",
 			path, fileSizeText(info.Size()), fileSizeText(readMaxFileSize))), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := target.read()
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

@@ -65,7 +65,7 @@ func readImage(path, key, ext string, info os.FileInfo, env *tool.Env) (tool.Res
 	if info.Size() > imageMaxInput {
 		return tool.Error(fmt.Sprintf("Cannot read %s: the image is %s, too large to load.", path, fileSizeText(info.Size()))), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFileNoFollow(key)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

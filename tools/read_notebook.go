@@ -108,7 +108,7 @@ func readNotebook(path, key string, allowLarge bool, info os.FileInfo, env *tool
 	if info.Size() > notebookMaxFile {
 		return tool.Error(fmt.Sprintf("Cannot read %s: the notebook is %s, too large to show. Inspect it with jq in Bash instead.", path, fileSizeText(info.Size()))), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFileNoFollow(key)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

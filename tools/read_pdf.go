@@ -49,7 +49,7 @@ func readPDF(path, key string, pages *string, info os.FileInfo, env *tool.Env) (
 		return tool.Error(fmt.Sprintf("Cannot read %s: the PDF is %s, more than the %s that can be sent. Extract its text with a command in Bash (such as pdftotext) instead.",
 			path, fileSizeText(info.Size()), fileSizeText(pdfMaxBytes))), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFileNoFollow(key)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

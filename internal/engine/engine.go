@@ -57,6 +57,13 @@ type Config struct {
 	Authorize Authorizer
 	// Hooks are the other hook points of the loop.
 	Hooks HookPoints
+	// Record, when set, receives every message as it enters the history
+	// (the prompt, the blocks of each finished reply, tool results,
+	// synthetic turns and context for the model), and each run's result,
+	// on the loop's goroutine and whether or not the consumer still reads
+	// the stream. Read back in order, the recorded user and assistant
+	// messages give the history: a host writes its transcript from them.
+	Record func(message.Message)
 	// Now and NewID are the clock and id source; nil means the real ones.
 	Now   func() time.Time
 	NewID func() string
@@ -213,6 +220,8 @@ type run struct {
 	// spentAtStart is the session cost when Run began; the budget counts
 	// only what this run spends.
 	spentAtStart float64
+	// open are the calls of the last reply while their results come in.
+	open *openCalls
 }
 
 func (r *run) send(m message.Message) bool {
@@ -230,6 +239,10 @@ func (r *run) send(m message.Message) bool {
 // the result (also emitted last). The error is non-nil when the run could not
 // finish: the context was cancelled (a result with error_during_execution is
 // emitted first) or the consumer stopped reading (ErrStopped).
+//
+// Whichever way it ends, Run leaves a history the API accepts: calls of the
+// last reply that did not run get an is_error result (see closeTurn), and
+// Config.Record has seen exactly what the history holds, in its order.
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
 	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
 	s.current = r
@@ -237,18 +250,45 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	s.notes.q = nil
 	s.notes.mu.Unlock()
 	defer func() { s.current = nil }()
-	prompt, res := r.submitPrompt(prompt)
-	if res != nil {
-		return r.finish(res)
+	e := r.loop(prompt)
+	if e.unrun == "" {
+		e.unrun = Interrupted
 	}
-	s.history = append(s.history, model.Message{Role: "user", Content: prompt})
+	r.closeTurn(e.unrun)
+	if e.res == nil {
+		// The consumer is gone; the record still gets the run's cost.
+		res := r.base(message.ResultErrorDuringExecution, true)
+		res.Errors = []string{"The run stopped: " + ErrStopped.Error()}
+		res.TerminalReason = message.TerminalAborted
+		res.StopReason = nil
+		r.record(res)
+		return nil, e.err
+	}
+	r.record(e.res)
+	if e.silent {
+		return e.res, e.err
+	}
+	if !r.send(e.res) && e.err == nil {
+		return e.res, ErrStopped
+	}
+	return e.res, e.err
+}
+
+// loop runs the turns of one prompt until the run ends.
+func (r *run) loop(promptIn []model.Content) ending {
+	s, ctx := r.s, r.ctx
+	prompt, context, res := r.submitPrompt(promptIn)
+	if res != nil {
+		return finish(res)
+	}
+	r.commitPrompt(prompt, context)
 	for {
 		if err := ctx.Err(); err != nil {
 			return r.aborted(err)
 		}
-		resp, err := r.callModel()
+		resp, shown, err := r.callModel()
 		if r.stopped {
-			return nil, ErrStopped
+			return ending{err: ErrStopped}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -257,59 +297,59 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 			return r.apiFailure(err)
 		}
 		r.last = resp
-		s.history = append(s.history, model.Message{Role: "assistant", Content: resp.Content})
+		r.commitReply(shown)
 		if r.overBudget() {
-			return r.finish(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
-				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(s.cfg.MaxBudgetUSD)), false))
+			return unrunBecause(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
+				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(s.cfg.MaxBudgetUSD)), false), budgetUnrun(s.cfg.MaxBudgetUSD))
 		}
 		r.usage = r.usage.Add(resp.Usage)
-		if !resp.HasToolUse() {
+		if r.open == nil {
 			if resp.StopReason == "max_tokens" {
 				if !r.continueAfterMaxTokens() {
-					return nil, ErrStopped
+					return ending{err: ErrStopped}
 				}
 				continue
 			}
 			if s.cfg.OutputSchema != nil {
 				cont, res := r.enforceStructured()
 				if res != nil {
-					return r.finish(res)
+					return finish(res)
 				}
 				if !cont {
-					return nil, ErrStopped
+					return ending{err: ErrStopped}
 				}
 				continue
 			}
 			if cont, res := r.beforeStop(); res != nil {
-				return r.finish(res)
+				return finish(res)
 			} else if cont {
 				continue
 			} else if r.stopped {
-				return nil, ErrStopped
+				return ending{err: ErrStopped}
 			}
-			return r.finish(r.successResult())
+			return finish(r.successResult())
 		}
 		r.rounds++
-		if !r.dispatch(resp) {
+		if !r.dispatch() {
 			if ctx.Err() != nil {
 				return r.aborted(ctx.Err())
 			}
-			return nil, ErrStopped
+			return ending{err: ErrStopped}
 		}
 		if r.halt != nil {
-			return r.finish(r.haltResult(r.halt))
+			return unrunBecause(r.haltResult(r.halt), haltUnrun)
 		}
 		if s.cfg.OutputSchema != nil {
 			r.noteStructured(resp, s.history[len(s.history)-1].Content)
 			if r.structured.output != nil {
-				return r.finish(r.structuredResult())
+				return finish(r.structuredResult())
 			}
 			if r.structured.failures > s.maxStructuredRetries() {
-				return r.finish(r.structuredExhausted())
+				return finish(r.structuredExhausted())
 			}
 		}
 		if s.cfg.MaxTurns > 0 && r.rounds >= s.cfg.MaxTurns {
-			return r.finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
+			return finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
 				fmt.Sprintf("Reached maximum number of turns (%d)", s.cfg.MaxTurns), true))
 		}
 	}
@@ -325,13 +365,11 @@ func (r *run) continueAfterMaxTokens() bool {
 // reminder, hook feedback), emits it marked isSynthetic, and counts it as a
 // turn. It returns false when the consumer stopped reading.
 func (r *run) syntheticTurn(text string) bool {
-	r.s.history = append(r.s.history, model.Message{Role: "user", Content: []model.Content{model.TextBlock(text)}})
+	blocks := []model.Content{model.TextBlock(text)}
+	m := r.userMessage(blocks, true)
+	r.commitUser(blocks, m)
 	r.numTurns++
-	return r.send(&message.User{
-		Message:         message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(text)}},
-		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
-		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: true,
-	})
+	return r.send(m)
 }
 
 func (r *run) timestamp() string {

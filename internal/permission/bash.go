@@ -27,6 +27,9 @@ type bashCmd struct {
 	// transparent commands (eval, bash -c) whose payload was analysed
 	// into commands of their own: they need no approval themselves.
 	transparent bool
+	// async: it runs alongside other commands of the line (in a pipeline,
+	// in the background, in a process substitution).
+	async bool
 }
 
 type shAssign struct {
@@ -49,9 +52,13 @@ type bashAnalysis struct {
 	redirs   []*bashRedir
 	problems []string // reasons the command cannot be proven safe
 	// unparsed is set when some command text could not be analysed at all
-	// (a parse error, a payload known only when it runs), so that deny
-	// rules could not be checked against it.
+	// (a parse error, a payload known only when it runs, a construct bash
+	// may read differently from the parser), so that deny rules could not
+	// be checked against it.
 	unparsed bool
+	// hidden says why some text runs as code that no rule can be matched
+	// against (trap, PS4, arithmetic on values, …; see bash_hidden.go).
+	hidden string
 }
 
 // analyzer walks the syntax tree of a command line.
@@ -62,10 +69,14 @@ type analyzer struct {
 	cwds      []string // nil when unknown
 	depth     int
 	loopDepth int
+	async     int // depth of pipelines, background lists and process substitutions
 	loopStart int // index in cmds where the outermost loop began
 	loopRedir int
 	pattern   bool   // analysing the text of a rule, not a command
 	text      string // the text being parsed
+	// seen holds the substitutions analysed, so that sweep finds the
+	// ones the walk missed.
+	seen map[syntax.Node]bool
 }
 
 // analyzeBash parses a command line and lists its simple commands and
@@ -134,7 +145,7 @@ func (a *analyzer) parse(command string) {
 		a.problem("empty command")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
 	prev := a.text
 	a.text = command
 	defer func() { a.text = prev }()
@@ -143,7 +154,21 @@ func (a *analyzer) parse(command string) {
 		a.unparsed = true
 		return
 	}
+	if a.pattern {
+		a.stmts(f.Stmts)
+		return
+	}
+	if why := disagreements(command, f); why != "" {
+		// The commands the parser found are still analysed, so that deny
+		// rules see them; the text as a whole cannot be proven.
+		a.problem(why)
+		a.unparsed = true
+	}
+	if a.seen == nil {
+		a.seen = map[syntax.Node]bool{}
+	}
 	a.stmts(f.Stmts)
+	a.sweep(f)
 }
 
 func (a *analyzer) stmts(list []*syntax.Stmt) {
@@ -173,6 +198,10 @@ func (a *analyzer) stmt(s *syntax.Stmt) {
 	if s == nil {
 		return
 	}
+	if s.Background {
+		a.async++
+		defer func() { a.async-- }()
+	}
 	if s.Coprocess || s.Disown {
 		a.problem("coprocess")
 	}
@@ -196,6 +225,10 @@ func (a *analyzer) command(c syntax.Command) int {
 	case *syntax.CallExpr:
 		return a.call(c)
 	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			a.async++
+			defer func() { a.async-- }()
+		}
 		a.stmt(c.X)
 		a.stmt(c.Y)
 	case *syntax.Subshell:
@@ -399,6 +432,7 @@ func (a *analyzer) call(c *syntax.CallExpr) int {
 	}
 	cmd.cwds = a.cwds
 	cmd.inLoop = a.loopDepth > 0
+	cmd.async = a.async > 0
 	if s, e := int(c.Pos().Offset()), int(c.End().Offset()); s >= 0 && s <= e && e <= len(a.text) {
 		cmd.src = a.text[s:e]
 	}
@@ -420,6 +454,7 @@ func (a *analyzer) special(cmd *bashCmd) {
 	if len(eff) == 0 {
 		return
 	}
+	a.hiddenBuiltin(cmd, eff)
 	// Payloads run through other wrappers (sudo sh -c …, find -exec sh -c
 	// …, xargs sh -c …) are analysed too, so that deny rules see them.
 	done := map[string]bool{}

@@ -197,12 +197,16 @@ func (b *wordBuilder) expansion(p syntax.WordPart, unquoted bool) {
 		if p.TempFile || p.ReplyVar {
 			a.problem("unusual command substitution")
 		}
+		a.markSeen(p)
 		a.nestedStmts(p.Stmts)
 	case *syntax.ProcSubst:
 		if p.Op == syntax.CmdInTemp {
 			a.problem("unusual process substitution")
 		}
+		a.markSeen(p)
+		a.async++
 		a.nestedStmts(p.Stmts)
+		a.async--
 	case *syntax.ArithmExp:
 		a.problem("arithmetic expansion")
 		a.arithm(p.X)
@@ -328,6 +332,11 @@ func (a *analyzer) paramExp(p *syntax.ParamExp) {
 		if !ok || !simpleIndex(w) {
 			a.problem("array subscript in an expansion")
 		}
+		a.arithm(p.Index) // the commands of ${a[$(…)]}
+	}
+	if p.Slice != nil {
+		a.arithm(p.Slice.Offset) // ${x:$(…)}
+		a.arithm(p.Slice.Length)
 	}
 	if p.Exp != nil {
 		switch p.Exp.Op {
@@ -364,6 +373,9 @@ func simpleIndex(w *syntax.Word) bool {
 // arithm walks an arithmetic expression for the command substitutions in
 // it (so that deny rules still see them).
 func (a *analyzer) arithm(x syntax.ArithmExpr) {
+	if x == nil {
+		return
+	}
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if w, ok := n.(*syntax.Word); ok {
 			a.word(w)

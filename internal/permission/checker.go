@@ -63,6 +63,7 @@ type state struct {
 	dirForms    []string // dirs and their physical forms
 	rules       RuleSet
 	compiled    []*rule
+	readDeny    map[string][]*rule // deny rules on reading, by tool (see readDenyRules)
 	warnings    []string
 	home        string
 	fold        bool
@@ -115,6 +116,7 @@ func (st *state) rebuild() error {
 	}
 	var err error
 	st.compiled, st.warnings, err = st.rules.compile(st.cwd(), st.home, st.fold)
+	st.buildReadDeny()
 	return err
 }
 
@@ -216,23 +218,48 @@ func (st *state) apply(u Update) error {
 func joinErrors(errs []error) error { return errors.Join(errs...) }
 
 // insideAll reports whether every candidate lies in a working directory.
+// A candidate that does not, by its name, still counts when its parent
+// directory does once its links are resolved: a working directory given
+// as /private/tmp/w contains /tmp/w/f when /tmp links to /private/tmp.
+// (The file's own last component is not resolved: a link that lies
+// outside stays outside, whatever it points to, and its target is a
+// candidate of its own.)
 func (st *state) insideAll(cands []string) bool {
 	if len(cands) == 0 {
 		return false
 	}
 	for _, c := range cands {
-		in := false
-		for _, d := range st.dirForms {
-			if within(d, c, st.fold) {
-				in = true
-				break
-			}
-		}
-		if !in {
+		if !st.inside(c) {
 			return false
 		}
 	}
 	return true
+}
+
+// inside reports whether the absolute, clean path p lies in a working
+// directory, by name or through the physical form of its parent.
+func (st *state) inside(p string) bool {
+	if st.insideByName(p) {
+		return true
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return false
+	}
+	phys := resolvePhysical(parent)
+	if phys == parent {
+		return false
+	}
+	return st.insideByName(filepath.Join(phys, filepath.Base(p)))
+}
+
+func (st *state) insideByName(p string) bool {
+	for _, d := range st.dirForms {
+		if within(d, p, st.fold) {
+			return true
+		}
+	}
+	return false
 }
 
 // critical reports whether removing p would remove the file system root,

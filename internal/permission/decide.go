@@ -19,6 +19,7 @@ type verdict struct {
 	msg        string
 	firm       bool // an Ask that the auto-mode classifier may not settle
 	suggest    []Update
+	resolved   string // a file tool's physical path, as judged
 }
 
 func (st *state) decide(ctx context.Context, call Call) Decision {
@@ -38,6 +39,7 @@ func (st *state) decide(ctx context.Context, call Call) Decision {
 // finish applies the auto and dontAsk modes to an Ask and builds the
 // Decision.
 func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) Decision {
+	resolved := v.resolved
 	if v.b == Ask && !v.firm && st.mode == ModeAuto && st.classifier != nil {
 		res, err := st.classifier.Classify(ctx, ClassifyRequest{
 			Tool: tool, Input: call.Input, Cwd: call.Cwd, Dirs: append([]string(nil), st.dirs...), Reason: v.msg,
@@ -59,7 +61,7 @@ func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) 
 			v.reasonType = ReasonMode
 		}
 	}
-	d := Decision{Behavior: v.b, Message: v.msg, ReasonType: v.reasonType, Reason: v.reason, BlockedPath: v.path}
+	d := Decision{Behavior: v.b, Message: v.msg, ReasonType: v.reasonType, Reason: v.reason, BlockedPath: v.path, Path: resolved}
 	if v.rule != nil {
 		d.Rule, d.RuleSource = v.rule.String(), v.rule.Source
 	}
@@ -214,8 +216,8 @@ func (st *state) specificRule(b Behavior, tool string, input map[string]json.Raw
 				}
 				continue
 			}
-			if r.domain.match(host) {
-				return r, false
+			if m, may := r.domain.matchAs(b, host); m {
+				return r, may
 			}
 		case kindName:
 			switch tool {
@@ -323,7 +325,6 @@ func matchPath(rules []*rule, cands []string, all bool) *rule {
 // judgePath decides Read, Glob, Grep, LSP (reading) and Edit, Write,
 // NotebookEdit, MultiEdit (writing).
 func (st *state) judgePath(tool string, class int, input map[string]json.RawMessage, cwd string) verdict {
-	write := class == classEdit
 	raw := stringField(input, pathField(tool))
 	if raw == "" && (tool == "Glob" || tool == "Grep") {
 		raw = cwd
@@ -332,11 +333,24 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 	if err != nil {
 		return verdict{b: Ask, reasonType: ReasonOther, msg: msgNoPath(tool)}
 	}
-	show := filepath.Clean(abs)
-	cands := candidates(abs)
+	// The file tools open the cleaned path; phys is the file that reaches,
+	// and the one they are told to work on (Decision.Path).
+	clean := filepath.Clean(abs)
+	phys := resolvePhysical(clean)
+	v := st.judgePathAt(tool, class == classEdit, input, raw, clean, addUnique(nil, clean, phys, resolvePhysical(abs)))
+	if isFileTool(tool) {
+		v.resolved = phys
+	}
+	return v
+}
+
+// judgePathAt is judgePath once the path is known: clean is the path as
+// the tool names it, cands every form a check must consider.
+func (st *state) judgePathAt(tool string, write bool, input map[string]json.RawMessage, raw, clean string, cands []string) verdict {
+	show := clean
 	known := true
 	if tool == "Glob" {
-		extra, ok := st.globRoot(stringField(input, "pattern"), abs)
+		extra, ok := st.globRoot(stringField(input, "pattern"), clean)
 		cands = addUnique(cands, extra...)
 		known = ok
 	}
@@ -364,11 +378,15 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 			return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, path: show, msg: msgAskRule(tool, show, r)}
 		}
 	}
-	if st.mode == ModeBypass {
-		return allow(ReasonMode, nil)
-	}
 	network := isNetworkPath(raw)
 	protected := write && st.anyProtected(cands)
+	if st.mode == ModeBypass {
+		// Protected paths are asked even here (see doc.go).
+		if protected {
+			return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgProtected(tool, st.shownProtected(cands))}
+		}
+		return allow(ReasonMode, nil)
+	}
 	inside := known && st.insideAll(cands)
 	if !inside && known {
 		show = st.shownPath(cands)
@@ -396,7 +414,9 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 	case network:
 		return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgNetworkPath(tool, raw)}
 	case protected:
-		return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgProtected(tool, show)}
+		return verdict{b: Ask, reasonType: ReasonSafetyCheck, firm: true, path: show, msg: msgProtected(tool, st.shownProtected(cands))}
+	case !write && !known:
+		return verdict{b: Ask, reasonType: ReasonOther, path: show, msg: msgUnknownRoot(tool, stringField(input, "pattern"))}
 	case !write:
 		dir := show
 		if tool == "Read" || tool == "LSP" {

@@ -16,7 +16,8 @@ type shellItem struct {
 	fs      fsCall
 	isFS    bool
 	removal bool
-	opaque  bool // may do anything to the file system, links included
+	opaque  bool     // may do anything to the file system, links included
+	side    []shWord // files written through options (sideWrites)
 }
 
 // gap is something in a command line that is not approved.
@@ -53,6 +54,8 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			it.fs, it.isFS = parseFSCommand(it.form)
 			it.removal = isRemoval(it.form)
 			it.opaque = !c.transparent && !it.ro.ok && !(it.isFS && !it.fs.opaque)
+			it.side = sideWrites(it.form)
+			it.foldTrees()
 		}
 		if it.opaque {
 			opaque = append(opaque, i)
@@ -62,15 +65,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 	// stable reports whether a path check of the command owner still holds
 	// when the command runs: no other command of the line may have created
 	// links on the way in the meantime.
-	stable := func(owner int, inLoop bool) bool {
-		switch len(opaque) {
-		case 0:
-			return true
-		case 1:
-			return opaque[0] == owner && !inLoop
-		}
-		return false
-	}
+	stable := func(owner int, inLoop bool) bool { return runsBefore(a.cmds, opaque, owner, inLoop) }
 	first := func(it *shellItem) string {
 		if it == nil || len(it.form) == 0 {
 			return "the command"
@@ -180,6 +175,14 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 					check(false, w, it.cmd.cwds, stab)
 				}
 			}
+			for _, w := range it.side {
+				check(true, w, it.cmd.cwds, stab)
+			}
+			for _, w := range it.treeWords() {
+				if hit == nil && may == nil {
+					may = st.treeMay(b, tool, w, it.cmd.cwds)
+				}
+			}
 		}
 		if hit != nil {
 			if b == Deny {
@@ -202,37 +205,30 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 	if mayDeny != nil {
 		return verdict{b: Ask, reasonType: ReasonRule, rule: mayDeny, firm: true, msg: msgMayDeny(tool, "`"+short(cmdText)+"`", mayDeny)}
 	}
+	if r := st.hiddenCodeRule(tool); a.hidden != "" && r != nil { // text run as code evades every rule
+		return verdict{b: Ask, reasonType: ReasonRule, rule: r, firm: true, msg: msgHiddenCode(tool, "`"+short(cmdText)+"`", a.hidden, r)}
+	}
 	if a.unparsed {
 		return verdict{b: Ask, reasonType: ReasonOther, msg: msgBashProblem(cmdText, a.problems[0])}
 	}
 
 	// Removals of critical paths are asked in every mode.
 	criticalGap := func(it *shellItem) *gap {
-		if !it.removal {
+		c, unknown, found := st.criticalRemoval(it)
+		switch {
+		case !found:
 			return nil
-		}
-		p := parseArgs(it.form[1:], argSpec{})
-		if p.unsure {
+		case unknown:
 			return &gap{reasonType: ReasonSafetyCheck, firm: true, msg: msgBashUnknownTarget(first(it))}
 		}
-		for _, w := range p.operands {
-			cands, ok := st.wordPaths(w, it.cmd.cwds)
-			if !ok {
-				return &gap{reasonType: ReasonSafetyCheck, firm: true, msg: msgBashUnknownTarget(first(it))}
-			}
-			for _, c := range cands {
-				if st.critical(c) {
-					return &gap{reasonType: ReasonSafetyCheck, firm: true, path: c, msg: msgBashCritical(first(it), c)}
-				}
-			}
-		}
-		return nil
+		return &gap{reasonType: ReasonSafetyCheck, firm: true, path: c, msg: msgBashCritical(first(it), c)}
 	}
 	protectedGap := func(it *shellItem) *gap {
-		if !it.isFS {
-			return nil
+		var writes []shWord
+		if it.isFS {
+			writes = append(writes, it.fs.writes...)
 		}
-		for _, w := range it.fs.writes {
+		for _, w := range append(writes, it.side...) {
 			cands, ok := st.wordPaths(w, it.cmd.cwds)
 			if ok && st.anyProtected(cands) {
 				return &gap{reasonType: ReasonSafetyCheck, firm: true, path: cands[0], msg: msgBashProtected(first(it), cands[0])}
@@ -246,6 +242,9 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			if g := criticalGap(it); g != nil {
 				return g.verdict()
 			}
+		}
+		if g := st.bypassProtected(items, a.redirs, first); g != nil {
+			return g.verdict() // protected paths are asked even in bypassPermissions
 		}
 		return allow(ReasonMode, nil)
 	}
@@ -307,6 +306,9 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			continue
 		}
 		prot := protectedGap(it)
+		if p := st.protectedOperand(it); prot == nil && p != "" {
+			prot = &gap{reasonType: ReasonSafetyCheck, firm: true, path: p, msg: msgBashProtected(first(it), p)}
+		}
 		if whole != nil {
 			if prot != nil {
 				gaps = append(gaps, *prot)
@@ -321,7 +323,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 				if r.Behavior != Allow || r.kind != kindBash || !r.appliesTo(tool) {
 					continue
 				}
-				if r.bash.hasStar() && runsOtherCommands(it.form) {
+				if r.bash.hasStar() && (runsOtherCommands(it.form) || execOrDelete(it.form)) {
 					continue
 				}
 				if r.bash.match(it.canon) {
@@ -347,7 +349,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 				if p, good := readOK(w, c.cwds, stab); !good {
 					ok = false
 					if p != "" {
-						readGap = &gap{reasonType: ReasonWorkingDir, path: p, msg: msgBashRead(first(it), p, st.dirs)}
+						readGap = &gap{reasonType: ReasonWorkingDir, path: p, msg: st.msgShellRead(first(it), p)}
 					}
 					break
 				}
@@ -375,7 +377,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 				if !stab || !st.insideAll(cands) {
 					ok = false
 					p := st.shownPath(cands)
-					writeGap = &gap{reasonType: ReasonWorkingDir, path: p, msg: msgBashWrite(first(it), p, st.dirs), item: it}
+					writeGap = &gap{reasonType: ReasonWorkingDir, path: p, msg: st.msgShellWrite(first(it), p), item: it}
 					break
 				}
 			}
@@ -404,7 +406,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 				}
 			}
 			if p != "" {
-				gaps = append(gaps, gap{reasonType: ReasonSubcommands, path: p, msg: msgBashWrite(first(it), p, st.dirs), item: it})
+				gaps = append(gaps, gap{reasonType: ReasonSubcommands, path: p, msg: st.msgShellWrite(first(it), p), item: it})
 			} else {
 				gaps = append(gaps, gap{reasonType: ReasonSubcommands, msg: msgBashCommand(cmdText, it.cmd.src), item: it})
 			}
@@ -428,7 +430,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 				if p == "" {
 					gaps = append(gaps, gap{reasonType: ReasonSubcommands, msg: msgBashUnknownTarget(first(owner))})
 				} else {
-					gaps = append(gaps, gap{reasonType: ReasonWorkingDir, path: p, msg: msgBashRead(first(owner), p, st.dirs)})
+					gaps = append(gaps, gap{reasonType: ReasonWorkingDir, path: p, msg: st.msgShellRead(first(owner), p)})
 				}
 			}
 			continue
@@ -453,7 +455,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 		case stab && matchPath(st.pathRulesFor(Allow, true, tool), cands, true) != nil:
 			sources["rule"] = true
 		default:
-			gaps = append(gaps, gap{reasonType: ReasonSubcommands, path: p, msg: msgBashWrite(first(owner), p, st.dirs)})
+			gaps = append(gaps, gap{reasonType: ReasonSubcommands, path: p, msg: st.msgShellWrite(first(owner), p)})
 		}
 	}
 	if len(gaps) == 0 {

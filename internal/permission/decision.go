@@ -47,6 +47,13 @@ type Decision struct {
 	// Suggestions are permission updates that would let this call run
 	// without asking next time (permission_suggestions). Only set on Ask.
 	Suggestions []Update
+	// Path is, for a file tool (Read, Write, Edit, NotebookEdit,
+	// MultiEdit), the physical path the call works on as this check
+	// resolved it (see Checker.FilePath), whatever the behavior. A caller
+	// that runs the call hands it to the tool, which then works on exactly
+	// the file that was judged (or approved) and refuses when a symbolic
+	// link on the way has been swapped in since.
+	Path string
 }
 
 // Allowed reports whether the call may run.

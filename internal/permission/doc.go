@@ -63,11 +63,36 @@
 //	auto               what would be asked goes to the Classifier (if any); what
 //	                   it cannot settle is asked
 //
-// In every mode, writing a protected path (.git, .claude, .vscode, .idea,
-// .husky, shell start-up files, .npmrc, .mcp.json, …) is asked unless the
-// mode is bypassPermissions, and removing a critical path (/, a top-level
-// directory, the home directory or an ancestor, a working directory or an
-// ancestor) is asked in every mode.
+// In every mode, bypassPermissions included, writing a protected path is
+// asked, and no allow rule covers it. A path is protected when one of its
+// components is .git, .claude (except .claude/worktrees), .vscode, .idea,
+// .husky, .ssh or .gnupg, or when its last component is a shell start-up
+// file (.bashrc, .bash_profile, .bash_login, .bash_logout, .bash_aliases,
+// .profile, .login, .zshrc, .zshenv, .zprofile, .zlogin, .zlogout, .kshrc,
+// .cshrc, .tcshrc) or one of .npmrc, .yarnrc, .yarnrc.yml, .mcp.json,
+// .claude.json, .gitconfig, .gitmodules, .envrc, .netrc, .pypirc. Writes
+// by Bash count: redirections, the operands of the filesystem commands,
+// and any argument naming such a path of a command that is not read-only
+// (tee, ln, chmod, sed -i, dd of=…). Removing a critical path (/, a
+// top-level directory, the home directory or an ancestor, a working
+// directory or an ancestor) is asked in every mode too.
+//
+// # Search tools and deny rules
+//
+// Grep and Glob are judged on the directory they search. While they walk
+// it they drop every file and directory that a Read deny rule (or a deny
+// rule of their own tool) covers, under any of its names: the walk's path
+// and its physical form (Checker.ReadDenied, Checker.ReadDeniedAs; the
+// session hands the filter to the tools as tool.Env.ReadDenied). Their
+// glob and type options only narrow the walk.
+//
+// # Checked paths
+//
+// For the file tools, Decision.Path is the physical path judged. The
+// session hands it to the tool (tool.Env.CheckedPath), which works on that
+// path and opens it without following any symbolic link, so that a link
+// swapped in between the check and the run makes the call fail instead of
+// reaching another file.
 //
 // # What counts as a write
 //
@@ -91,5 +116,7 @@
 // rule lists, the settings and the working directories are trusted; the
 // file system is trusted not to change between the decision and the run,
 // except by the command itself, which the checker accounts for by not
-// relying on paths after a command that may create links.
+// relying on paths after a command that may create links. The file tools
+// do not rely on it (see Checked paths); for Bash, the kernel sandbox is
+// what holds writes to the paths checked.
 package permission

@@ -1,57 +1,63 @@
 package permission
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/netaddr"
 )
 
-// domainPattern is a compiled WebFetch(domain:…) specifier.
+// domainPattern is a compiled WebFetch(domain:…) specifier. Hosts and
+// patterns are compared in the canonical form of package netaddr, so that
+// LOCALHOST., 0x7f.1, 2130706433 and [::ffff:7f00:1] are the hosts they
+// address and not new spellings a rule has never heard of.
 type domainPattern struct {
-	any    bool     // domain:*
-	suffix string   // *.example.com: ".example.com", any depth of subdomain, not the apex
-	labels []string // otherwise the host's labels, '*' matching within one label
+	p netaddr.Pattern
 }
 
 func compileDomain(spec string) (domainPattern, error) {
-	d := strings.ToLower(strings.TrimSpace(spec))
-	d = strings.TrimSuffix(d, ".")
-	switch {
-	case d == "":
-		return domainPattern{}, fmt.Errorf("empty domain")
-	case d == "*":
-		return domainPattern{any: true}, nil
-	case strings.HasPrefix(d, "*.") && !strings.Contains(d[2:], "*"):
-		return domainPattern{suffix: d[1:]}, nil
+	p, err := netaddr.ParsePattern(spec)
+	if err != nil {
+		return domainPattern{}, err
 	}
-	if strings.ContainsAny(d, "/:@ ") {
-		return domainPattern{}, fmt.Errorf("domain %q is not a host name", spec)
-	}
-	return domainPattern{labels: strings.Split(d, ".")}, nil
+	return domainPattern{p: p}, nil
 }
 
+// match reports whether host, a canonical host from fetchHost, is one the
+// pattern names exactly: the test for allow rules. A name never matches an
+// IP literal (nothing is resolved at check time).
 func (p domainPattern) match(host string) bool {
-	switch {
-	case p.any:
-		return true
-	case p.suffix != "":
-		return strings.HasSuffix(host, p.suffix) && len(host) > len(p.suffix)
-	}
-	hl := strings.Split(host, ".")
-	if len(hl) != len(p.labels) {
-		return false
-	}
-	for i, l := range p.labels {
-		if !newWildcard(l).match(hl[i]) {
-			return false
-		}
-	}
-	return true
+	h, err := netaddr.Parse(host)
+	return err == nil && p.p.Allows(h)
 }
 
-// fetchHost returns the lower-cased host of a URL that WebFetch would
-// fetch. It reports false for URLs it cannot be sure about: unparsable,
-// not http(s), or with escapes or odd characters in the host.
+// matchAs is the test for a rule of behaviour b. Allow rules match
+// exactly. Deny and ask rules match more widely: a rule on a loopback host
+// (localhost, 127.0.0.1, ::1) catches every loopback spelling, and a rule
+// on a name might catch an IP literal that the name resolves to, which is
+// reported as m with may set, so that the call is asked rather than
+// allowed.
+func (p domainPattern) matchAs(b Behavior, host string) (m, may bool) {
+	h, err := netaddr.Parse(host)
+	if err != nil {
+		return b != Allow, true
+	}
+	if b == Allow {
+		return p.p.Allows(h), false
+	}
+	switch p.p.Denies(h) {
+	case netaddr.Yes:
+		return true, false
+	case netaddr.Maybe:
+		return true, true
+	}
+	return false, false
+}
+
+// fetchHost returns the canonical host (netaddr.Canonical) of a URL that
+// WebFetch would fetch. It reports false for URLs it cannot be sure about:
+// unparsable, not http(s), or with a host that is not a valid name or
+// address.
 func fetchHost(raw string) (string, bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
@@ -61,6 +67,9 @@ func fetchHost(raw string) (string, bool) {
 	if h == "" || strings.ContainsAny(h, "%\\ @") {
 		return "", false
 	}
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	return h, h != ""
+	c, err := netaddr.Canonical(h)
+	if err != nil {
+		return "", false
+	}
+	return c, true
 }

@@ -9,6 +9,7 @@ type fsCall struct {
 	name    string
 	writes  []shWord // paths it creates, changes or removes
 	reads   []shWord // paths it only reads
+	trees   []shWord // directories it reads whole (cp -r sources)
 	removes bool     // rm and rmdir, subject to the critical-path check
 	opaque  bool     // may create or move symbolic links (cp, mv)
 }
@@ -73,7 +74,7 @@ func parseFSCommand(form []shWord) (fsCall, bool) {
 		if !ok || !s.inPlace || len(s.files) == 0 {
 			return fsCall{}, false
 		}
-		return fsCall{name: name, writes: s.files}, true
+		return fsCall{name: name, writes: append(append([]shWord(nil), s.files...), s.backups()...)}, true
 	}
 	fs, ok := fsCommands[name]
 	if !ok {
@@ -89,23 +90,124 @@ func parseFSCommand(form []shWord) (fsCall, bool) {
 		}
 	}
 	c := fsCall{name: name, removes: fs.removes, opaque: fs.opaque}
-	c.writes = append(c.writes, p.operands...)
-	c.writes = append(c.writes, p.values(fs.writeVals...)...)
-	c.reads = p.values(fs.readVals...)
+	if name == "cp" || name == "mv" {
+		copyTargets(&c, p)
+	} else {
+		c.writes = append(c.writes, p.operands...)
+	}
+	c.reads = append(c.reads, p.values(fs.readVals...)...)
 	if len(c.writes) == 0 {
 		return fsCall{}, false
 	}
 	return c, true
 }
 
-// isRemoval reports whether a form is rm or rmdir, whatever its options
-// (for the critical-path check, which applies even when the options are
-// not understood).
+// isRemoval reports whether a form removes files wholesale (for the
+// critical-path check, which applies even when the options are not
+// understood): see removalTargets.
 func isRemoval(form []shWord) bool {
+	_, _, _, removes := removalTargets(form)
+	return removes
+}
+
+// copyTargets fills in what cp and mv write and read. The destination is
+// written, and so is, for each source, the file it becomes there:
+// DEST/base(SOURCE), or DEST/SOURCE with --parents (which may climb out of
+// DEST with ".."). mv also removes its sources; cp reads them, whole
+// trees when it copies recursively.
+func copyTargets(c *fsCall, p parsedArgs) {
+	sources, dests := p.operands, p.values("-t", "--target-directory")
+	if len(dests) == 0 && len(sources) > 0 {
+		dests = sources[len(sources)-1:]
+		sources = sources[:len(sources)-1]
+	}
+	parents := p.has("--parents")
+	c.writes = append(c.writes, dests...)
+	for _, d := range dests {
+		if p.has("-T", "--no-target-directory") {
+			break // DEST is the file itself
+		}
+		for _, s := range sources {
+			c.writes = append(c.writes, joinWord(d, s, !parents))
+		}
+	}
+	switch {
+	case c.name == "mv":
+		c.writes = append(c.writes, sources...)
+	case p.has("-r", "-R", "-a", "--recursive", "--archive"):
+		c.trees = append(c.trees, sources...)
+	default:
+		c.reads = append(c.reads, sources...)
+	}
+}
+
+// joinWord is the path dir/name as a word (name's base name only, with
+// base); unknown when either part is only known when the command runs.
+func joinWord(dir, name shWord, base bool) shWord {
+	t := name.text
+	pat := name.pat
+	if base {
+		t = strings.TrimRight(t, "/")
+		t = t[strings.LastIndexByte(t, '/')+1:]
+		pat = strings.TrimRight(pat, "/")
+		pat = pat[strings.LastIndexByte(pat, '/')+1:]
+	}
+	if name.kind == wordTilde {
+		if base && t != "" {
+			return joinWord(dir, litWord(t), false)
+		}
+		return shWord{kind: wordUnknown}
+	}
+	d, ok := dir.lit()
+	if !ok || name.kind != wordLiteral && name.kind != wordGlob || t == "" && base {
+		return shWord{kind: wordUnknown}
+	}
+	if name.kind == wordGlob {
+		return shWord{kind: wordGlob, text: d + "/" + t, pat: escapeMatch(d) + "/" + pat, safe: dir.safe && name.safe}
+	}
+	return litWord(d + "/" + t)
+}
+
+// removalTargets reports whether a form removes files wholesale, as rm and
+// rmdir do, find with -delete or a program run by -exec that may change
+// files, and rsync with --delete… or --remove-source-files; and which
+// paths it removes under. cwd is set when it works on the working
+// directory itself (find without a starting point); unsure when a target
+// is only known when it runs.
+func removalTargets(form []shWord) (targets []shWord, cwd, unsure, removes bool) {
 	name, ok := form[0].lit()
 	if !ok {
-		return false
+		return nil, false, false, false
 	}
 	name = name[strings.LastIndexByte(name, '/')+1:]
-	return name == "rm" || name == "rmdir"
+	switch name {
+	case "rm", "rmdir", "unlink", "shred":
+		p := parseArgs(form[1:], argSpec{})
+		return p.operands, false, p.unsure, true
+	case "find":
+		starts, rm := findRemoves(form)
+		if !rm {
+			return nil, false, false, false
+		}
+		for _, w := range starts {
+			if w.kind != wordLiteral && w.mayBeFlag() {
+				unsure = true
+			}
+		}
+		return starts, len(starts) == 0, unsure, true
+	case "rsync":
+		p := parseArgs(form[1:], rsyncSpec)
+		del := rsyncDeletes(p)
+		if !del && !p.unsure {
+			return nil, false, false, false
+		}
+		if len(p.operands) == 0 {
+			return nil, false, true, true
+		}
+		if p.has("--remove-source-files", "--remove-sent-files", "--remove") || p.unsure {
+			return p.operands, false, p.unsure, true
+		}
+		return p.operands[len(p.operands)-1:], false, false, true
+	}
+	return nil, false, false, false
 }

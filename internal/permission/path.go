@@ -112,14 +112,20 @@ func within(dir, p string, fold bool) bool {
 }
 
 // protectedDirs and protectedFiles are never approved for writing by a
-// mode or an allow rule (only bypassPermissions, or the person asked, can
-// approve a write there): they configure tools that run code or hold
-// credentials.
-var protectedDirs = map[string]bool{".git": true, ".vscode": true, ".idea": true, ".husky": true, ".claude": true}
+// mode or an allow rule, bypassPermissions included: only the person asked
+// (or a hook, or canUseTool) can approve a write there. They configure
+// tools that run code (git hooks and config, editor tasks, shell start-up
+// files, MCP servers, package manager scripts) or hold credentials. A path
+// is protected when any of its components is a protected directory or its
+// last component a protected file; .claude/worktrees is the one exception,
+// as in the reference. .ssh and .gnupg are agentloop's additions.
+var protectedDirs = map[string]bool{".git": true, ".vscode": true, ".idea": true, ".husky": true, ".claude": true,
+	".ssh": true, ".gnupg": true}
 
 var protectedFiles = map[string]bool{
-	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
-	".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true, ".npmrc": true,
+	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".bash_aliases": true,
+	".profile": true, ".login": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
+	".zlogout": true, ".kshrc": true, ".cshrc": true, ".tcshrc": true, ".npmrc": true,
 	".yarnrc": true, ".yarnrc.yml": true, ".mcp.json": true, ".claude.json": true, ".gitconfig": true,
 	".gitmodules": true, ".envrc": true, ".netrc": true, ".pypirc": true,
 }

@@ -5,6 +5,7 @@ import "strings"
 // sedCall is a parsed sed command line.
 type sedCall struct {
 	inPlace bool     // -i: the files are rewritten
+	suffix  string   // -iSUFFIX, --in-place=SUFFIX: a backup of each file is kept
 	files   []shWord // the file operands
 }
 
@@ -40,6 +41,9 @@ func parseSed(args []shWord) (sedCall, bool) {
 				"debug", "sandbox", "follow-symlinks", "zero-terminated":
 			case "in-place":
 				s.inPlace = true
+				if eq {
+					s.suffix = val
+				}
 			case "expression":
 				if !eq {
 					if i+1 >= len(args) {
@@ -66,7 +70,8 @@ func parseSed(args []shWord) (sedCall, bool) {
 				case 'n', 'E', 'r', 's', 'u', 'z':
 				case 'i':
 					s.inPlace = true
-					j = len(t) // the rest is the backup suffix
+					s.suffix = t[j+1:] // the rest is the backup suffix
+					j = len(t)
 				case 'e', 'l':
 					val := t[j+1:]
 					if val == "" {
@@ -235,4 +240,41 @@ func sedField(sc string, i int, d byte) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// backups returns the backup files sed -i writes for its files. GNU sed
+// names a backup FILE+SUFFIX when the suffix has no '*'; otherwise the
+// suffix with every '*' replaced by the file name as given (GNU sed 4.9),
+// or by its base name in the file's directory (older versions), relative
+// to the working directory: both forms are returned, and a suffix with
+// '/' or '*' on a file name only known when it runs gives an unknown word.
+// A suffix of "*" alone names the file itself.
+func (s sedCall) backups() []shWord {
+	if s.suffix == "" {
+		return nil
+	}
+	template := strings.ContainsAny(s.suffix, "*/")
+	var out []shWord
+	for _, f := range s.files {
+		switch t, ok := f.lit(); {
+		case ok && strings.Contains(s.suffix, "*"):
+			out = append(out, litWord(strings.ReplaceAll(s.suffix, "*", t)))
+			dir, base := "", t
+			if k := strings.LastIndexByte(t, '/'); k >= 0 {
+				dir, base = t[:k+1], t[k+1:]
+			}
+			out = append(out, litWord(dir+strings.ReplaceAll(s.suffix, "*", base)))
+		case ok:
+			out = append(out, litWord(t+s.suffix))
+		case template:
+			out = append(out, shWord{kind: wordUnknown})
+		case f.kind == wordTilde:
+			out = append(out, shWord{kind: wordTilde, text: f.text + s.suffix, safe: f.safe && safeText(s.suffix, false)})
+		case f.kind == wordGlob:
+			out = append(out, shWord{kind: wordGlob, text: f.text + s.suffix, pat: f.pat + escapeMatch(s.suffix), safe: f.safe && safeText(s.suffix, false)})
+		default:
+			out = append(out, shWord{kind: wordUnknown})
+		}
+	}
+	return out
 }

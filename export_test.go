@@ -1,0 +1,16 @@
+package agentloop
+
+// SetForceAllowForTest makes every tool call of every session in this
+// process authorised (see testForceAllow) until restore is called. Tests
+// that use it must not run in parallel with other tests of the package.
+func SetForceAllowForTest(b bool) (restore func()) {
+	old := testForceAllow.Swap(b)
+	return func() { testForceAllow.Store(old) }
+}
+
+// SetSandboxDisabledForTest turns the Bash sandbox off (b true) for every
+// session in this process until restore is called.
+func SetSandboxDisabledForTest(b bool) (restore func()) {
+	old := testDisableSandbox.Swap(b)
+	return func() { testDisableSandbox.Store(old) }
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// The history (what the next request sends) and the record (Config.Record,
+// which the host writes to the transcript) change together, here and only
+// here, so that a transcript read back gives the history the session holds:
+//
+//	commitUser   a user turn: the prompt, synthetic text, tool results
+//	commitReply  a finished reply, as the blocks the stream showed
+//	closeTurn    at every exit of Run, an is_error result for each call of
+//	             the last reply that has none, so the next request is valid
+//
+// Consecutive messages of one role are merged in memory, as the API and a
+// transcript read back both treat them as one turn.
+
+// Interrupted is the text of the result given to a call that a cancelled
+// run (or a consumer that stopped reading) never let finish; it is the
+// reference's wording for an interrupted tool use.
+const Interrupted = "[Request interrupted by user for tool use]"
+
+// openCalls are the tool calls of the last committed reply while their
+// results are being collected.
+type openCalls struct {
+	ids     []string
+	results []model.Content   // the tool_result blocks, in completion order
+	msgs    []message.Message // their stream messages, for the record
+	extra   []string          // context for the model, sent after the results
+}
+
+func (o *openCalls) has(id string) bool {
+	for _, r := range o.results {
+		if r.ToolUseID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// record hands m to the host's recorder, if any.
+func (r *run) record(m message.Message) {
+	if r.s.cfg.Record != nil && m != nil {
+		r.s.cfg.Record(m)
+	}
+}
+
+// appendHistory adds blocks as a message of role, merged into the last
+// message when it has the same role.
+func (s *Session) appendHistory(role string, blocks []model.Content) {
+	if len(blocks) == 0 {
+		return
+	}
+	if n := len(s.history); n > 0 && s.history[n-1].Role == role {
+		merged := append(append([]model.Content(nil), s.history[n-1].Content...), blocks...)
+		s.history[n-1] = model.Message{Role: role, Content: merged}
+		return
+	}
+	s.history = append(s.history, model.Message{Role: role, Content: blocks})
+}
+
+// commitUser adds a user turn to the history and records msgs, which hold
+// the same blocks in the same order.
+func (r *run) commitUser(blocks []model.Content, msgs ...message.Message) {
+	r.s.appendHistory("user", blocks)
+	for _, m := range msgs {
+		r.record(m)
+	}
+}
+
+// userMessage is a user line of this session at the current time.
+func (r *run) userMessage(blocks []model.Content, synthetic bool) *message.User {
+	return &message.User{
+		Message:         message.UserContent{Role: "user", Content: blocks},
+		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), IsSynthetic: synthetic,
+	}
+}
+
+// commitPrompt adds the prompt, and the context hooks added to it, as the
+// user turn that opens the run.
+func (r *run) commitPrompt(prompt, context []model.Content) {
+	msgs := []message.Message{r.userMessage(prompt, false)}
+	if len(context) > 0 {
+		msgs = append(msgs, r.userMessage(context, true))
+	}
+	r.commitUser(append(append([]model.Content(nil), prompt...), context...), msgs...)
+}
+
+// commitReply adds a finished reply to the history as the blocks the stream
+// showed (empty text blocks are neither shown nor sent back, as the API
+// rejects them), records them, and opens its tool calls.
+func (r *run) commitReply(shown []*message.Assistant) {
+	var blocks []model.Content
+	var ids []string
+	for _, m := range shown {
+		for _, b := range m.Message.Content {
+			blocks = append(blocks, b)
+			if b.Type == model.TypeToolUse {
+				ids = append(ids, b.ID)
+			}
+		}
+	}
+	r.s.appendHistory("assistant", blocks)
+	for _, m := range shown {
+		r.record(m)
+	}
+	r.open = nil
+	if len(ids) > 0 {
+		r.open = &openCalls{ids: ids}
+	}
+}
+
+// addResult collects one tool result of the open calls.
+func (r *run) addResult(block model.Content, m message.Message) {
+	r.open.results = append(r.open.results, block)
+	r.open.msgs = append(r.open.msgs, m)
+}
+
+// commitResults adds the results of the open calls, and the context for the
+// model after them, as one user turn.
+func (r *run) commitResults() {
+	o := r.open
+	r.open = nil
+	if o == nil {
+		return
+	}
+	blocks := append([]model.Content(nil), o.results...)
+	msgs := append([]message.Message(nil), o.msgs...)
+	if len(o.extra) > 0 {
+		var ctx []model.Content
+		for _, c := range o.extra {
+			ctx = append(ctx, model.TextBlock(reminder(c)))
+		}
+		blocks = append(blocks, ctx...)
+		msgs = append(msgs, r.userMessage(ctx, true))
+	}
+	r.commitUser(blocks, msgs...)
+}
+
+// closeTurn is where every run ends: the calls of the last reply that have
+// no result yet get an is_error result saying why (text), after the results
+// that did arrive, in the history and in the record alike. The stream does
+// not show these results: the run is over.
+func (r *run) closeTurn(text string) {
+	o := r.open
+	if o == nil {
+		return
+	}
+	for _, id := range o.ids {
+		if o.has(id) {
+			continue
+		}
+		t := true
+		block := model.Content{Type: model.TypeToolResult, ToolUseID: id, Text: text, IsError: &t}
+		m := r.userMessage([]model.Content{block}, false)
+		m.ToolUseResult = "Error: " + text
+		r.addResult(block, m)
+	}
+	r.commitResults()
+}
+
+// ending is how the loop ended: the result to emit (nil when the consumer
+// stopped reading), the error for Run's caller, and the text for calls
+// left without a result.
+type ending struct {
+	res    *message.Result
+	err    error
+	unrun  string
+	silent bool // the result is recorded but not emitted (err is set)
+}
+
+// finish ends the loop with a result.
+func finish(res *message.Result) ending { return ending{res: res} }
+
+// unrunBecause ends the loop with a result; calls left without a result
+// are told why.
+func unrunBecause(res *message.Result, why string) ending { return ending{res: res, unrun: why} }
+
+// budgetUnrun is the result text of calls a reply asked for when it spent
+// the rest of the budget.
+func budgetUnrun(max float64) string {
+	return fmt.Sprintf("The budget of $%s was reached before this tool could run.", formatUSD(max))
+}
+
+// haltUnrun is the result text of calls a hook's halt left unrun.
+const haltUnrun = "A hook stopped the run before this tool could run."

@@ -1,0 +1,164 @@
+package permission
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// This file finds the places where bash could read a command text
+// differently from the parser (issue 8, class 1). The parser reads a text
+// the way bash does almost always; where it does not, a command bash runs
+// can be invisible to the checker (the parser took it for a comment or a
+// here-document body) or the other way round. Every such construct is a
+// "cannot prove": the text is marked unparsed and asked about.
+//
+// Known cases:
+//   - The parser removes every backslash-newline before it reads tokens,
+//     also at the end of a comment, where bash ends the comment and keeps
+//     the next line as a command; and inside an unquoted here-document,
+//     where bash joins the lines first and then compares the joined line
+//     with the delimiter.
+//   - Here-document delimiters that are not plain words: quotes that do not
+//     cover the whole word, characters after the closing quote, expansions,
+//     escapes, line continuations; bash and the parser can disagree on the
+//     line that ends the body.
+//   - A closing delimiter with more text on its line (EOF) inside $(…)).
+
+// plainDelimRune reports whether r may appear in a here-document delimiter
+// that the checker accepts.
+func plainDelimRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
+}
+
+func plainDelim(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !plainDelimRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// hdocDelim returns the delimiter of a here-document as bash compares it
+// with the body's lines, and whether the body is quoted (no expansions, no
+// line joining). ok is false when the delimiter word is not one of the
+// plain forms: WORD, 'WORD', "WORD" or \WORD, with WORD made of letters,
+// digits, '_', '-' and '.', and spelled in the text exactly so.
+func hdocDelim(src string, w *syntax.Word) (delim string, quoted, ok bool) {
+	if w == nil || len(w.Parts) != 1 {
+		return "", false, false
+	}
+	s, e := int(w.Pos().Offset()), int(w.End().Offset())
+	if s < 0 || e > len(src) || s >= e {
+		return "", false, false
+	}
+	spelled := src[s:e]
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		v := p.Value
+		if strings.HasPrefix(v, `\`) && plainDelim(v[1:]) && spelled == v {
+			return v[1:], true, true
+		}
+		if plainDelim(v) && spelled == v {
+			return v, false, true
+		}
+	case *syntax.SglQuoted:
+		if !p.Dollar && plainDelim(p.Value) && spelled == "'"+p.Value+"'" {
+			return p.Value, true, true
+		}
+	case *syntax.DblQuoted:
+		if p.Dollar || len(p.Parts) != 1 {
+			return "", false, false
+		}
+		if l, isLit := p.Parts[0].(*syntax.Lit); isLit && plainDelim(l.Value) && spelled == `"`+l.Value+`"` {
+			return l.Value, true, true
+		}
+	}
+	return "", false, false
+}
+
+// disagreements checks a parsed text for the constructs above. It reports
+// the first it finds.
+func disagreements(src string, f *syntax.File) (why string) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Comment:
+			why = commentDisagrees(src, n)
+		case *syntax.Redirect:
+			if n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc {
+				why = hdocDisagrees(src, n)
+			}
+		}
+		return true
+	})
+	return why
+}
+
+// commentDisagrees checks that a comment is what bash reads as one: the
+// rest of one line, not ending in a backslash.
+func commentDisagrees(src string, c *syntax.Comment) string {
+	off := int(c.Hash.Offset())
+	if off < 0 || off >= len(src) || src[off] != '#' {
+		return "a comment the parser places oddly"
+	}
+	line := src[off+1:]
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if strings.HasSuffix(line, `\`) {
+		return "a comment that ends in a backslash (bash ends it at the newline)"
+	}
+	if line != c.Text {
+		return "a comment the parser reads across lines"
+	}
+	return ""
+}
+
+// hdocDisagrees checks a here-document: a plain delimiter, a body whose
+// lines bash reads as the parser does, and a closing line that holds the
+// delimiter alone.
+func hdocDisagrees(src string, r *syntax.Redirect) string {
+	delim, quoted, ok := hdocDelim(src, r.Word)
+	if !ok {
+		return "a here-document delimiter that is not a plain word"
+	}
+	if r.Hdoc == nil {
+		return "" // the delimiter closes at once; nothing to read differently
+	}
+	s, e := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+	if s < 0 || e > len(src) || s > e {
+		return "a here-document the parser places oddly"
+	}
+	// The parser's span runs from the first body line to the end of the
+	// closing delimiter.
+	span := src[s:e]
+	lines := strings.Split(span, "\n")
+	last := lines[len(lines)-1]
+	if r.Op == syntax.DashHdoc {
+		last = strings.TrimLeft(last, "\t")
+	}
+	if last != delim {
+		return "a here-document whose closing line is not its delimiter alone"
+	}
+	if e < len(src) && src[e] != '\n' {
+		return "a here-document delimiter followed by more text on its line"
+	}
+	if !quoted {
+		for _, l := range lines[:len(lines)-1] {
+			if strings.HasSuffix(l, `\`) {
+				return "a here-document line that ends in a backslash (bash joins it with the next line)"
+			}
+		}
+	}
+	if strings.ContainsRune(span, '\r') {
+		return "a carriage return in a here-document"
+	}
+	return ""
+}

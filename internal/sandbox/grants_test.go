@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestCarve: denied paths are left out by granting their siblings along
+// the way down from the root, and nothing else changes.
+func TestCarve(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/b/c", "a/b/d", "a/e", "f"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"a/b/file", "g"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "a"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	rel := func(gs []grant) []string {
+		var out []string
+		for _, g := range gs {
+			p := strings.TrimPrefix(g.path, root)
+			if g.dir {
+				p += "/"
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		holes []string
+		want  []string
+	}{
+		{"no holes", nil, []string{"/"}},
+		{"hole elsewhere", []string{"/../elsewhere"}, []string{"/"}},
+		{"deep hole", []string{"/a/b/c"}, []string{"/a/b/d/", "/a/b/file", "/a/e/", "/f/", "/g"}},
+		{"file hole", []string{"/a/b/file"}, []string{"/a/b/c/", "/a/b/d/", "/a/e/", "/f/", "/g"}},
+		{"two holes", []string{"/a/b", "/f"}, []string{"/a/e/", "/g"}},
+		{"root is a hole", []string{""}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var holes []string
+			for _, h := range tt.holes {
+				holes = append(holes, filepath.Clean(root+h))
+			}
+			var got []grant
+			if err := carve(root, true, holes, readDir, &got, 1); err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if len(want) == 1 && want[0] == "/" {
+				want = []string{"/"} // root itself, as a directory
+			}
+			if diff := cmp.Diff(want, rel(got)); diff != "" {
+				t.Errorf("grants (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCarveLimit: a carve that needs too many rules fails instead of
+// slowing every command down.
+func TestCarveLimit(t *testing.T) {
+	root := t.TempDir()
+	for i := range maxGrants + 1 {
+		if err := os.WriteFile(filepath.Join(root, "f"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+filepath.Base(t.Name())+itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "deny"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var got []grant
+	if err := carve(root, true, []string{filepath.Join(root, "deny")}, readDir, &got, 1); err == nil {
+		t.Errorf("carve over %d entries succeeded with %d grants", maxGrants+1, len(got))
+	}
+}
+
+func itoa(i int) string {
+	s := ""
+	for {
+		s = string(rune('0'+i%10)) + s
+		if i /= 10; i == 0 {
+			return s
+		}
+	}
+}
+
+// TestRights: each ABI handles what it knows, and device ioctls are never
+// granted.
+func TestRights(t *testing.T) {
+	for abi := 1; abi <= 8; abi++ {
+		r := rightsFor(abi)
+		if r.read|r.write|r.device|r.handled != r.handled {
+			t.Errorf("ABI %d grants rights it does not handle", abi)
+		}
+		if r.write&accessIoctlDev != 0 || r.device&accessIoctlDev != 0 {
+			t.Errorf("ABI %d grants device ioctls", abi)
+		}
+		if (r.handled&accessRefer != 0) != (abi >= 2) || (r.handled&accessTruncate != 0) != (abi >= 3) {
+			t.Errorf("ABI %d: handled %#x", abi, r.handled)
+		}
+	}
+}
+
+// TestEnv: the proxy variables point at the proxy and nothing bypasses it.
+func TestEnv(t *testing.T) {
+	p := &Policy{Network: NetProxy, ProxyPort: 4321, TempDir: "/tmp/s"}
+	want := []string{"TMPDIR=/tmp/s",
+		"HTTP_PROXY=http://127.0.0.1:4321", "HTTPS_PROXY=http://127.0.0.1:4321",
+		"http_proxy=http://127.0.0.1:4321", "https_proxy=http://127.0.0.1:4321",
+		"ALL_PROXY=http://127.0.0.1:4321", "all_proxy=http://127.0.0.1:4321",
+		"NO_PROXY=", "no_proxy="}
+	if diff := cmp.Diff(want, p.Env()); diff != "" {
+		t.Errorf("Env (-want +got):\n%s", diff)
+	}
+	if env := (&Policy{}).Env(); len(env) != 0 {
+		t.Errorf("empty policy sets %q", env)
+	}
+}

@@ -1,0 +1,12 @@
+//go:build linux
+
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+var nativeArch = &seccompArch{
+	audit:        unix.AUDIT_ARCH_AARCH64,
+	socket:       unix.SYS_SOCKET,
+	ioctl:        unix.SYS_IOCTL,
+	ioUringSetup: unix.SYS_IO_URING_SETUP,
+}

@@ -1,0 +1,62 @@
+package tools
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// errLinkOnPath is the cause reported when a symbolic link stands where
+// the checked path has a directory or the file itself: something changed
+// the path after it was resolved, and the file tool refuses to follow it.
+var errLinkOnPath = errors.New("a symbolic link now stands on the path that was checked, so the file was not touched (the path changed after the permission check; look at it and try again)")
+
+// fileTarget is the file a file tool (Read, Write, Edit, NotebookEdit)
+// works on. path is the file as the model named it, for messages and
+// results; io is the physical path the tool opens, never following a
+// symbolic link on the way: the path the permission check resolved
+// (tool.Env.CheckedPath) or, without one, the path resolved now.
+type fileTarget struct {
+	path string
+	io   string
+}
+
+// targetOf returns the target of a call on path, an absolute clean path.
+func targetOf(call *tool.Call, path string) fileTarget {
+	if call != nil && call.Env != nil && call.Env.CheckedPath != nil {
+		if p, ok := call.Env.CheckedPath(call.ID); ok && p != "" {
+			return fileTarget{path: path, io: p}
+		}
+	}
+	return fileTarget{path: path, io: physicalPath(path)}
+}
+
+// physicalPath resolves the symbolic links of an absolute path the way
+// the permission checker does (dangling links included), so that a tool
+// run without a checker reaches the file a check would have judged.
+func physicalPath(p string) string {
+	r, err := permission.Resolve("/", p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// key is the file's key in the session's file state.
+func (t fileTarget) key() string { return t.io }
+
+// stat is os.Stat of the target, refusing links.
+func (t fileTarget) stat() (fs.FileInfo, error) { return statNoFollow(t.io) }
+
+// read is os.ReadFile of the target, refusing links.
+func (t fileTarget) read() ([]byte, error) { return readFileNoFollow(t.io) }
+
+// write is os.WriteFile of the target, refusing links.
+func (t fileTarget) write(data []byte, perm fs.FileMode) error {
+	return writeFileNoFollow(t.io, data, perm)
+}
+
+// mkdirParent is os.MkdirAll of the target's directory, refusing links.
+func (t fileTarget) mkdirParent() error { return mkdirParentNoFollow(t.io) }

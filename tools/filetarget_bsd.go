@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package tools
+
+const dirOpenFlags = 0
