@@ -1,145 +1,104 @@
 package agentloop_test
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/agentlooptest"
-	"github.com/agentloop/agentloop/settings"
 )
 
-// adversarialCase is one entry of internal/permission/testdata/adversarial.json:
-// a call that a narrower rule must not let through.
-type adversarialCase struct {
-	Name       string            `json:"name"`
-	Allow      []string          `json:"rules_allow"`
-	Deny       []string          `json:"rules_deny"`
-	Ask        []string          `json:"rules_ask"`
-	Mode       string            `json:"mode"`
-	Tool       string            `json:"tool"`
-	Input      map[string]any    `json:"input"`
-	SideEffect string            `json:"side_effect_path"`
-	Setup      []json.RawMessage `json:"setup"`
+// TestAdversarialThroughTheLoop runs every end-to-end attack case through
+// the real loop as a user would run it (the Bash sandbox as configured) and
+// checks that its side effect does not happen: no file created, changed or
+// removed, no secret in the stream or sent to the model, no connection to
+// the sink. A call the case expects to be refused must also get an error
+// result.
+func TestAdversarialThroughTheLoop(t *testing.T) {
+	n := forEachCase(t, func(t *testing.T, c *securityCase) { checkNoBypass(t, c, runSecurityCase(t, c)) })
+	if n < 300 {
+		t.Errorf("only %d end-to-end cases ran, want at least 300", n)
+	}
 }
 
-// TestAdversarialThroughTheLoop runs every adversarial case whose call would
-// leave a file behind through the real loop, with the real tools, and checks
-// that the file does not exist afterwards: the call was not allowed, and did
-// not run.
-func TestAdversarialThroughTheLoop(t *testing.T) {
-	b, err := os.ReadFile("internal/permission/testdata/adversarial.json")
-	if err != nil {
-		t.Fatal(err)
+// TestSecurityCheckerAlone is TestAdversarialThroughTheLoop with the Bash
+// sandbox off, so that the permission checker alone must stop every case:
+// a case that fails here and passes above is one the sandbox catches and
+// the checker misses.
+func TestSecurityCheckerAlone(t *testing.T) {
+	t.Cleanup(agentloop.SetSandboxDisabledForTest(true))
+	forEachCase(t, func(t *testing.T, c *securityCase) { checkNoBypass(t, c, runSecurityCase(t, c)) })
+}
+
+func checkNoBypass(t *testing.T, c *securityCase, o outcome) {
+	t.Helper()
+	if len(o.effects) > 0 {
+		t.Fatalf("BYPASS %s: %s %v: %s; the tool said: %.300q", c.id(), c.Tool, c.Input, strings.Join(o.effects, "; "), o.result)
 	}
-	var file struct {
-		Cases []adversarialCase `json:"cases"`
+	if o.runErr != nil && strings.Contains(o.runErr.Error(), "timed out") {
+		t.Fatalf("%s: %v", c.id(), o.runErr)
 	}
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
+	if o.ran && !o.isError && c.Want != "allow" {
+		t.Errorf("%s: the call was not refused (want %s): %.300q", c.id(), c.Want, o.result)
 	}
-	ran := 0
-	for _, tc := range file.Cases {
-		if tc.SideEffect == "" || (tc.Tool != "Bash" && tc.Tool != "Write" && tc.Tool != "Edit") {
+}
+
+// TestSecurityMutation proves that the end-to-end cases can fail: with
+// every call authorised and the sandbox off, each case must produce its
+// side effect. A case that does not is reported as "cannot fail": its
+// command is broken, its path wrong, or its tool fails for another reason,
+// and the normal tests would pass it whatever the checker did.
+//
+// It does not run in parallel with other tests: the seam is process-wide.
+func TestSecurityMutation(t *testing.T) {
+	t.Cleanup(agentloop.SetForceAllowForTest(true))
+	t.Cleanup(agentloop.SetSandboxDisabledForTest(true))
+	forEachCase(t, func(t *testing.T, c *securityCase) {
+		run := runSecurityCase
+		if c.Defense == "bash-env" {
+			run = runDirect
+		}
+		o := run(t, c)
+		if len(o.effects) == 0 {
+			detail := o.result
+			if !o.ran {
+				detail = "(the call never reached its tool) " + o.result
+				if o.runErr != nil {
+					detail += " " + o.runErr.Error()
+				}
+			}
+			t.Errorf("cannot fail: %s: with every call allowed and no sandbox, %s %v had no side effect; the tool said: %.400q",
+				c.id(), c.Tool, c.Input, detail)
+		}
+	})
+}
+
+// TestSecurityClassCoverage checks the case files themselves: every case of
+// testdata/security is end to end and names its class of issue 8, and
+// every class this harness covers has at least three cases.
+func TestSecurityClassCoverage(t *testing.T) {
+	classes := []int{1, 2, 3, 4, 5, 6, 7, 8, 10}
+	count := map[int]int{}
+	for _, c := range loadSecurityCases(t) {
+		if !strings.HasPrefix(c.file, "testdata/security/") {
 			continue
 		}
-		ran++
-		t.Run(tc.Name, func(t *testing.T) {
-			root := t.TempDir()
-			cwd, out, home := filepath.Join(root, "work"), filepath.Join(root, "out"), filepath.Join(root, "home")
-			for _, d := range []string{cwd, out, home} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Setenv("HOME", home)
-			expand := func(s string) string {
-				upper := filepath.Join(filepath.Dir(cwd), strings.ToUpper(filepath.Base(cwd)))
-				return strings.NewReplacer("$CWDUPPER", upper, "$CWD", cwd, "$OUT", out, "$HOME", home).Replace(s)
-			}
-			at := func(p string) string {
-				p = expand(p)
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(cwd, p)
-				}
-				return p
-			}
-			for _, raw := range tc.Setup {
-				var step map[string]json.RawMessage
-				_ = json.Unmarshal(raw, &step)
-				for kind, arg := range step {
-					var one string
-					var two []string
-					_ = json.Unmarshal(arg, &one)
-					_ = json.Unmarshal(arg, &two)
-					var err error
-					switch kind {
-					case "mkdir":
-						err = os.MkdirAll(at(one), 0o755)
-					case "file", "exec":
-						mode := os.FileMode(0o644)
-						if kind == "exec" {
-							mode = 0o755
-						}
-						if err = os.MkdirAll(filepath.Dir(at(two[0])), 0o755); err == nil {
-							err = os.WriteFile(at(two[0]), []byte(two[1]), mode)
-						}
-					case "symlink":
-						err = os.Symlink(expand(two[1]), at(two[0]))
-					}
-					if err != nil {
-						t.Fatalf("setup %s %s: %v", kind, arg, err)
-					}
-				}
-			}
-			input := map[string]any{}
-			for k, v := range tc.Input {
-				if s, ok := v.(string); ok {
-					v = expand(s)
-				}
-				input[k] = v
-			}
-			rules := func(rs []string) []string {
-				var outRules []string
-				for _, r := range rs {
-					outRules = append(outRules, expand(r))
-				}
-				return outRules
-			}
-			perms, _ := json.Marshal(map[string]any{"permissions": map[string]any{
-				"allow": rules(tc.Allow), "deny": rules(tc.Deny), "ask": rules(tc.Ask)}})
-			srv := agentlooptest.NewTB(t, agentlooptest.ToolUse("toolu_x", tc.Tool, input), agentlooptest.Text("done"))
-			// In auto mode the classifier's requests (no tools) get an
-			// answer it cannot act on, so the call falls back to asking.
-			srv.Route(func(r *agentlooptest.Request) bool { return len(r.Params.Tools) == 0 }, agentlooptest.Text("not sure"))
-			_, _ = agentloop.Query(context.Background(), "go", &agentloop.Options{
-				Provider: provider(t, srv, nil), Cwd: cwd, Tools: []string{"Bash", "Write", "Edit", "Read"},
-				PermissionMode: agentloop.PermissionMode(tc.Mode), Settings: string(perms),
-				SettingSources: []settings.SettingSource{},
-			}).Result()
-			if _, err := os.Lstat(filepath.Join(cwd, tc.SideEffect)); err == nil {
-				t.Fatalf("BYPASS: %s %v ran and created %s", tc.Tool, input, tc.SideEffect)
-			}
-			var main []*agentlooptest.Request
-			for _, r := range srv.Requests() {
-				if len(r.Params.Tools) > 0 {
-					main = append(main, r)
-				}
-			}
-			if len(main) < 2 {
-				t.Fatalf("the run stopped after %d requests", len(main))
-			}
-			tr, _ := main[1].ToolResult("toolu_x")
-			if tr.IsError == nil || !*tr.IsError {
-				t.Errorf("the call was not refused: %q", tr.ResultText())
-			}
-		})
+		if !c.endToEnd() {
+			t.Errorf("%s has no side effect the harness can observe", c.id())
+		}
+		if !slices.Contains(classes, c.Class) {
+			t.Errorf("%s: class %d is not one of %v", c.id(), c.Class, classes)
+		}
+		switch c.Want {
+		case "deny", "ask", "allow":
+		default:
+			t.Errorf("%s: want %q, not deny, ask or allow", c.id(), c.Want)
+		}
+		count[c.Class]++
 	}
-	if ran < 100 {
-		t.Errorf("only %d adversarial cases ran through the loop, want at least 100", ran)
+	for _, k := range classes {
+		if count[k] < 3 {
+			t.Errorf("class %d has %d end-to-end cases, want at least 3", k, count[k])
+		}
 	}
 }

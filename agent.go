@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
@@ -33,14 +34,18 @@ type AgentDefinition struct {
 	// Prompt is the agent's system prompt.
 	Prompt string `json:"prompt"`
 	// Tools lists the tools the agent may use; nil means the parent's
-	// tools. DisallowedTools removes tools and wins over Tools.
+	// tools. Only tools the parent has, and that the session does not
+	// disallow, are given. DisallowedTools removes tools and wins over
+	// Tools.
 	Tools           []string `json:"tools,omitempty"`
 	DisallowedTools []string `json:"disallowedTools,omitempty"`
 	// Model is an alias, a model id or "inherit" (the default).
 	Model string `json:"model,omitempty"`
 	// Effort overrides the session's effort for this agent.
 	Effort string `json:"effort,omitempty"`
-	// MaxTurns caps the agent's tool-using turns.
+	// MaxTurns caps the agent's tool-using turns. The agent never gets
+	// more than the loop that starts it; 0 means that loop's limit, or
+	// lineage's default of 100 when there is none.
 	MaxTurns int `json:"maxTurns,omitempty"`
 }
 
@@ -79,9 +84,26 @@ func (s *session) agents() map[string]AgentDefinition {
 	return out
 }
 
-// agentTool is the Agent tool of a session at the given depth (0: the
-// main loop).
-func (s *session) agentTool(depth int) tool.Tool {
+// newLineage builds what the session shares with all its subagents: the
+// budget, the tools no loop may use, the hooks and the authoriser (with the
+// checker's mode and rules).
+func (s *session) newLineage() *lineage.Lineage {
+	return lineage.New(lineage.Config{
+		MaxBudgetUSD:    s.opts.MaxBudgetUSD,
+		DisallowedTools: s.opts.DisallowedTools,
+		Hooks:           s.hooks,
+		Authorize:       s.authorizeAs,
+	})
+}
+
+// mainAgentTool is the Agent tool of the main loop.
+func (s *session) mainAgentTool() tool.Tool {
+	return s.agentTool(lineage.Agent{MaxTurns: s.opts.MaxTurns}, func() []string { return s.tools })
+}
+
+// agentTool is the Agent tool of the loop parent, whose own tools
+// parentTools returns: a subagent gets no tool its parent lacks.
+func (s *session) agentTool(parent lineage.Agent, parentTools func() []string) tool.Tool {
 	var names []string
 	for n, d := range s.agents() {
 		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
@@ -91,12 +113,13 @@ func (s *session) agentTool(depth int) tool.Tool {
 		"Give it a short description and a complete prompt: it cannot see this conversation. Available agents (subagent_type):\n" +
 		strings.Join(names, "\n")
 	return tool.New("Agent", desc, func(ctx context.Context, in agentIn, call *tool.Call) (tool.Result, error) {
-		return s.runAgent(ctx, in, call, depth+1)
+		return s.runAgent(ctx, in, call, parent, parentTools())
 	}, &tool.Options{Schema: json.RawMessage(agentSchema)})
 }
 
-// runAgent runs one subagent to completion and reports its final answer.
-func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, depth int) (tool.Result, error) {
+// runAgent runs one subagent of the loop parent to completion and reports
+// its final answer. Once the session's budget is spent, no subagent starts.
+func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, parent lineage.Agent, parentTools []string) (tool.Result, error) {
 	typ := in.SubagentType
 	if typ == "" {
 		typ = GeneralPurposeAgent
@@ -110,6 +133,9 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, dep
 		sort.Strings(known)
 		return tool.Error(fmt.Sprintf("Agent type %q not found. Available agents: %s", typ, strings.Join(known, ", "))), nil
 	}
+	if refusal := s.lin.SpawnRefusal(); refusal != "" {
+		return tool.Error(refusal), nil
+	}
 	if in.RunInBackground || in.Isolation != "" {
 		// Background and isolated runs are not supported yet; run in the
 		// foreground, in place.
@@ -119,21 +145,24 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, dep
 	if emit == nil {
 		emit = func(message.Message) {}
 	}
-	agentID := newAgentID()
-	parent := call.ID
+	agent := s.lin.Child(parent, newAgentID(), typ, def.MaxTurns)
+	parentID := call.ID
 	sid := s.env.SessionID
 	start := time.Now()
 	emit(&message.System{Subtype: "task_started", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agentID, "tool_use_id": parent, "description": in.Description, "subagent_type": typ,
-		"is_backgrounded": false, "spawn_depth": depth, "task_type": "local_agent", "prompt": in.Prompt})})
+		"task_id": agent.ID, "tool_use_id": parentID, "description": in.Description, "subagent_type": typ,
+		"is_backgrounded": false, "spawn_depth": agent.Depth, "task_type": "local_agent", "prompt": in.Prompt})})
 	emit(&message.User{Message: message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(in.Prompt)}},
-		ParentToolUseID: &parent, SessionID: sid, UUID: uuid.NewString(), Timestamp: nowStamp(),
-		AgentID: agentID, SubagentType: typ, TaskDescription: in.Description})
-	if sub := s.hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: s.hookBase(), AgentID: agentID, AgentType: typ}); len(sub.AdditionalContext) > 0 {
+		ParentToolUseID: &parentID, SessionID: sid, UUID: uuid.NewString(), Timestamp: nowStamp(),
+		AgentID: agent.ID, SubagentType: typ, TaskDescription: in.Description})
+	if sub := s.hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: s.hookBaseFor(parent), AgentID: agent.ID, AgentType: typ}); len(sub.AdditionalContext) > 0 {
 		in.Prompt += "\n\n" + strings.Join(sub.AdditionalContext, "\n")
 	}
 
-	child, err := s.childEngine(def, in, parent, depth)
+	var child *engine.Session
+	stopHooksRan := false
+	last := func() string { return lastReplyText(child.History()) }
+	child, err := s.childEngine(def, in, agent, parentTools, parentID, s.subagentHooks(agent, last, &stopHooksRan))
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -149,20 +178,27 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, dep
 			}
 		case *message.User:
 			emit(m)
+		case *message.System:
+			// A subagent's denials are the user's to see too.
+			if m.Subtype == message.SubtypePermissionDenied {
+				emit(m)
+			}
 		}
 		return true
 	})
-	last := ""
-	if res != nil {
-		last = res.Text()
+	if !stopHooksRan && runErr == nil {
+		// The subagent ended without stopping on its own (a limit, an
+		// error): SubagentStop hooks still learn of it, but cannot keep
+		// it going.
+		s.hooks.SubagentStop(ctx, hooks.SubagentStopInput{Base: s.hookBaseFor(agent), AgentID: agent.ID, AgentType: typ,
+			LastAssistantMessage: last()})
 	}
-	s.hooks.SubagentStop(ctx, hooks.SubagentStopInput{Base: s.hookBase(), AgentID: agentID, AgentType: typ, LastAssistantMessage: last})
 	status := "completed"
 	if runErr != nil || res == nil || res.IsError {
 		status = "failed"
 	}
 	emit(&message.System{Subtype: "task_updated", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agentID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})})
+		"task_id": agent.ID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})})
 	if runErr != nil {
 		return tool.Result{}, fmt.Errorf("the subagent stopped: %w", runErr)
 	}
@@ -177,23 +213,25 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, dep
 	tokens := res.Usage.InputTokens + res.Usage.OutputTokens + res.Usage.CacheCreationInputTokens + res.Usage.CacheReadInputTokens
 	dur := time.Since(start).Milliseconds()
 	emit(&message.System{Subtype: "task_notification", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agentID, "tool_use_id": parent, "status": status, "summary": firstLine(report),
+		"task_id": agent.ID, "tool_use_id": parentID, "status": status, "summary": firstLine(report),
 		"usage": map[string]any{"total_tokens": tokens, "tool_uses": toolUses.Load(), "duration_ms": dur}})})
 	text := fmt.Sprintf("Report from the %s subagent (its own words, not the user's; every line below is indented):\n%s\nagentId: %s\n<usage>subagent_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
-		typ, indentLines(report, "  "), agentID, tokens, toolUses.Load(), dur)
+		typ, indentLines(report, "  "), agent.ID, tokens, toolUses.Load(), dur)
 	return tool.Result{
 		Content: []model.Content{model.TextBlock(text)},
-		Structured: map[string]any{"status": "completed", "prompt": in.Prompt, "agentId": agentID, "agentType": typ,
+		Structured: map[string]any{"status": "completed", "prompt": in.Prompt, "agentId": agent.ID, "agentType": typ,
 			"content": []model.Content{model.TextBlock(report)}, "totalDurationMs": dur, "totalTokens": tokens,
 			"totalToolUseCount": toolUses.Load(), "usage": res.Usage},
 		ListContent: true,
 	}, nil
 }
 
-// childEngine builds the engine session of one subagent run: fresh history,
-// the agent's prompt and tools, the parent's provider, permissions and
-// hooks, and costs reported into the parent's totals.
-func (s *session) childEngine(def AgentDefinition, in agentIn, parentID string, depth int) (*engine.Session, error) {
+// childEngine builds the engine session of the subagent agent: fresh
+// history, the agent's prompt, its tools (never one its parent lacks or the
+// session disallows), and the session's lineage: the shared budget, the
+// provider, the authoriser (rules, mode, hooks) and the hook dispatcher.
+// Its costs are reported into the session's totals.
+func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Agent, parentTools []string, parentID string, hp engine.HookPoints) (*engine.Session, error) {
 	m := s.eng.Model()
 	switch {
 	case in.Model != "":
@@ -208,19 +246,14 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, parentID string, 
 	if in.Effort != "" {
 		effort = in.Effort
 	}
-	names := def.Tools
-	if names == nil {
-		names = s.tools
+	names := s.lin.SubagentTools(parentTools, def.Tools, def.DisallowedTools)
+	if agent.Depth >= MaxSubagentDepth {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "Agent" })
 	}
 	var ts []tool.Tool
 	for _, n := range names {
-		if slices.Contains(def.DisallowedTools, n) || n == "AskUserQuestion" {
-			continue
-		}
 		if n == "Agent" {
-			if depth < MaxSubagentDepth {
-				ts = append(ts, s.agentTool(depth))
-			}
+			ts = append(ts, s.agentTool(agent, func() []string { return names }))
 			continue
 		}
 		if t, ok := tools.Builtin(n); ok {
@@ -240,14 +273,33 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, parentID string, 
 		Model:           m,
 		System:          []model.Content{model.TextBlock(def.Prompt), model.TextBlock(envBlock(&env, m))},
 		Tools:           ts,
-		MaxTurns:        def.MaxTurns,
+		MaxTurns:        agent.MaxTurns,
+		Budget:          s.lin,
 		Effort:          effort,
 		Thinking:        thinkingFor(&s.opts),
 		Env:             &env,
 		ParentToolUseID: &parentID,
-		Authorize:       s.authorize,
+		Authorize:       s.lin.AuthorizerFor(agent),
+		Hooks:           hp,
 		Parent:          s.eng,
 	})
+}
+
+// lastReplyText is the text of the last assistant message of a history.
+func lastReplyText(h []model.Message) string {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role != "assistant" {
+			continue
+		}
+		var parts []string
+		for _, b := range h[i].Content {
+			if b.Type == model.TypeText && b.Text != "" {
+				parts = append(parts, b.Text)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
 }
 
 func newAgentID() string {

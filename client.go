@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
@@ -19,20 +20,42 @@ import (
 //
 // A Client runs one query at a time; a Query started while another is
 // being consumed yields ErrBusy. Its methods are safe for concurrent use.
-// Close it to stop what its tools left running.
+// Close it to stop a running query and what its tools left running; after
+// Close, every method that can fail returns ErrClosed.
 type Client struct {
-	sess   *session
-	busy   atomic.Bool
-	mu     sync.Mutex
-	closed bool
+	sess    *session
+	mu      sync.Mutex
+	closed  bool
+	active  *activeQuery  // the query being consumed, if any
+	cleaned chan struct{} // closed once Close's cleanup has run
+}
+
+// activeQuery is the query a Client is running.
+type activeQuery struct {
+	cancel context.CancelCauseFunc
+	// delivering is set while the consumer's loop body runs (the engine
+	// is then waiting for it, and Close may be called from that body).
+	delivering atomic.Bool
 }
 
 // ErrBusy is yielded by Client.Query while another query of the same client
 // is running.
 var ErrBusy = errors.New("agentloop: the client is already running a query")
 
-// ErrClosed is returned by a closed client.
+// ErrClosed is returned by a closed client, and is the cause of a query
+// that Close cancelled.
 var ErrClosed = errors.New("agentloop: client closed")
+
+// ErrCloseTimeout is returned by Close when the running query did not stop
+// within CloseTimeout (a tool that ignores cancellation, say). The cleanup
+// then runs when the query stops.
+var ErrCloseTimeout = errors.New("agentloop: the running query did not stop in time")
+
+// CloseTimeout bounds how long Close waits for a running query to stop.
+const CloseTimeout = 5 * time.Second
+
+// closeTimeout is CloseTimeout, shortened by tests.
+var closeTimeout = CloseTimeout
 
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
@@ -41,7 +64,7 @@ func NewClient(opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{sess: sess}, nil
+	return &Client{sess: sess, cleaned: make(chan struct{})}, nil
 }
 
 // SessionID returns the conversation's session id.
@@ -49,7 +72,9 @@ func (c *Client) SessionID() string { return c.sess.env.SessionID }
 
 // Query sends the next prompt and returns the stream of its messages, which
 // starts with system/init and ends with this prompt's result. The stream
-// runs once; see Stream.
+// runs once; see Stream. On a closed client the stream yields only
+// ErrClosed; a query that Close cancels ends with an error wrapping both
+// context.Canceled and ErrClosed.
 func (c *Client) Query(ctx context.Context, prompt string) Stream {
 	var used atomic.Bool
 	return func(yield func(Message, error) bool) {
@@ -58,26 +83,67 @@ func (c *Client) Query(ctx context.Context, prompt string) Stream {
 			return
 		}
 		c.mu.Lock()
-		closed := c.closed
-		c.mu.Unlock()
-		if closed {
+		switch {
+		case c.closed:
+			c.mu.Unlock()
 			yield(nil, ErrClosed)
 			return
-		}
-		if !c.busy.CompareAndSwap(false, true) {
+		case c.active != nil:
+			c.mu.Unlock()
 			yield(nil, ErrBusy)
 			return
 		}
-		defer c.busy.Store(false)
-		runTurn(ctx, c.sess, prompt, yield)
+		ctx, cancel := context.WithCancelCause(ctx)
+		q := &activeQuery{cancel: cancel}
+		c.active = q
+		c.mu.Unlock()
+		defer c.endQuery(q)
+		runTurn(ctx, c.sess, prompt, func(m Message, err error) bool {
+			q.delivering.Store(true)
+			defer q.delivering.Store(false)
+			return yield(m, err)
+		})
 	}
 }
 
+// endQuery ends the running query; when Close came meanwhile, the cleanup
+// it left runs now.
+func (c *Client) endQuery(q *activeQuery) {
+	q.cancel(nil)
+	c.mu.Lock()
+	c.active = nil
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		c.cleanup()
+	}
+}
+
+// cleanup ends the session once no query runs: SessionEnd hooks,
+// background shells, the transcript.
+func (c *Client) cleanup() {
+	c.sess.close()
+	close(c.cleaned)
+}
+
+// checkOpen returns ErrClosed after Close.
+func (c *Client) checkOpen() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // SetModel switches the model (an id or alias) from the next request on,
-// also in the middle of a running query.
-func (c *Client) SetModel(name string) {
-	m := pricing.Resolve(name)
-	c.sess.eng.SetModel(m)
+// also in the middle of a running query. It returns ErrClosed after Close.
+func (c *Client) SetModel(name string) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	c.sess.eng.SetModel(pricing.Resolve(name))
+	return nil
 }
 
 // Model returns the current model id.
@@ -87,6 +153,9 @@ func (c *Client) Model() string { return c.sess.eng.Model() }
 // next request on; 0 restores the model's default (adaptive where
 // supported). The budget must be at least 1024 tokens.
 func (c *Client) SetMaxThinkingTokens(n int) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
 	switch {
 	case n == 0:
 		c.sess.eng.SetThinking(nil)
@@ -101,6 +170,9 @@ func (c *Client) SetMaxThinkingTokens(n int) error {
 // SetEffort changes the effort (low, medium, high, xhigh, max; empty for
 // the API's default) from the next request on.
 func (c *Client) SetEffort(e string) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
 	if e != "" && !slices.Contains(efforts, e) {
 		return fmt.Errorf("%w: effort %q (want low, medium, high, xhigh or max)", ErrInvalidOption, e)
 	}
@@ -108,14 +180,40 @@ func (c *Client) SetEffort(e string) error {
 	return nil
 }
 
-// Close ends the conversation and stops what its tools left running. It is
-// safe to call more than once.
+// Close ends the conversation. A running query is cancelled (its stream
+// ends with an error wrapping ErrClosed) and Close waits, at most
+// CloseTimeout, for it to stop; then the session ends: SessionEnd hooks
+// run, background shells are stopped and the transcript is closed. The
+// cleanup never runs while the query still works: if the query does not
+// stop in time, Close returns ErrCloseTimeout and the cleanup runs when it
+// stops. Called from the loop body of the running query's own stream, Close
+// cannot wait for it; it cancels the query, which cleans up as it returns.
+//
+// Close is safe to call from any goroutine and more than once; calls after
+// the first return nil at once.
 func (c *Client) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.closed {
-		c.closed = true
-		c.sess.close()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
 	}
-	return nil
+	c.closed = true
+	q := c.active
+	c.mu.Unlock()
+	if q == nil {
+		c.cleanup()
+		return nil
+	}
+	q.cancel(ErrClosed)
+	if q.delivering.Load() {
+		return nil
+	}
+	t := time.NewTimer(closeTimeout)
+	defer t.Stop()
+	select {
+	case <-c.cleaned:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w within %v; the session ends when it does", ErrCloseTimeout, closeTimeout)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/uuid"
@@ -61,39 +62,79 @@ func (s *session) hookPoints() engine.HookPoints {
 			}
 			return v
 		},
-		AfterTool: func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
-			if out.Failed {
-				r := d.PostToolUseFailure(ctx, hooks.PostToolUseFailureInput{Base: s.hookBase(), ToolName: call.Name,
-					ToolInput: call.Input, ToolUseID: call.ID, Error: out.Result.ResultText()})
-				out.Context = append(out.Context, r.AdditionalContext...)
-				return halt(r.Common)
-			}
-			resp, _ := json.Marshal(out.Structured)
-			if out.Structured == nil {
-				resp, _ = json.Marshal(out.Result.ResultText())
-			}
-			r := d.PostToolUse(ctx, hooks.PostToolUseInput{Base: s.hookBase(), ToolName: call.Name,
-				ToolInput: call.Input, ToolResponse: resp, ToolUseID: call.ID})
-			if r.UpdatedToolOutput != nil {
-				replaceOutput(out, r.UpdatedToolOutput)
-			}
-			if r.Blocked {
-				out.Context = append(out.Context, "PostToolUse:"+call.Name+" hook error: "+r.Reason)
-			}
-			out.Context = append(out.Context, r.AdditionalContext...)
-			return halt(r.Common)
-		},
+		AfterTool: s.afterTool(lineage.Agent{}),
 		BeforeStop: func(ctx context.Context, active bool) engine.StopVerdict {
 			r := d.Stop(ctx, hooks.StopInput{Base: s.hookBase(), StopHookActive: active})
-			switch {
-			case r.Halt:
-				return engine.StopVerdict{Halt: &engine.Halt{Reason: r.StopReason}}
-			case r.Blocked:
-				return engine.StopVerdict{Continue: true, Text: "Stop hook feedback:\n" + r.Reason}
-			case len(r.AdditionalContext) > 0:
-				return engine.StopVerdict{Continue: true, Text: strings.Join(r.AdditionalContext, "\n")}
-			}
-			return engine.StopVerdict{}
+			return stopVerdict(r, "Stop")
+		},
+	}
+}
+
+// stopVerdict turns the result of Stop or SubagentStop hooks into the
+// engine's verdict: a halt ends the run, a block (or added context) gives
+// the agent the reason as a new turn and keeps it going.
+func stopVerdict(r hooks.StopResult, event string) engine.StopVerdict {
+	switch {
+	case r.Halt:
+		return engine.StopVerdict{Halt: &engine.Halt{Reason: r.StopReason}}
+	case r.Blocked:
+		return engine.StopVerdict{Continue: true, Text: event + " hook feedback:\n" + r.Reason}
+	case len(r.AdditionalContext) > 0:
+		return engine.StopVerdict{Continue: true, Text: strings.Join(r.AdditionalContext, "\n")}
+	}
+	return engine.StopVerdict{}
+}
+
+// hookBaseFor is the common part of a hook input of the loop a: the main
+// loop's for the zero Agent, else with the subagent's agent_id and
+// agent_type.
+func (s *session) hookBaseFor(a lineage.Agent) hooks.Base {
+	b := s.hookBase()
+	b.AgentID, b.AgentType = a.ID, a.Type
+	return b
+}
+
+// afterTool is the AfterTool hook point of the loop a: PostToolUse, or
+// PostToolUseFailure for a failed call, with a's identity.
+func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
+	d := s.hooks
+	return func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
+		if out.Failed {
+			r := d.PostToolUseFailure(ctx, hooks.PostToolUseFailureInput{Base: s.hookBaseFor(a), ToolName: call.Name,
+				ToolInput: call.Input, ToolUseID: call.ID, Error: out.Result.ResultText()})
+			out.Context = append(out.Context, r.AdditionalContext...)
+			return halt(r.Common)
+		}
+		resp, _ := json.Marshal(out.Structured)
+		if out.Structured == nil {
+			resp, _ = json.Marshal(out.Result.ResultText())
+		}
+		r := d.PostToolUse(ctx, hooks.PostToolUseInput{Base: s.hookBaseFor(a), ToolName: call.Name,
+			ToolInput: call.Input, ToolResponse: resp, ToolUseID: call.ID})
+		if r.UpdatedToolOutput != nil {
+			replaceOutput(out, r.UpdatedToolOutput)
+		}
+		if r.Blocked {
+			out.Context = append(out.Context, "PostToolUse:"+call.Name+" hook error: "+r.Reason)
+		}
+		out.Context = append(out.Context, r.AdditionalContext...)
+		return halt(r.Common)
+	}
+}
+
+// subagentHooks are the hook points of the subagent a: PostToolUse and
+// PostToolUseFailure as in the main loop, and SubagentStop where the main
+// loop has Stop (a block keeps the subagent going with the reason, as Stop
+// does for the main loop). last returns the subagent's last reply text;
+// stopped is set once SubagentStop hooks have run.
+func (s *session) subagentHooks(a lineage.Agent, last func() string, stopped *bool) engine.HookPoints {
+	return engine.HookPoints{
+		AfterTool: s.afterTool(a),
+		BeforeStop: func(ctx context.Context, active bool) engine.StopVerdict {
+			*stopped = true
+			r := s.lin.Hooks().SubagentStop(ctx, hooks.SubagentStopInput{Base: s.hookBaseFor(a), StopHookActive: active,
+				AgentID: a.ID, AgentType: a.Type, LastAssistantMessage: last()})
+			return stopVerdict(r, "SubagentStop")
 		},
 	}
 }

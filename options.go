@@ -62,7 +62,8 @@ type Options struct {
 	CustomTools []Tool
 	// AllowedTools are rules for calls that run without asking, such as
 	// "Bash" or "Write"; DisallowedTools are removed from the model's
-	// tool list altogether.
+	// tool list altogether, in every subagent too (a name with a rule
+	// specifier, "Bash(rm:*)", is a deny rule instead).
 	AllowedTools    []string
 	DisallowedTools []string
 	// PermissionMode defaults to the settings' defaultMode, else
@@ -85,16 +86,23 @@ type Options struct {
 	// CLI does; an empty non-nil slice loads none. The managed policy and
 	// Settings always load.
 	SettingSources []settings.SettingSource
+	// Sandbox confines Bash commands with the kernel; it is merged into
+	// the inline settings (see SandboxSettings). Nil leaves the sandbox
+	// to the settings files.
+	Sandbox *SandboxSettings
 	// Settings is a further settings file, or inline JSON starting with
 	// "{", like the CLI's --settings.
 	Settings string
 
 	// MaxTurns ends the run with error_max_turns after this many model
-	// replies that asked for tools; 0 means no limit.
+	// replies that asked for tools; 0 means no limit. Subagents count
+	// their own turns, and never get more than this.
 	MaxTurns int
 	// MaxBudgetUSD ends the run with error_max_budget_usd once its cost
-	// reaches this amount; 0 means no limit. The check runs after each
-	// reply, so a run overshoots by at most one reply.
+	// reaches this amount; 0 means no limit. The cost is the whole
+	// session's, subagents included. The check runs after each reply and
+	// before each request of every loop, so a run overshoots by at most
+	// one reply.
 	MaxBudgetUSD float64
 	// Effort is low, medium, high, xhigh or max; empty leaves it to the
 	// API.

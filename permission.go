@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/settings"
 )
@@ -30,6 +31,9 @@ type PermissionRequest struct {
 	BlockedPath string
 	// DecisionReason says why the call was not decided by the rules.
 	DecisionReason string
+	// AgentID names the subagent that made the call; empty for the main
+	// loop.
+	AgentID string
 }
 
 // PermissionResult answers a PermissionRequest.
@@ -65,9 +69,13 @@ func Deny(message string) PermissionResult {
 func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error) {
 	var rs permission.RuleSet
 	cli := permission.SourceRules{Source: permission.SourceCLI, Allow: s.opts.AllowedTools}
+	// A disallowed name with a specifier denies matching calls; a bare
+	// name removes the tool from every loop's list (the lineage) and is
+	// also a deny rule, so no loop of the session can run it whatever a
+	// hook or an agent definition says.
 	for _, r := range s.opts.DisallowedTools {
-		if strings.Contains(r, "(") {
-			cli.Deny = append(cli.Deny, r) // a specifier denies calls; a bare name removes the tool
+		if strings.TrimSpace(r) != "" {
+			cli.Deny = append(cli.Deny, r)
 		}
 	}
 	rs.Sources = append(rs.Sources, cli)
@@ -135,16 +143,30 @@ func (s *session) currentMode() PermissionMode {
 	return PermissionMode(s.checker.Mode())
 }
 
-// authorize decides on a tool call in the reference's order: PreToolUse
-// hooks, then deny rules, ask rules, the mode and allow rules (the checker),
-// then, for calls still undecided, PermissionRequest hooks and the
-// CanUseTool callback. With nobody to ask, the call is denied.
+// authorize decides on a tool call of the main loop; see authorizeAs.
 func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.Decision {
+	return s.authorizeAs(ctx, lineage.Agent{}, call)
+}
+
+// authorizeAs decides on a tool call of the loop a (the main loop or a
+// subagent, at any depth: every loop of the session shares this checker,
+// mode and hooks) in the reference's order: PreToolUse hooks, then deny
+// rules, ask rules, the mode and allow rules (the checker), then, for calls
+// still undecided, PermissionRequest hooks and the CanUseTool callback.
+// With nobody to ask, the call is denied. Hooks and CanUseTool see a's
+// agent_id.
+func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine.ToolCall) (dec engine.Decision) {
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
 	input := json.RawMessage(call.Input)
-	pre := s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBase(), ToolName: call.Name,
+	var d permission.Decision
+	defer func() {
+		if dec.Allow {
+			s.noteChecked(call, input, d, dec.Input)
+		}
+	}()
+	pre := s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: call.Name,
 		ToolInput: input, ToolUseID: call.ID})
 	out := engine.Decision{Context: pre.AdditionalContext, Halt: halt(pre.Common)}
 	if pre.UpdatedInput != nil {
@@ -159,7 +181,6 @@ func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.D
 		return out
 	}
 	pcall := permission.Call{Tool: call.Name, Input: input, ReadOnly: call.Tool.Info().ReadOnly}
-	var d permission.Decision
 	switch pre.Decision {
 	case hooks.Deny, hooks.Defer:
 		return deny("hook", "hook", pre.Message, true)
@@ -182,14 +203,17 @@ func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.D
 	case permission.Deny:
 		return deny("config", d.ReasonType, d.Message, false)
 	}
-	return s.ask(ctx, call, input, d, out)
+	if call.Name == "Bash" && pre.Decision != hooks.Ask && s.sandboxAutoAllows(input, d) {
+		return allow("config", "sandbox")
+	}
+	return s.ask(ctx, a, call, input, d, out)
 }
 
 // ask puts an undecided call to the PermissionRequest hooks and then to
 // the CanUseTool callback.
-func (s *session) ask(ctx context.Context, call *engine.ToolCall, input json.RawMessage, d permission.Decision, out engine.Decision) engine.Decision {
+func (s *session) ask(ctx context.Context, a lineage.Agent, call *engine.ToolCall, input json.RawMessage, d permission.Decision, out engine.Decision) engine.Decision {
 	suggestions := toSettingsUpdates(d.Suggestions)
-	pr := s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBase(), ToolName: call.Name,
+	pr := s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: call.Name,
 		ToolInput: input, PermissionSuggestions: suggestions, ToolUseID: call.ID})
 	switch pr.Decision {
 	case hooks.Allow:
@@ -211,7 +235,7 @@ func (s *session) ask(ctx context.Context, call *engine.ToolCall, input json.Raw
 		return out
 	}
 	res, err := s.opts.CanUseTool(ctx, PermissionRequest{ToolName: call.Name, Input: input, ToolUseID: call.ID,
-		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason})
+		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason, AgentID: a.ID})
 	out.Source, out.ReasonType = "user", "user"
 	switch {
 	case err != nil:

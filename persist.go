@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
 	sessions "github.com/agentloop/agentloop/session"
 	"github.com/google/uuid"
 )
@@ -23,6 +25,7 @@ type transcript struct {
 	w      *sessions.Writer
 	m      *sessions.Mirror // set when a SessionStore mirrors the transcript
 	failed bool
+	start  time.Time // when the current prompt began (for cost-state)
 }
 
 // append writes entries locally, and to the store when there is one.
@@ -116,9 +119,30 @@ func (s *session) openTranscript() (*sessions.Transcript, error) {
 	return tr, nil
 }
 
-// record appends the entries of one stream message. A failed write stops
-// the recording and is reported once in the stream; the run goes on.
-func (t *transcript) record(s *session, m message.Message, start time.Time) message.Message {
+// record is the engine's recorder (engine.Config.Record): it writes each
+// message that enters the history, and each result, to the transcript. A
+// failed write stops the recording and is reported once in the stream.
+func (s *session) record(m message.Message) {
+	if notice := s.transcript.record(s, m); notice != nil && s.eng != nil {
+		s.eng.Notify(notice)
+	}
+}
+
+// begin marks the start of a prompt's run.
+func (t *transcript) begin(now time.Time) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.start = now
+}
+
+// record appends the entries of one recorded message: assistant blocks,
+// user lines (a prompt also gets its last-prompt entry), and a result's
+// cost-state. It returns the notice to show when a write failed; after a
+// failure nothing more is written.
+func (t *transcript) record(s *session, m message.Message) message.Message {
 	if t == nil {
 		return nil
 	}
@@ -137,9 +161,12 @@ func (t *transcript) record(s *session, m message.Message, start time.Time) mess
 	case *message.User:
 		if m.ParentToolUseID == nil {
 			err = t.append(sessions.UserEntry(m, mode))
+			if text, ok := promptText(m); ok && err == nil {
+				err = t.append(sessions.LastPromptEntry(text, t.w.Leaf()))
+			}
 		}
 	case *message.Result:
-		err = t.append(sessions.CostStateEntry(sessions.CostFromResult(m, start)))
+		err = t.append(sessions.CostStateEntry(sessions.CostFromResult(m, t.start)))
 		if err == nil && t.m != nil {
 			// The result is where a host may move on: the store has
 			// everything up to it.
@@ -154,20 +181,22 @@ func (t *transcript) record(s *session, m message.Message, start time.Time) mess
 	return nil
 }
 
-// prompt appends a prompt entry.
-func (t *transcript) prompt(text, mode string) {
-	if t == nil {
-		return
+// promptText returns the text of a prompt line: a user line the loop did
+// not write itself, holding no tool results.
+func promptText(u *message.User) (string, bool) {
+	if u.IsSynthetic {
+		return "", false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.failed {
-		err := t.append(sessions.PromptEntry("", text, mode))
-		if err == nil {
-			err = t.append(sessions.LastPromptEntry(text, t.w.Leaf()))
+	var parts []string
+	for _, c := range u.Message.Content {
+		switch c.Type {
+		case model.TypeToolResult:
+			return "", false
+		case model.TypeText:
+			parts = append(parts, c.Text)
 		}
-		t.failed = err != nil
 	}
+	return strings.Join(parts, "\n"), true
 }
 
 func (t *transcript) close() {

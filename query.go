@@ -46,23 +46,21 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 }
 
 // runTurn takes one prompt through the session, yielding init, the run's
-// messages and, after an error result, its error.
+// messages and, after an error result, its error. The engine records the
+// conversation into the transcript (session.record) on its own, so what a
+// consumer that stops reading did not see is still written.
 func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !yield(sess.initMessage(), nil) {
 		return
 	}
-	start := time.Now()
-	sess.transcript.prompt(prompt, string(sess.currentMode()))
+	if n := sess.sandboxNotice(); n != nil && !yield(n, nil) {
+		return
+	}
+	sess.transcript.begin(time.Now())
 	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
-		if !yield(m, nil) {
-			return false
-		}
-		if notice := sess.transcript.record(sess, m, start); notice != nil {
-			return yield(notice, nil)
-		}
-		return true
+		return yield(m, nil)
 	})
 	switch {
 	case errors.Is(err, engine.ErrStopped):

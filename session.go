@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/internal/toolenv"
 	"github.com/agentloop/agentloop/message"
@@ -32,6 +34,9 @@ type session struct {
 	apiKeySource string
 	hooks        *hooks.Dispatcher
 	checker      *permission.Checker
+	sb           *sandboxState    // the Bash sandbox (sandbox.go)
+	lin          *lineage.Lineage // shared with every subagent (agent.go)
+	checked      sync.Map         // tool_use id → the path its permission check resolved (file tools)
 	configDir    string
 	transcript   *transcript
 	started      bool // SessionStart hooks have run
@@ -43,6 +48,9 @@ func newSession(o *Options) (*session, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
+	}
+	if testForceAllow.Load() {
+		opts.DisallowedTools = nil // the permission layer is off (test seam)
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -94,7 +102,11 @@ func newSession(o *Options) (*session, error) {
 			s.apiKeySource = "ANTHROPIC_AUTH_TOKEN"
 		}
 	}
-	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: opts.Settings})
+	flag, err := withSandboxOption(opts.Settings, opts.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: flag})
 	if err != nil {
 		return nil, fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
 	}
@@ -118,9 +130,17 @@ func newSession(o *Options) (*session, error) {
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
+	if err := s.setupSandbox(st); err != nil {
+		return nil, err
+	}
+	s.env.ReadDenied, s.env.CheckedPath = s.readDenied, s.checkedPath
+	if testForceAllow.Load() {
+		s.env.ReadDenied = nil // the permission layer is off (test seam)
+	}
 	if s.hooks, err = s.newDispatcher(st.Hooks); err != nil {
 		return nil, fmt.Errorf("%w: hooks: %v", ErrInvalidOption, err)
 	}
+	s.lin = s.newLineage()
 	toolset, err := s.selectTools()
 	if err != nil {
 		return nil, err
@@ -139,6 +159,7 @@ func newSession(o *Options) (*session, error) {
 		Tools:                toolset,
 		MaxTurns:             opts.MaxTurns,
 		MaxBudgetUSD:         opts.MaxBudgetUSD,
+		Budget:               s.lin,
 		MaxTokens:            opts.MaxTokens,
 		Effort:               opts.Effort,
 		Thinking:             thinkingFor(&opts),
@@ -148,6 +169,7 @@ func newSession(o *Options) (*session, error) {
 		Env:                  s.env,
 		Authorize:            s.authorize,
 		Hooks:                s.hookPoints(),
+		Record:               s.record,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
@@ -179,7 +201,7 @@ func (s *session) selectTools() ([]tool.Tool, error) {
 		if n == "Agent" || n == "Task" {
 			if !seen["Agent"] {
 				seen["Agent"] = true
-				out = append(out, s.agentTool(0))
+				out = append(out, s.mainAgentTool())
 			}
 			continue
 		}
@@ -206,7 +228,7 @@ func (s *session) selectTools() ([]tool.Tool, error) {
 		out = append(out, t)
 	}
 	out = slices.DeleteFunc(out, func(t tool.Tool) bool {
-		return slices.Contains(s.opts.DisallowedTools, t.Info().Name)
+		return s.lin.Disallowed(t.Info().Name)
 	})
 	return out, nil
 }
@@ -220,6 +242,7 @@ func (s *session) initMessage() *message.System {
 			PermissionMode: string(s.currentMode()), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: []string{}, Skills: []string{},
 			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
+			SandboxEnabled: s.sandboxEnabled(),
 		},
 	}
 }
@@ -235,6 +258,7 @@ func orEmpty(s []string) []string {
 func (s *session) close() {
 	s.endSession()
 	tools.Cleanup(s.env)
+	s.closeSandbox()
 	s.transcript.close()
 }
 

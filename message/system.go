@@ -48,6 +48,9 @@ type Init struct {
 	Plugins               []any       `json:"plugins"`
 	AdditionalDirectories []string    `json:"additional_directories"`
 	Effort                string      `json:"effort,omitempty"`
+	// SandboxEnabled reports whether Bash commands run in the kernel
+	// sandbox.
+	SandboxEnabled bool `json:"sandbox_enabled"`
 }
 
 // MCPServer is an MCP server's name and connection status.

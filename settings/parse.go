@@ -30,6 +30,7 @@ type layer struct {
 	disableAllHooks, allowManagedHooksOnly *bool
 	extra                                  map[string]json.RawMessage
 	warnings                               []string
+	sandbox                                *sandboxLayer
 }
 
 // Modes are the values permissions.defaultMode accepts ("manual" is read
@@ -94,6 +95,8 @@ func parse(data []byte, src Source, path, display, root string) (*layer, []error
 			if v, ok := c.boolean(key, raw); ok {
 				l.disableAllHooks = &v
 			}
+		case "sandbox":
+			l.readSandbox(c, raw)
 		case "allowManagedHooksOnly":
 			if v, ok := c.boolean(key, raw); ok {
 				l.allowManagedHooksOnly = &v

@@ -278,6 +278,8 @@ type Settings struct {
 	// Extra holds the top-level fields this package does not model,
 	// each from the highest-precedence file that sets it.
 	Extra map[string]json.RawMessage
+	// Sandbox is the merged "sandbox" object (see [Sandbox]).
+	Sandbox Sandbox
 	// Files are the files that were read, lowest precedence first.
 	Files []File
 	// Warnings note settings that were read but ignored.
@@ -379,6 +381,7 @@ func (o Options) root(s Source, path string) string {
 func merge(layers []*layer, o Options) *Settings {
 	s := &Settings{Hooks: map[string][]HookMatcher{}, Env: map[string]string{},
 		Extra: map[string]json.RawMessage{}}
+	s.Sandbox.AutoAllowBashIfSandboxed, s.Sandbox.AllowUnsandboxedCommands = true, true // the reference's defaults
 	s.Permissions.Extra = map[string]json.RawMessage{}
 	seenDir := map[string]bool{}
 	disable, policyDisable, managedOnly := false, false, false
@@ -440,6 +443,7 @@ func merge(layers []*layer, o Options) *Settings {
 		for k, v := range l.extra {
 			s.Extra[k] = v
 		}
+		mergeSandbox(s, l, o)
 	}
 	s.DisableAllHooks = disable || policyDisable
 	if policyDisable {

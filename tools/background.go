@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/sandbox"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -104,15 +105,15 @@ func (s *Shells) Dir() string {
 }
 
 // start runs command in the background with bash at shell, in dir, for at
-// most lifetime.
-func (s *Shells) start(shell, dir, command string, lifetime time.Duration) (ShellInfo, error) {
+// most lifetime, confined by policy when it is not nil.
+func (s *Shells) start(shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy) (ShellInfo, error) {
 	out, errf, id, err := s.createFiles()
 	if err != nil {
 		return ShellInfo{}, err
 	}
 	cmd := bashCommand(shell, dir, command)
 	cmd.Stdout, cmd.Stderr = out, errf
-	err = cmd.Start()
+	err = bashStart(cmd, policy)
 	out.Close()
 	errf.Close()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/sandbox"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -61,7 +62,7 @@ const bashSchema = `{
       "type": "boolean"
     },
     "dangerouslyDisableSandbox": {
-      "description": "Ask to run the command outside any sandbox. There is no sandbox in this implementation, so this has no effect",
+      "description": "Ask to run this command outside the sandbox. Honoured only where the sandbox settings allow unsandboxed commands; the call then needs the usual permission, so prefer the sandbox and use this only after a command failed because of it",
       "type": "boolean"
     }
   },
@@ -128,11 +129,15 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 	if failure != "" {
 		return tool.Error(failure), nil
 	}
+	policy, err := bashSandbox(ctx, env, in)
+	if err != nil {
+		return tool.Error(fmt.Sprintf("Cannot run the command: %v", err)), nil
+	}
 	if in.RunInBackground {
-		return bashStartBackground(env, shell, dir, in)
+		return bashStartBackground(env, shell, dir, in, policy)
 	}
 	timeout := bashClamp(in.Timeout, bashDefaultTimeout, bashMaxTimeout)
-	run := bashRun(ctx, shell, dir, in.Command, timeout)
+	run := bashRun(ctx, shell, dir, in.Command, timeout, policy)
 	return run.result(in.Command), nil
 }
 
@@ -179,11 +184,12 @@ func bashClamp(ms float64, def, max time.Duration) time.Duration {
 }
 
 // bashCommand prepares `bash -c command` in dir, in its own process group,
-// with the environment of this process and no interactive pagers.
+// with the environment of this process, no interactive pagers, and git
+// hardened against planted repositories (withGitHardening).
 func bashCommand(shell, dir, command string) *exec.Cmd {
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PWD="+dir, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = withGitHardening(append(os.Environ(), "PWD="+dir, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"))
 	bashIsolate(cmd)
 	return cmd
 }
@@ -198,8 +204,8 @@ type bashOutcome struct {
 }
 
 // bashRun runs command in the foreground until it exits, times out or ctx
-// is done, and returns its captured output.
-func bashRun(ctx context.Context, shell, dir, command string, timeout time.Duration) bashOutcome {
+// is done, and returns its captured output. A non-nil policy confines it.
+func bashRun(ctx context.Context, shell, dir, command string, timeout time.Duration, policy *sandbox.Policy) bashOutcome {
 	out := bashOutcome{
 		stdout: newBashCapture(bashMaxOutputChars, bashLeadBlankLines),
 		stderr: newBashCapture(bashMaxOutputChars, bashLeadSpace),
@@ -211,7 +217,7 @@ func bashRun(ctx context.Context, shell, dir, command string, timeout time.Durat
 	cmd := bashCommand(shell, dir, command)
 	cmd.Stdout, cmd.Stderr = out.stdout, out.stderr
 	cmd.WaitDelay = bashPipeGrace
-	if err := cmd.Start(); err != nil {
+	if err := bashStart(cmd, policy); err != nil {
 		out.startErr = err
 		return out
 	}

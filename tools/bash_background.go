@@ -3,14 +3,16 @@ package tools
 import (
 	"fmt"
 
+	"github.com/agentloop/agentloop/internal/sandbox"
 	"github.com/agentloop/agentloop/tool"
 )
 
 // bashStartBackground starts in.Command as a background shell of the
-// session and tells the model where its output goes.
-func bashStartBackground(env *tool.Env, shell, dir string, in bashInput) (tool.Result, error) {
+// session, confined by policy when it is not nil, and tells the model where
+// its output goes.
+func bashStartBackground(env *tool.Env, shell, dir string, in bashInput, policy *sandbox.Policy) (tool.Result, error) {
 	lifetime := bashClamp(in.Timeout, bashDefaultLifetime, bashMaxLifetime)
-	info, err := BackgroundShells(env).start(shell, dir, in.Command, lifetime)
+	info, err := BackgroundShells(env).start(shell, dir, in.Command, lifetime, policy)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot start the command in the background: %v", err)), nil
 	}

@@ -75,7 +75,10 @@
 // runs any command. They do not decide what the model may do. Permissions
 // (modes, allow and deny rules, hooks, the host's canUseTool callback) are
 // enforced by the loop before Run is called; a tool that runs has been
-// allowed. Run agents on untrusted input only inside a sandbox (a
-// container, a virtual machine, a separate user) that bounds what the
-// process itself can do.
+// allowed. A session can also confine each Bash command with the kernel
+// (the sandbox settings, and always in plan mode, on Linux with Landlock):
+// the session installs the policy, and Bash starts the command under it.
+// The other tools run unconfined in the process, so run agents on
+// untrusted input only inside a sandbox (a container, a virtual machine,
+// a separate user) that bounds what the process itself can do.
 package tools

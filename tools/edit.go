@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -76,16 +75,17 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 	if strings.EqualFold(filepath.Ext(path), ".ipynb") {
 		return tool.Error(fmt.Sprintf("%s is a Jupyter notebook: change its cells with NotebookEdit instead.", path)), nil
 	}
-	key := resolveSymlinks(path)
+	target := targetOf(call, path)
+	key := target.key()
 	state := fileStateOf(env)
 
-	info, err := os.Stat(path)
+	info, err := target.stat()
 	switch {
 	case isNotExist(err):
 		if in.OldString != "" {
 			return tool.Error(notExistMessage(env, "File")), nil
 		}
-		return createByEdit(path, key, in, state)
+		return createByEdit(target, key, in, state)
 	case err != nil:
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
 	case info.IsDir():
@@ -94,7 +94,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("Cannot edit %s: it is not a regular file (%s).", path, specialFileKind(info.Mode()))), nil
 	}
 
-	data, err := os.ReadFile(path)
+	data, err := target.read()
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
 	}
@@ -128,7 +128,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 	}
 
 	out := encodeText(enc, updated)
-	if err := os.WriteFile(path, out, info.Mode().Perm()); err != nil {
+	if err := target.write(out, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, out, known && prev.Partial)
@@ -153,12 +153,13 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 
 // createByEdit handles an empty old_string on a missing file: the file is
 // created with new_string.
-func createByEdit(path, key string, in editInput, state *fileState) (tool.Result, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+func createByEdit(target fileTarget, key string, in editInput, state *fileState) (tool.Result, error) {
+	path := target.path
+	if err := target.mkdirParent(); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot create the directory for %s: %v", path, pathErrCause(err))), nil
 	}
 	data := []byte(in.NewString)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := target.write(data, 0o644); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, data, false)

@@ -113,6 +113,7 @@ func runGlob(ctx context.Context, in globInput, call *tool.Call) (tool.Result, e
 		inline:  true,
 		descend: globDescend(rest),
 		name:    nameMatch,
+		deny:    denyFilter(env, "Glob"),
 		file: func(abs, rel string, d fs.DirEntry) {
 			if nameMatch == nil && !match(rel, d.Name()) {
 				return

@@ -38,6 +38,13 @@ type walkConfig struct {
 	inline bool
 	// workers bounds the goroutines; 0 means GOMAXPROCS.
 	workers int
+	// deny, when set, is the session's read filter (tool.Env.ReadDenied
+	// bound to the tool): the files and directories it refuses are left
+	// out, and a refused directory is not entered. It is asked about the
+	// entry's path and about the same path below the root's physical form
+	// (the walk follows no link below the root), and about the root itself
+	// before anything is read.
+	deny func(names ...string) bool
 }
 
 // dirJob is a directory to read or, when files is set, a batch of files
@@ -68,6 +75,13 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	root = filepath.Clean(root)
+	var physRoot string
+	if cfg.deny != nil {
+		physRoot = physicalPath(root)
+		if cfg.deny(root, physRoot) {
+			return nil
+		}
+	}
 	var rootIgn *ignoreNode
 	if cfg.ignore {
 		rootIgn = ancestorIgnores(root)
@@ -112,6 +126,9 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 				rel = job.rel + "/" + name
 			}
 			if ign != nil && ign.ignored(abs, isDir) {
+				continue
+			}
+			if cfg.deny != nil && (isDir || typ.IsRegular()) && cfg.deny(abs, underPhysical(root, physRoot, abs)) {
 				continue
 			}
 			switch {
@@ -189,4 +206,20 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// underPhysical returns abs, a path below root, moved below root's
+// physical form phys.
+func underPhysical(root, phys, abs string) string {
+	if phys == root || phys == "" {
+		return abs
+	}
+	rest := abs[len(root):]
+	if root == string(filepath.Separator) {
+		rest = abs[len(root)-1:]
+	}
+	if phys == string(filepath.Separator) {
+		return rest
+	}
+	return phys + rest
 }

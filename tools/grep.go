@@ -172,7 +172,11 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 			return tool.Error(fmt.Sprintf("Cannot search %s: it is not a regular file (%s).", base, specialFileKind(info.Mode()))), nil
 		}
 		q.singleFile = true
-		data, err := os.ReadFile(base)
+		phys := physicalPath(base)
+		if readDenied(env, "Grep", base, phys) {
+			return tool.Error(readDeniedMessage("Grep", base)), nil
+		}
+		data, err := readFileNoFollow(phys)
 		if err != nil {
 			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, pathErrCause(err))), nil
 		}
@@ -182,6 +186,7 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 			ignore:  true,
 			descend: q.descend,
 			name:    q.wantsName,
+			deny:    denyFilter(env, "Grep"),
 			file: func(abs, rel string, d fs.DirEntry) {
 				if ctx.Err() != nil || !q.wants(rel, d.Name()) {
 					return

@@ -97,7 +97,8 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 		return tool.Error(fmt.Sprintf("cell_id is required to %s a cell: give the id of the cell, as Read shows it.", in.EditMode)), nil
 	}
 
-	info, err := os.Stat(path)
+	target := targetOf(call, path)
+	info, err := target.stat()
 	switch {
 	case err != nil && os.IsNotExist(err):
 		return tool.Error(fmt.Sprintf("The notebook %s does not exist.", path)), nil
@@ -110,11 +111,11 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 	case info.Size() > nbEditMaxFile:
 		return tool.Error(fmt.Sprintf("Cannot edit %s: the notebook is larger than 100 MB.", path)), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := target.read()
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, err)), nil
 	}
-	key := resolveSymlinks(path)
+	key := target.key()
 	state := fileStateOf(env)
 	if _, stale := state.staleness(key, info, data); stale {
 		return tool.Error(fmt.Sprintf("%s has changed on disk since you last read it. Read it again before editing it.", path)), nil
@@ -124,7 +125,7 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 	if msg != "" {
 		return tool.Error(msg), nil
 	}
-	if err := os.WriteFile(path, ed.out, info.Mode().Perm()); err != nil {
+	if err := target.write(ed.out, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, err)), nil
 	}
 	state.recordFile(key, ed.out, false)

@@ -153,3 +153,13 @@ func readDenied(env *tool.Env, toolName string, names ...string) bool {
 func readDeniedMessage(toolName, path string) string {
 	return fmt.Sprintf("Permission to read %s with %s has been denied: a deny rule in the settings covers it.", path, toolName)
 }
+
+// denyFilter binds the session's read filter to a tool for walkConfig.deny;
+// nil when the session has none.
+func denyFilter(env *tool.Env, toolName string) func(names ...string) bool {
+	if env == nil || env.ReadDenied == nil {
+		return nil
+	}
+	f := env.ReadDenied
+	return func(names ...string) bool { return f(toolName, names...) }
+}

@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/agentloop/agentloop/tool"
 )
@@ -63,10 +61,11 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 	if err != nil {
 		return tool.Error(relativePathMessage(env, in.FilePath)), nil
 	}
-	key := resolveSymlinks(path)
+	target := targetOf(call, path)
+	key := target.key()
 	state := fileStateOf(env)
 
-	info, err := os.Stat(path)
+	info, err := target.stat()
 	exists := err == nil
 	switch {
 	case err != nil && !isNotExist(err):
@@ -78,11 +77,11 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 	}
 
 	if !exists {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := target.mkdirParent(); err != nil {
 			return tool.Error(fmt.Sprintf("Cannot create the directory for %s: %v", path, pathErrCause(err))), nil
 		}
 		data := []byte(in.Content)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := target.write(data, 0o644); err != nil {
 			return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 		}
 		state.recordFile(key, data, false)
@@ -91,7 +90,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 		return r, nil
 	}
 
-	old, err := os.ReadFile(path)
+	old, err := target.read()
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: reading the current content failed: %v", path, pathErrCause(err))), nil
 	}
@@ -103,7 +102,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 		enc = encUTF8
 	}
 	data := encodeText(enc, in.Content)
-	if err := os.WriteFile(path, data, info.Mode().Perm()); err != nil {
+	if err := target.write(data, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, data, false)

@@ -33,6 +33,9 @@ func (s *Session) AddUsage(modelID string, u model.Usage) float64 {
 	}
 	price, canonical, known := pricing.Lookup(modelID)
 	cost := price.Cost(u)
+	if s.cfg.Parent == nil && s.cfg.Budget != nil {
+		s.cfg.Budget.Charge(cost)
+	}
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
 	s.totals.cost += cost
@@ -65,9 +68,38 @@ func (s *Session) CostUSD() float64 {
 	return s.totals.cost
 }
 
+// Budget is a spending cap that a session shares with its subagents at
+// every depth (see internal/lineage). When Config.Budget is set it replaces
+// MaxBudgetUSD: the top-level session (the one without a Parent) starts it
+// with each run and charges it with every cost it accounts, its subagents'
+// and helper calls' included, and every session of the tree checks it
+// after each reply and before each request.
+type Budget interface {
+	// StartRun marks the start of a top-level run; the cap counts from here.
+	StartRun()
+	// Charge adds one cost. It must be safe for concurrent use.
+	Charge(usd float64)
+	// Exhausted reports the cap and whether the spend reached it.
+	Exhausted() (capUSD float64, over bool)
+}
+
+// budgetCap is the cap of this run's budget (0: none).
+func (r *run) budgetCap() float64 {
+	if b := r.s.cfg.Budget; b != nil {
+		c, _ := b.Exhausted()
+		return c
+	}
+	return r.s.cfg.MaxBudgetUSD
+}
+
 // overBudget reports whether this run has spent its budget: spent ≥ cap, and
-// a NaN spend counts as spent.
+// a NaN spend counts as spent. With a shared Budget, the spend is the whole
+// tree's.
 func (r *run) overBudget() bool {
+	if b := r.s.cfg.Budget; b != nil {
+		_, over := b.Exhausted()
+		return over
+	}
 	max := r.s.cfg.MaxBudgetUSD
 	if max <= 0 {
 		return false

@@ -33,12 +33,12 @@ type pendingCall struct {
 // concurrently in batches; other calls run alone, in order. Each result is
 // emitted as it completes and all go back to the model in one user message,
 // in completion order. It returns false if the run must stop (context
-// cancelled or consumer gone).
+// cancelled or consumer gone); the calls without a result are then
+// answered by closeTurn.
 func (r *run) dispatch(resp *model.Response) bool {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
-	var results []model.Content
-	var extra []string // context for the model, after the results
+	open := r.open
 	ok := true
 	done := func(o outcome) {
 		if !ok {
@@ -51,20 +51,18 @@ func (r *run) dispatch(resp *model.Response) bool {
 			}
 			o.block, o.structured = out.Result, out.Structured
 			o.block.ToolUseID = o.call.ID
-			extra = append(extra, out.Context...)
+			open.extra = append(open.extra, out.Context...)
 		}
-		results = append(results, o.block)
+		m := r.userMessage([]model.Content{o.block}, false)
+		m.ToolUseResult, m.ToolResultMeta = o.structured, o.meta
+		r.addResult(o.block, m)
 		r.numTurns++
-		ok = r.send(&message.User{
-			Message:         message.UserContent{Role: "user", Content: []model.Content{o.block}},
-			ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
-			UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(),
-			ToolUseResult: o.structured, ToolResultMeta: o.meta,
-		})
+		ok = r.send(m)
 	}
 	var batch []pendingCall
 	flush := func() {
-		if len(batch) == 0 || !ok {
+		// No call starts once the run is cancelled; closeTurn answers it.
+		if len(batch) == 0 || !ok || ctx.Err() != nil {
 			batch = nil
 			return
 		}
@@ -91,7 +89,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 	}
 	interrupted := false
 	for _, b := range resp.Content {
-		if b.Type != model.TypeToolUse || !ok {
+		if b.Type != model.TypeToolUse || !ok || ctx.Err() != nil {
 			continue
 		}
 		if interrupted {
@@ -118,7 +116,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if r.s.cfg.Authorize != nil && !internal {
 			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool})
 		}
-		extra = append(extra, d.Context...)
+		open.extra = append(open.extra, d.Context...)
 		if d.Halt != nil && r.halt == nil {
 			r.halt = d.Halt
 		}
@@ -167,10 +165,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 	if !ok || ctx.Err() != nil {
 		return false
 	}
-	for _, c := range extra {
-		results = append(results, model.TextBlock(reminder(c)))
-	}
-	r.s.history = append(r.s.history, model.Message{Role: "user", Content: results})
+	r.commitResults()
 	return true
 }
 

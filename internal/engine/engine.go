@@ -55,6 +55,9 @@ type Config struct {
 	Parent          *Session
 	// Authorize decides whether a tool call may run. Nil allows all.
 	Authorize Authorizer
+	// Budget, when set, is a spending cap shared with subagents; it
+	// replaces MaxBudgetUSD (see Budget).
+	Budget Budget
 	// Hooks are the other hook points of the loop.
 	Hooks HookPoints
 	// Record, when set, receives every message as it enters the history
@@ -220,8 +223,10 @@ type run struct {
 	// spentAtStart is the session cost when Run began; the budget counts
 	// only what this run spends.
 	spentAtStart float64
-	// open are the calls of the last reply while their results come in.
-	open *openCalls
+	// open are the calls of the last reply while their results come in;
+	// shown are the assistant messages of the reply being streamed.
+	open  *openCalls
+	shown []*message.Assistant
 }
 
 func (r *run) send(m message.Message) bool {
@@ -245,6 +250,9 @@ func (r *run) send(m message.Message) bool {
 // Config.Record has seen exactly what the history holds, in its order.
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
 	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
+	if s.cfg.Budget != nil && s.cfg.Parent == nil {
+		s.cfg.Budget.StartRun()
+	}
 	s.current = r
 	s.notes.mu.Lock()
 	s.notes.q = nil
@@ -286,6 +294,10 @@ func (r *run) loop(promptIn []model.Content) ending {
 		if err := ctx.Err(); err != nil {
 			return r.aborted(err)
 		}
+		if r.overBudget() { // spent by tools since the last reply (subagents, helpers)
+			return finish(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
+				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false))
+		}
 		resp, shown, err := r.callModel()
 		if r.stopped {
 			return ending{err: ErrStopped}
@@ -300,7 +312,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 		r.commitReply(shown)
 		if r.overBudget() {
 			return unrunBecause(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
-				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(s.cfg.MaxBudgetUSD)), false), budgetUnrun(s.cfg.MaxBudgetUSD))
+				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false), budgetUnrun(r.budgetCap()))
 		}
 		r.usage = r.usage.Add(resp.Usage)
 		if r.open == nil {
@@ -330,7 +342,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 			return finish(r.successResult())
 		}
 		r.rounds++
-		if !r.dispatch() {
+		if !r.dispatch(resp) {
 			if ctx.Err() != nil {
 				return r.aborted(ctx.Err())
 			}

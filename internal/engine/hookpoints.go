@@ -61,11 +61,12 @@ type ToolOutput struct {
 const MaxStopContinuations = 8
 
 // submitPrompt runs the PromptSubmit hook point; it returns the prompt to
-// send (with added context), or a result when the run must end.
-func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, *message.Result) {
+// send and the context hooks added for the model, or a result when the run
+// must end.
+func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Content, *message.Result) {
 	hp := r.s.cfg.Hooks.PromptSubmit
 	if hp == nil {
-		return prompt, nil
+		return prompt, nil, nil
 	}
 	var text []string
 	for _, b := range prompt {
@@ -76,19 +77,19 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, *message.Re
 	v := hp(r.ctx, strings.Join(text, "\n"))
 	switch {
 	case v.Halt != nil:
-		return nil, r.haltResult(v.Halt)
+		return nil, nil, r.haltResult(v.Halt)
 	case v.Blocked:
 		res := r.base(message.ResultErrorDuringExecution, true)
 		res.Errors = []string{"The prompt was blocked by a hook: " + v.Reason}
 		res.TerminalReason = message.TerminalHookStopped
 		res.StopReason = nil
-		return nil, res
+		return nil, nil, res
 	}
-	out := append([]model.Content(nil), prompt...)
+	var context []model.Content
 	for _, c := range v.Context {
-		out = append(out, model.TextBlock(reminder(c)))
+		context = append(context, model.TextBlock(reminder(c)))
 	}
-	return out, nil
+	return prompt, context, nil
 }
 
 // haltResult ends a run stopped by a hook.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,19 +104,21 @@ func (r *run) errorResult(subtype, terminal, errText string, keepUsage bool) *me
 // synthetic assistant message states the error, and the result is a
 // success result with is_error set, as the reference reports API errors.
 // Failures that are not API errors end in error_during_execution.
-func (r *run) apiFailure(err error) (*message.Result, error) {
+func (r *run) apiFailure(err error) ending {
 	var apiErr *model.APIError
 	if !errors.As(err, &apiErr) {
 		res := r.base(message.ResultErrorDuringExecution, true)
 		res.Errors = []string{err.Error()}
 		res.TerminalReason = message.TerminalAPIError
 		res.StopReason = nil
-		return r.finish(res)
+		return finish(res)
 	}
 	text := apiErrorText(apiErr)
 	stop := "stop_sequence"
 	empty := ""
-	if !r.send(&message.Assistant{
+	// The synthetic message is recorded (the transcript shows the error)
+	// but is no part of the history: a transcript read back skips it.
+	synthetic := &message.Assistant{
 		Message: message.APIMessage{
 			ID: r.s.cfg.NewID(), Type: "message", Role: "assistant", Model: "<synthetic>",
 			Content: []model.Content{model.TextBlock(text)}, StopReason: &stop, StopSequence: &empty,
@@ -124,8 +127,10 @@ func (r *run) apiFailure(err error) (*message.Result, error) {
 		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
 		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), RequestID: apiErr.RequestID,
 		Error: apiErr.Kind(), IsAPIErrorMessage: true, APIErrorStatus: apiErr.Status, APIErrorType: apiErr.Type,
-	}) {
-		return nil, ErrStopped
+	}
+	r.record(synthetic)
+	if !r.send(synthetic) {
+		return ending{err: ErrStopped}
 	}
 	res := r.base(message.ResultSuccess, true)
 	res.Result = &text
@@ -136,7 +141,7 @@ func (r *run) apiFailure(err error) (*message.Result, error) {
 		res.APIErrorStatus = &st
 	}
 	res.APIErrorType = apiErr.Type
-	return r.finish(res)
+	return finish(res)
 }
 
 // apiErrorText is the text shown for an API failure. Server errors and
@@ -169,20 +174,15 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// aborted ends a run whose context was cancelled.
-func (r *run) aborted(err error) (*message.Result, error) {
+// aborted ends a run whose context was cancelled. The error names the
+// cancellation's cause when it has one (context.WithCancelCause).
+func (r *run) aborted(err error) ending {
+	if cause := context.Cause(r.ctx); cause != nil && cause != err {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
 	res := r.base(message.ResultErrorDuringExecution, true)
 	res.Errors = []string{"The run was cancelled: " + err.Error()}
 	res.TerminalReason = message.TerminalAborted
 	res.StopReason = nil
-	r.send(res)
-	return res, err
-}
-
-// finish emits the result and returns it.
-func (r *run) finish(res *message.Result) (*message.Result, error) {
-	if !r.send(res) {
-		return res, ErrStopped
-	}
-	return res, nil
+	return ending{res: res, err: err}
 }

@@ -10,22 +10,23 @@ import (
 
 // callModel sends the next request and streams the reply, trying the
 // fallback models in order when the main model stays overloaded. The main
-// model is tried first on every call.
-func (r *run) callModel() (*model.Response, error) {
+// model is tried first on every call. It returns the reply and the
+// assistant messages the stream showed for it, one per non-empty block.
+func (r *run) callModel() (*model.Response, []*message.Assistant, error) {
 	models, _, _ := r.s.settings()
 	var err error
 	for _, m := range models {
 		var resp *model.Response
 		resp, err = r.streamOnce(m)
 		if err == nil || r.stopped {
-			return resp, err
+			return resp, r.shown, err
 		}
 		var apiErr *model.APIError
 		if !errors.As(err, &apiErr) || apiErr.Kind() != "overloaded" || r.ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 func (r *run) streamOnce(modelID string) (*model.Response, error) {
@@ -38,6 +39,7 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 			return nil, ErrStopped
 		}
 	}
+	r.shown = nil
 	h := &handler{r: r}
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
 	if resp != nil {
@@ -134,13 +136,14 @@ func (h *handler) Retry(ri model.RetryInfo) {
 	}
 }
 
-// emitBlock emits one assistant line for a completed block.
+// emitBlock emits one assistant line for a completed block, and keeps it in
+// r.shown: the reply enters the history as the blocks shown.
 func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bool {
 	if block.Type == model.TypeText && block.Text == "" {
 		return true
 	}
 	block.CacheControl = nil
-	return r.send(&message.Assistant{
+	m := &message.Assistant{
 		Message: message.APIMessage{
 			ID: resp.ID, Type: "message", Role: "assistant", Model: resp.Model,
 			Content: []model.Content{block}, Usage: resp.StartUsage,
@@ -148,7 +151,9 @@ func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bo
 		},
 		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
 		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), RequestID: resp.RequestID,
-	})
+	}
+	r.shown = append(r.shown, m)
+	return r.send(m)
 }
 
 // normalizeInput applies the tool's schema defaults to a tool_use block, so

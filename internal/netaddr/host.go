@@ -121,6 +121,9 @@ func parse(s string) (Host, error) {
 	if err != nil {
 		return Host{}, fmt.Errorf("not a valid host name: %w", err)
 	}
+	if err := checkALabels(s, name); err != nil {
+		return Host{}, err
+	}
 	name = strings.TrimSuffix(name, ".")
 	if name == "" {
 		return Host{}, errors.New("empty")
@@ -148,6 +151,45 @@ func fromIP(a netip.Addr) (Host, error) {
 		k = IPv4
 	}
 	return Host{canon: a.String(), kind: k, ip: a}, nil
+}
+
+// checkALabels makes sure that every label of the input that is already an
+// A-label (xn--…) comes out of the IDNA conversion unchanged. The
+// conversion decodes A-labels and encodes them again; a label that decodes
+// to nothing, to plain ASCII (xn--example- is "example"), or from a
+// non-canonical encoding would otherwise come out as a different name than
+// the one DNS is asked for. out is the conversion of in.
+func checkALabels(in, out string) error {
+	if !strings.Contains(strings.ToLower(in), "xn-") && isASCII(in) {
+		return nil // the common case: no A-label at all
+	}
+	// Map rune by rune with the same profile, without the punycode step,
+	// to see which labels the conversion saw as A-labels.
+	var b strings.Builder
+	for _, r := range in {
+		m, _ := profile.ToUnicode(string(r))
+		b.WriteString(m)
+	}
+	mapped := strings.Split(b.String(), ".")
+	got := strings.Split(out, ".")
+	for i, l := range mapped {
+		if !strings.HasPrefix(l, "xn--") {
+			continue
+		}
+		if len(mapped) != len(got) || got[i] != l {
+			return fmt.Errorf("the label %q is not a canonical encoding of a Unicode label", clip(l))
+		}
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkName holds a mapped name to the bytes and lengths DNS can carry.

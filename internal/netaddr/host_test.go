@@ -18,7 +18,7 @@ func TestCanonical(t *testing.T) {
 		{"EXAMPLE.Com.", "example.com", Name},
 		{"localhost", "localhost", Name},
 		{"LOCALHOST.", "localhost", Name},
-		{"ｌｏｃａｌｈｏｓｔ", "localhost", Name},       // full-width
+		{"ｌｏｃａｌｈｏｓｔ", "localhost", Name},          // full-width
 		{"local\u00adhost", "localhost", Name},    // soft hyphen maps to nothing
 		{"example\u3002com", "example.com", Name}, // ideographic full stop
 		{"bücher.example", "xn--bcher-kva.example", Name},
@@ -81,7 +81,8 @@ func TestCanonicalErrors(t *testing.T) {
 		"256.0.0.1", "1.2.3.4.5", "127.0.0.256", "1.2.16777216", "4294967296", "0x100000000",
 		"08.0.0.1", "0x7g.1", "foo.123", "foo.0x1", "1..2",
 		"exa mple.com", "a/b", "a@b", "a%2fb", "a\\b", "a\x00b", "a?b", "a#b",
-		"xn--", "xn--a.com", strings.Repeat("a", 64) + ".com", strings.Repeat("a.", 127) + "ab",
+		"xn--", "xn--a.com", "xn--example-.com", "xn--127-", "1\u3002xn--", "xn--xn--", "XN--LOCALHOST-", "ｘｎ－－localhost-",
+		"xn--0x-", "a.xn--7fb-.b", strings.Repeat("a", 64) + ".com", strings.Repeat("a.", 127) + "ab",
 		strings.Repeat("x", maxLen+1),
 	} {
 		h, err := Parse(in)

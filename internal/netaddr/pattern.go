@@ -10,11 +10,11 @@ import (
 // WebFetch(domain:…) rule or an entry of the sandbox's allowedDomains and
 // deniedDomains:
 //
-//	*              every host, IP literals included
-//	*.example.com  every subdomain of example.com, at any depth; not the apex
-//	api.*.dev      '*' inside a name matches within one label
-//	example.com    that name
-//	127.0.0.1      that address, however the host spells it
+//	"*"              every host, IP literals included
+//	"*.example.com"  every subdomain of example.com, at any depth; not the apex
+//	"api.*.dev"      '*' inside a name matches within one label
+//	"example.com"    that name
+//	"127.0.0.1"      that address, however the host spells it
 //
 // Name parts are canonicalised as Parse does, so a pattern written in
 // Unicode, upper case or with a trailing dot means what it says. A name

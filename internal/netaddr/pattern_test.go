@@ -25,6 +25,8 @@ func TestPatternAllows(t *testing.T) {
 		{"a*b.dev", []string{"ab.dev", "axxb.dev"}, []string{"a.b.dev", "ba.dev"}},
 		{"bücher.example", []string{"xn--bcher-kva.example", "BÜCHER.example"}, []string{"bucher.example"}},
 		{"*", []string{"anything.org", "127.0.0.1", "::1"}, nil},
+		{"*.*.*.*", []string{"a.b.c.d"}, []string{"1.2.3.4", "127.0.0.1", "2130706433", "a.b.c"}},
+		{"1*.*.*.*", []string{"1a.b.c.d"}, []string{"127.0.0.1"}},
 		{"localhost", []string{"localhost", "LOCALHOST."}, []string{"127.0.0.1", "::1", "a.localhost"}},
 		{"127.0.0.1", []string{"127.0.0.1", "2130706433", "0x7f.0.0.1", "[::ffff:7f00:1]", "127.1"},
 			[]string{"localhost", "127.0.0.2", "::1"}},

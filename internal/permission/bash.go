@@ -277,6 +277,14 @@ func (a *analyzer) command(c syntax.Command) int {
 			a.stmts(it.Stmts)
 		}
 	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			if call, ok := c.Stmt.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 && strings.HasPrefix(wordText(call.Args[0]), "-") {
+				// bash 5.2 reads "time -p -- cmd" and "time -- cmd" as cmd;
+				// the parser takes "--" for the command's name.
+				a.problem("time with an option the parser does not know")
+				a.unparsed = true
+			}
+		}
 		a.stmt(c.Stmt)
 	case *syntax.TestClause:
 		a.test(c.X)

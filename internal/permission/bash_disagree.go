@@ -24,6 +24,12 @@ import (
 //     escapes, line continuations; bash and the parser can disagree on the
 //     line that ends the body.
 //   - A closing delimiter with more text on its line (EOF) inside $(…)).
+//   - A body line equal to the delimiter inside an expansion that spans
+//     lines (${x:-⏎EOF⏎…}): bash ends the body there, the parser does not.
+//   - coproc NAME followed by a simple command or a redirection: the
+//     parser takes the command's name for the coprocess's name.
+//   - time -- cmd: bash takes "--" as the end of time's options, the
+//     parser as the command name (see the TimeClause case of command).
 
 // plainDelimRune reports whether r may appear in a here-document delimiter
 // that the checker accepts.
@@ -95,6 +101,17 @@ func disagreements(src string, f *syntax.File) (why string) {
 			if n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc {
 				why = hdocDisagrees(src, n)
 			}
+		case *syntax.CoprocClause:
+			// bash takes a NAME only before a compound command: in
+			// "coproc bash <<<x" bash is the command, not a name.
+			if n.Name != nil && (n.Stmt == nil || n.Stmt.Cmd == nil) {
+				why = "a coprocess whose name bash reads as its command"
+			}
+			if n.Name != nil && n.Stmt != nil {
+				if _, simple := n.Stmt.Cmd.(*syntax.CallExpr); simple {
+					why = "a coprocess whose name bash reads as its command"
+				}
+			}
 		}
 		return true
 	})
@@ -107,6 +124,11 @@ func commentDisagrees(src string, c *syntax.Comment) string {
 	off := int(c.Hash.Offset())
 	if off < 0 || off >= len(src) || src[off] != '#' {
 		return "a comment the parser places oddly"
+	}
+	// bash starts a comment only where a word may start; inside a word
+	// ('EOF'#x) the '#' is an ordinary character.
+	if off > 0 && !strings.ContainsRune(" \t\n;&|()", rune(src[off-1])) {
+		return "a '#' the parser takes for a comment in the middle of a word"
 	}
 	line := src[off+1:]
 	if i := strings.IndexByte(line, '\n'); i >= 0 {
@@ -137,7 +159,10 @@ func hdocDisagrees(src string, r *syntax.Redirect) string {
 		return "a here-document the parser places oddly"
 	}
 	// The parser's span runs from the first body line to the end of the
-	// closing delimiter.
+	// closing delimiter; it leaves out line continuations in front.
+	for s >= 2 && src[s-2:s] == "\\\n" {
+		s -= 2
+	}
 	span := src[s:e]
 	lines := strings.Split(span, "\n")
 	last := lines[len(lines)-1]
@@ -150,11 +175,17 @@ func hdocDisagrees(src string, r *syntax.Redirect) string {
 	if e < len(src) && src[e] != '\n' {
 		return "a here-document delimiter followed by more text on its line"
 	}
-	if !quoted {
-		for _, l := range lines[:len(lines)-1] {
-			if strings.HasSuffix(l, `\`) {
-				return "a here-document line that ends in a backslash (bash joins it with the next line)"
-			}
+	for _, l := range lines[:len(lines)-1] {
+		if !quoted && strings.HasSuffix(l, `\`) {
+			return "a here-document line that ends in a backslash (bash joins it with the next line)"
+		}
+		if r.Op == syntax.DashHdoc {
+			l = strings.TrimLeft(l, "\t")
+		}
+		if l == delim {
+			// bash ends the body at the first such line, even inside what
+			// the parser reads as an expansion spanning lines
+			return "a here-document body with its delimiter inside an expansion"
 		}
 	}
 	if strings.ContainsRune(span, '\r') {

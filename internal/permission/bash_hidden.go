@@ -171,13 +171,66 @@ func (a *analyzer) sweep(f *syntax.File) {
 					a.hide("[[ -v ]] with a subscript")
 				}
 			}
+		case *syntax.WordIter:
+			if n.Name != nil && isCodeVar(n.Name.Value) {
+				a.hide("a loop that assigns " + n.Name.Value)
+			}
 		case *syntax.Assign:
 			a.sweepAssign(n)
+		case *syntax.CallExpr:
+			a.sweepEnvWords(n)
 		case *syntax.DeclClause:
 			a.sweepDecl(n)
 		}
 		return true
 	})
+}
+
+// sweepEnvWords finds NAME=value words of code variables given to a
+// command that passes them to the program it runs (env, sudo, …), also
+// when the value is only known when it runs (env BASH_FUNC_f%%="$x" …).
+func (a *analyzer) sweepEnvWords(c *syntax.CallExpr) {
+	if len(c.Args) < 2 {
+		return
+	}
+	head := wordText(c.Args[0])
+	if !runsOthers[filepath.Base(head)] {
+		return
+	}
+	for _, w := range c.Args[1:] {
+		t := leadingText(w)
+		if i := strings.IndexByte(t, '='); i > 0 && isCodeVar(strings.TrimSuffix(t[:i], "%%")) {
+			a.hide("an assignment of " + t[:i])
+		}
+	}
+}
+
+// leadingText returns the literal text at the start of a word, quotes
+// removed, up to the first expansion.
+func leadingText(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(strings.ReplaceAll(p.Value, `\`, ""))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return b.String()
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return b.String()
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
 }
 
 // wordText returns the text of a word made of one literal, or "".
@@ -322,17 +375,40 @@ func (a *analyzer) hiddenBuiltin(cmd *bashCmd, eff []shWord) {
 	}
 	switch filepath.Base(name) {
 	case "trap":
-		if len(words) == 0 && known || known && len(words) > 0 && (words[0] == "-l" || words[0] == "-p") {
+		if known && len(words) > 0 && words[0] == "--" {
+			words = words[1:]
+		}
+		// trap, trap -l, trap -p: listings; trap '' SIG and trap - SIG:
+		// ignore or reset a signal.
+		if known && (len(words) == 0 || words[0] == "-l" || words[0] == "-p" || words[0] == "" || words[0] == "-") {
 			return
 		}
 		a.hide("trap runs text as code")
-		if known && len(words) > 0 {
-			text := words[0]
-			if text == "--" && len(words) > 1 {
-				text = words[1]
+		if known {
+			a.nest(words[0]) // so that deny rules see what it runs
+		}
+	case "set":
+		// -k passes every NAME=value word to the command's environment
+		// (BASH_ENV=… after the command name), -T and functrace let traps
+		// run in functions. The words after the options are positional
+		// parameters.
+	options:
+		for i, w := range args {
+			t, isLit := w.lit()
+			switch {
+			case !isLit && w.mayBeFlag():
+				a.hide("set with options only known when it runs")
+				break options
+			case !isLit, t == "--", t == "-", !strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "+"):
+				break options
 			}
-			if strings.TrimSpace(text) != "" && text != "-" {
-				a.nest(text)
+			next := ""
+			if i+1 < len(args) {
+				next, _ = args[i+1].lit()
+			}
+			if strings.ContainsAny(t[1:], "kT") || strings.Contains(t[1:], "o") &&
+				(next == "keyword" || next == "functrace" || next == "posix" || next == "") {
+				a.hide("set " + t + " changes how text runs")
 			}
 		}
 	case "alias", "enable", "fc", "bind":

@@ -206,8 +206,10 @@ func TestSedScripts(t *testing.T) {
 }
 
 func TestFSCommands(t *testing.T) {
-	yes := map[string]int{"mkdir -p a/b": 1, "touch a b": 2, "rm -rf a": 1, "rmdir a": 1, "mv a b": 2, "cp -r a b": 2,
-		"cp -t dir a": 2, "sed -i 's/a/b/' f": 1, "touch -r ref a": 1, "mv --target-directory=d a": 2}
+	// cp and mv write DEST and DEST/base(SOURCE); mv also removes SOURCE.
+	yes := map[string]int{"mkdir -p a/b": 1, "touch a b": 2, "rm -rf a": 1, "rmdir a": 1, "mv a b": 3, "cp -r a b": 2,
+		"cp -t dir a": 2, "sed -i 's/a/b/' f": 1, "touch -r ref a": 1, "mv --target-directory=d a": 3,
+		"sed -i.bak 's/a/b/' f": 2, "cp --parents a/b d": 2}
 	for cmd, n := range yes {
 		a := analyzeBash(cmd, "/w", "/h")
 		fs, ok := parseFSCommand(a.cmds[0].args)

@@ -39,6 +39,16 @@ func (g *diffGen) marker() string {
 		fmt.Sprintf("tee MARK_%d </dev/null", n),
 		fmt.Sprintf("command touch MARK_%d", n),
 		fmt.Sprintf("env touch MARK_%d", n),
+		fmt.Sprintf("t\\ouch MARK_%d", n),
+		fmt.Sprintf("t'o'uch MARK_%d", n),
+		fmt.Sprintf("$'\\x74ouch' MARK_%d", n),
+		fmt.Sprintf("\"touch\" MARK_%d", n),
+		fmt.Sprintf("{touch,MARK_%d}", n),
+		fmt.Sprintf("\\touch MARK_%d", n),
+		fmt.Sprintf("exec touch MARK_%d", n),
+		fmt.Sprintf("xargs touch <<<MARK_%d", n),
+		fmt.Sprintf("find . -maxdepth 0 -exec touch MARK_%d \\;", n),
+		fmt.Sprintf("echo x | tee MARK_%d", n),
 	)
 }
 
@@ -118,7 +128,7 @@ func (g *diffGen) heredoc(depth int) string {
 	for i, k := 0, g.r.Intn(4); i < k; i++ {
 		body = append(body, g.pick("line", "\\", "x\\", "\\\\", "$(echo b)", "`echo c`", "EOF ", " EOF", "\tEOF",
 			"EOF\\", "\\EOF", "'", `"`, "$(", ")", "$("+g.marker()+")", "`"+g.marker()+"`", g.marker(), "${x:-$("+g.marker()+")}",
-			"EO\\", "F", "#"+g.marker(), "EOF", "EOF;"))
+			"EO\\", "F", "#"+g.marker(), "EOF", "EOF;", "${x:-", "}", "$(echo", "EOF#x", "EOF\t", "\tEOF\\"))
 	}
 	closer := d[1]
 	if g.chance(0.15) {
@@ -225,6 +235,9 @@ func (g *diffGen) expansion(depth int) string {
 		"echo $(case x in x) "+m+";; esac)",
 		"echo $(echo ')' # "+m+"\n)",
 		"echo $(# )\n"+m+")",
+		"echo $(cat <<EOF\n)\nEOF\n); "+m,
+		"echo ${x:-\n"+m+"\n}",
+		"echo \"${x:-\n\"}\"; "+m,
 	)
 }
 
@@ -246,6 +259,9 @@ func (g *diffGen) compound(depth int) string {
 		"! "+m,
 		"time "+m,
 		"time -p "+m,
+		"time -- "+m,
+		"time -p -- "+m,
+		"time -p -p "+m,
 		"{ echo }; "+m+"; }",
 		"{ echo; } }; "+m,
 		"f() { "+m+"; }",

@@ -262,7 +262,12 @@ func diffExec(root, bash, command string, out *bytes.Buffer, confine bool) (time
 	})
 	err = cmd.Wait()
 	timer.Stop()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL) // background leftovers
+	// Background commands (&, coproc) may still be running: give them a
+	// moment to leave their trace, then kill what is left.
+	for i := 0; i < 25 && syscall.Kill(-pgid, 0) == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

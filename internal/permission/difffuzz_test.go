@@ -26,6 +26,7 @@ var (
 	diffSeed  = flag.Int64("difffuzz.seed", 0, "seed of the generator (0: from the clock)")
 	diffOut   = flag.String("difffuzz.out", "", "file that findings are appended to, one quoted line each")
 	diffForce = flag.Bool("difffuzz.forceallow", false, "mutation check: treat every line as allowed (the test must fail)")
+	diffExtra = flag.String("difffuzz.extra", "", "file of more quoted lines for TestDifferential (as the corpus, but they need not leave a trace)")
 	diffProbe = flag.Float64("difffuzz.probe", 0.03, "share of refused lines run anyway to measure how often markers run")
 )
 
@@ -38,6 +39,11 @@ func loadDiffCorpus(t testing.TB) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loadDiffLines(t, files)
+}
+
+func loadDiffLines(t testing.TB, files []string) []string {
+	t.Helper()
 	var out []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -183,6 +189,22 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("corpus: %s", st)
+	if *diffExtra != "" {
+		est := &diffStats{perVariant: make([]int, len(diffVariants))}
+		for _, cmd := range loadDiffLines(t, []string{*diffExtra}) {
+			msg, r, err := diffCheck(j, dir, cmd, true, est)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg != "" {
+				t.Error("extra: " + msg)
+			}
+			if testing.Verbose() {
+				t.Logf("extra %q: allowed by %v, %s", cmd, j.allowed(asSent(cmd)), r)
+			}
+		}
+		t.Logf("extra: %s", est)
+	}
 
 	seed := *diffSeed
 	if seed == 0 {
@@ -258,7 +280,7 @@ func FuzzDifferential(f *testing.F) {
 		f.Add(c)
 	}
 	g := newDiffGen(1)
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 50; i++ {
 		f.Add(g.line())
 	}
 	dir := f.TempDir()

@@ -119,4 +119,13 @@
 // relying on paths after a command that may create links. The file tools
 // do not rely on it (see Checked paths); for Bash, the kernel sandbox is
 // what holds writes to the paths checked.
+//
+// Where the parser and bash 5.2 could read a text differently (a comment
+// ending in a backslash, unusual here-document delimiters and bodies,
+// time --, coproc NAME before a simple command) the line is asked; the
+// differential fuzzer (difffuzz_test.go) runs lines in real bash to find
+// more. Every command substitution in the tree is analysed for deny rules,
+// and text that runs as code where no rule can see it (trap, PS4, BASH_ENV,
+// arithmetic on values, namerefs, printf -v and read into subscripts, …)
+// is asked whenever any deny or ask rule exists, in every mode.
 package permission

@@ -201,7 +201,10 @@ func gitScan(sub string, rest []shWord) (gitScanned, bool) {
 	} else {
 		s.reads = append(s.reads, operands...)
 	}
-	s.treeCwd = tree && len(operands) == 0
+	// git grep's pattern is an operand unless -e or -f gave it, and the
+	// paths after it are optional: a tree search may cover the working
+	// directory whatever the operands.
+	s.treeCwd = tree && (len(operands) == 0 || sub == "grep")
 	return s, true
 }
 

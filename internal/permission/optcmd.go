@@ -92,17 +92,27 @@ func execOrDelete(form []shWord) bool {
 	return false
 }
 
-// tarArgs expands tar's old-style first word ("xzf" without a dash) into
-// an option cluster.
+// tarArgs expands tar's old-style first word ("czfF" without a dash):
+// each letter is an option, and those that take a value take the next
+// words in turn.
 func tarArgs(args []shWord) []shWord {
 	if len(args) == 0 {
 		return args
 	}
-	if t, ok := args[0].lit(); ok && t != "" && !strings.HasPrefix(t, "-") {
-		out := []shWord{litWord("-" + t)}
-		return append(out, args[1:]...)
+	t, ok := args[0].lit()
+	if !ok || t == "" || strings.HasPrefix(t, "-") {
+		return args
 	}
-	return args
+	var out []shWord
+	next := 1
+	for i := 0; i < len(t); i++ {
+		out = append(out, litWord("-"+t[i:i+1]))
+		if strings.IndexByte(tarSpec.shortVal, t[i]) >= 0 && next < len(args) {
+			out = append(out, args[next])
+			next++
+		}
+	}
+	return append(out, args[next:]...)
 }
 
 // sideWrites returns the files a command writes through its options or

@@ -17,7 +17,7 @@ import "strings"
 // command that is not read-only names, or "" if none does. Option values
 // written --opt=PATH or key=PATH count too.
 func (st *state) protectedOperand(it *shellItem) string {
-	if it == nil || it.ro.ok || len(it.cmd.args) < 2 {
+	if it == nil || it.ro.ok || it.isFS || len(it.cmd.args) < 2 { // fs commands: fs.writes
 		return ""
 	}
 	for _, w := range it.cmd.args[1:] {

@@ -149,26 +149,44 @@ func rightsFor(abi int) fsRights {
 // all the time.
 var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
-// grants computes the filesystem rules of p for rights r, reading
-// directories with list.
+// resolved returns a copy of p with its paths cleaned, their symbolic
+// links resolved, and the paths that do not exist dropped (TempDir
+// becomes "" then).
+func (p *Policy) resolved() *Policy {
+	r := *p
+	r.WriteAllow = resolveAll(p.WriteAllow)
+	r.WriteDeny = resolveAll(p.WriteDeny)
+	r.ReadDeny = resolveAll(p.ReadDeny)
+	r.ReadAllow = resolveAll(p.ReadAllow)
+	r.TempDir = ""
+	if t := resolveAll([]string{p.TempDir}); len(t) == 1 {
+		r.TempDir = t[0]
+	}
+	return &r
+}
+
+// grants computes the filesystem rules of p, which must be resolved (see
+// resolved), for rights r, reading directories with list.
 func (p *Policy) grants(r fsRights, list lister) ([]grant, error) {
 	var out []grant
 	// Listing is allowed everywhere (see the package doc); everything
 	// else that reads is carved around ReadDeny.
 	out = append(out, grant{path: "/", dir: true, access: accessReadDir})
-	readDeny := resolveAll(p.ReadDeny)
-	if err := carve("/", true, readDeny, list, &out, r.read); err != nil {
+	if err := carve("/", true, p.ReadDeny, list, &out, r.read); err != nil {
 		return nil, err
 	}
-	for _, a := range resolveAll(p.ReadAllow) {
+	for _, a := range p.ReadAllow {
 		out = append(out, grant{path: a, dir: isDir(a), access: r.read})
 	}
-	roots := []string{p.TempDir}
+	var roots []string
+	if p.TempDir != "" {
+		roots = append(roots, p.TempDir)
+	}
 	if !p.ReadOnly {
 		roots = append(roots, p.WriteAllow...)
 	}
-	holes := resolveAll(p.WriteDeny)
-	for _, root := range resolveAll(roots) {
+	holes := append(slices.Clone(p.WriteDeny), p.ReadDeny...)
+	for _, root := range roots {
 		if err := carve(root, isDir(root), holes, list, &out, r.write); err != nil {
 			return nil, err
 		}

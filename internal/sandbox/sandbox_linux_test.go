@@ -186,13 +186,41 @@ func TestReadOnly(t *testing.T) {
 	l := newLayout(t)
 	p := l.policy()
 	p.ReadOnly = true
-	out, ok := run(t, p, l.work, "echo x > inside.txt")
-	if ok || exists(filepath.Join(l.work, "inside.txt")) {
+	out, ok := run(t, p, l.work, "echo x > src/inside.txt")
+	if ok || exists(filepath.Join(l.work, "src", "inside.txt")) {
 		t.Errorf("read-only sandbox wrote in the working directory (ok=%v): %s", ok, out)
 	}
 	out, ok = run(t, p, l.work, "echo x > \"$TMPDIR/scratch\" && cat README 2>/dev/null; true")
 	if !ok || !exists(filepath.Join(l.tmp, "scratch")) {
 		t.Errorf("read-only sandbox could not use its temp dir: %s", out)
+	}
+}
+
+// TestNoDenies: without denied paths the working directory is one tree:
+// new entries at its top level are fine.
+func TestNoDenies(t *testing.T) {
+	needLandlock(t)
+	l := newLayout(t)
+	p := &Policy{WriteAllow: []string{l.work}, TempDir: l.tmp}
+	if out, ok := run(t, p, l.work, "echo hi > made.txt && mkdir d && mv made.txt d/ && cat d/made.txt"); !ok {
+		t.Errorf("writing in the working directory failed: %s", out)
+	}
+}
+
+// TestDeniedStaysDenied: a read-denied file cannot be moved out of its
+// directory by one command to be read by the next (whose rules are built
+// from the tree as it is then).
+func TestDeniedStaysDenied(t *testing.T) {
+	needLandlock(t)
+	l := newLayout(t)
+	p := &Policy{WriteAllow: []string{l.work}, ReadDeny: []string{l.secret}, TempDir: l.tmp}
+	run(t, p, l.work, "mv secrets/key stolen; cp secrets/key copied; mv secrets gone")
+	out, _ := run(t, p, l.work, "cat stolen copied gone/key secrets/key 2>&1")
+	if strings.Contains(out, secretText) {
+		t.Errorf("secret read on the second command: %q", out)
+	}
+	if !exists(filepath.Join(l.secret, "key")) {
+		t.Error("the denied file was moved")
 	}
 }
 
@@ -395,5 +423,29 @@ func TestStartErrors(t *testing.T) {
 	}
 	if _, err := Available(); errors.Is(err, ErrUnavailable) {
 		t.Fatal("unreachable: skipped above")
+	}
+}
+
+// TestRulesetCache: a cached ruleset serves only the same resolved policy,
+// and is rebuilt once a directory it was built from changes, so that a
+// file made since in a carved directory becomes usable.
+func TestRulesetCache(t *testing.T) {
+	needLandlock(t)
+	l := newLayout(t)
+	open := &Policy{WriteAllow: []string{l.work}, TempDir: l.tmp}
+	if out, ok := run(t, open, l.work, "cat secrets/key"); !ok || !strings.Contains(out, secretText) {
+		t.Fatalf("without a deny the secret is unreadable: %q", out)
+	}
+	denied := *open
+	denied.ReadDeny = []string{l.secret}
+	if out, _ := run(t, &denied, l.work, "cat secrets/key"); strings.Contains(out, secretText) {
+		t.Errorf("a ruleset cached for another policy was used: %q", out)
+	}
+	run(t, l.policy(), l.work, "true")
+	if err := os.WriteFile(filepath.Join(l.work, "new.txt"), []byte("fresh"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := run(t, l.policy(), l.work, "cat new.txt"); !ok || !strings.Contains(out, "fresh") {
+		t.Errorf("a file created in a carved directory since the last command is unreadable: %q", out)
 	}
 }

@@ -87,7 +87,7 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 	if err != nil {
 		return err
 	}
-	ruleset, err := buildRuleset(abi, p)
+	ruleset, err := rulesetFor(abi, p)
 	if err != nil {
 		return err
 	}

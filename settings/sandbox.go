@@ -1,0 +1,240 @@
+package settings
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Sandbox is the merged "sandbox" object of the settings files: how Bash
+// commands are confined by the kernel. Booleans come from the highest
+// source that sets them; lists are concatenated from all sources.
+type Sandbox struct {
+	// Enabled turns the sandbox on for Bash commands.
+	Enabled bool
+	// FailIfUnavailable makes a session fail to start where the kernel
+	// cannot sandbox, instead of warning and running commands
+	// unsandboxed.
+	FailIfUnavailable bool
+	// AutoAllowBashIfSandboxed (default true) runs sandboxed Bash calls
+	// that would otherwise be asked; deny and ask rules still apply.
+	AutoAllowBashIfSandboxed bool
+	// AllowUnsandboxedCommands (default true) honours Bash's
+	// dangerouslyDisableSandbox; such calls then need the usual
+	// permission.
+	AllowUnsandboxedCommands bool
+	// ExcludedCommands run outside the sandbox, with the usual
+	// permissions.
+	ExcludedCommands []string
+	Filesystem       SandboxFilesystem
+	Network          SandboxNetwork
+	// Unsupported names the keys that were read but that agentloop's
+	// sandbox does not enforce, each with the file that set it, such as
+	// ".claude/settings.json: sandbox.network.httpProxyPort". They are
+	// also in Settings.Warnings.
+	Unsupported []string
+}
+
+// SandboxFilesystem holds the sandbox's extra filesystem paths, absolute.
+// In a settings file, "//path" and "/path" are absolute, "~/path" is in
+// the home directory, and any other path is relative to the directory
+// that the file's "/path" permission rules are relative to (the project
+// directory for project, local and inline settings).
+type SandboxFilesystem struct {
+	AllowWrite, DenyWrite, DenyRead, AllowRead []string
+}
+
+// SandboxNetwork holds the domains sandboxed commands may reach through
+// agentloop's proxy, and whether they may listen on TCP ports.
+type SandboxNetwork struct {
+	AllowedDomains, DeniedDomains []string
+	AllowLocalBinding             bool
+}
+
+// sandboxLayer is the sandbox object of one file.
+type sandboxLayer struct {
+	enabled, failIfUnavailable, autoAllow, allowUnsandboxed, allowLocalBinding *bool
+	excluded                                                                   []string
+	allowWrite, denyWrite, denyRead, allowRead                                 []string
+	allowedDomains, deniedDomains                                              []string
+	unsupported                                                                []string
+}
+
+// sandboxUnsupported are the reference's sandbox keys that agentloop reads
+// but does not enforce, by object.
+var sandboxUnsupported = map[string][]string{
+	"sandbox": {"credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
+		"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep", "bwrapPath", "socatPath"},
+	"sandbox.network": {"strictAllowlist", "allowManagedDomainsOnly", "allowUnixSockets", "allowAllUnixSockets",
+		"allowMachLookup", "httpProxyPort", "socksProxyPort", "tlsTerminate"},
+	"sandbox.filesystem": {"allowManagedReadPathsOnly", "disabled"},
+}
+
+func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
+	o := c.object("sandbox", raw)
+	if o == nil {
+		return
+	}
+	sb := &sandboxLayer{}
+	l.sandbox = sb
+	flag := func(field string, v json.RawMessage, dst **bool) {
+		if b, ok := c.boolean(field, v); ok {
+			*dst = &b
+		}
+	}
+	paths := func(field string, v json.RawMessage) []string {
+		return c.strs(field, v, func(s string) string {
+			if strings.TrimSpace(s) == "" {
+				return "want a path, got an empty string"
+			}
+			return ""
+		})
+	}
+	for _, key := range o.keys {
+		v := o.vals[key]
+		if isNull(v) {
+			continue
+		}
+		field := "sandbox." + key
+		switch key {
+		case "enabled":
+			flag(field, v, &sb.enabled)
+		case "failIfUnavailable":
+			flag(field, v, &sb.failIfUnavailable)
+		case "autoAllowBashIfSandboxed":
+			flag(field, v, &sb.autoAllow)
+		case "allowUnsandboxedCommands":
+			flag(field, v, &sb.allowUnsandboxed)
+		case "excludedCommands":
+			sb.excluded = c.strs(field, v, func(s string) string {
+				if strings.TrimSpace(s) == "" {
+					return "want a command, got an empty string"
+				}
+				return ""
+			})
+		case "filesystem":
+			fo := c.object(field, v)
+			if fo == nil {
+				continue
+			}
+			for _, k := range fo.keys {
+				fv := fo.vals[k]
+				if isNull(fv) {
+					continue
+				}
+				f := field + "." + k
+				switch k {
+				case "allowWrite":
+					sb.allowWrite = paths(f, fv)
+				case "denyWrite":
+					sb.denyWrite = paths(f, fv)
+				case "denyRead":
+					sb.denyRead = paths(f, fv)
+				case "allowRead":
+					sb.allowRead = paths(f, fv)
+				default:
+					l.sandboxKey(sb, field, k)
+				}
+			}
+		case "network":
+			no := c.object(field, v)
+			if no == nil {
+				continue
+			}
+			for _, k := range no.keys {
+				nv := no.vals[k]
+				if isNull(nv) {
+					continue
+				}
+				f := field + "." + k
+				switch k {
+				case "allowedDomains":
+					sb.allowedDomains = c.strs(f, nv, checkDomain)
+				case "deniedDomains":
+					sb.deniedDomains = c.strs(f, nv, checkDomain)
+				case "allowLocalBinding":
+					flag(f, nv, &sb.allowLocalBinding)
+				default:
+					l.sandboxKey(sb, field, k)
+				}
+			}
+		default:
+			l.sandboxKey(sb, "sandbox", key)
+		}
+	}
+}
+
+// sandboxKey notes a key of a sandbox object that agentloop does not
+// enforce: one the reference knows, or an unknown one.
+func (l *layer) sandboxKey(sb *sandboxLayer, object, key string) {
+	field := object + "." + key
+	known := false
+	for _, k := range sandboxUnsupported[object] {
+		known = known || k == key
+	}
+	if known {
+		sb.unsupported = append(sb.unsupported, fmt.Sprintf("%s: %s", l.display, field))
+		l.warnings = append(l.warnings, fmt.Sprintf("%s: %s is not supported by agentloop's sandbox and has no effect", l.display, field))
+		return
+	}
+	l.warnings = append(l.warnings, fmt.Sprintf("%s: %s: unknown sandbox setting, ignored", l.display, field))
+}
+
+// checkDomain returns what is wrong with a domain pattern, or "".
+func checkDomain(d string) string {
+	t := strings.TrimSpace(d)
+	switch {
+	case t == "":
+		return "want a domain, got an empty string"
+	case strings.ContainsAny(t, "/ :@"):
+		return fmt.Sprintf("want a domain such as example.com or *.example.com, got %q", d)
+	case strings.Contains(strings.TrimPrefix(t, "*."), "*"):
+		return fmt.Sprintf("a wildcard may only start a domain (*.example.com), got %q", d)
+	}
+	return ""
+}
+
+// mergeSandbox folds one layer's sandbox object into s.
+func mergeSandbox(s *Settings, l *layer, o Options) {
+	sb := l.sandbox
+	if sb == nil {
+		return
+	}
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.Sandbox.Enabled, sb.enabled)
+	set(&s.Sandbox.FailIfUnavailable, sb.failIfUnavailable)
+	set(&s.Sandbox.AutoAllowBashIfSandboxed, sb.autoAllow)
+	set(&s.Sandbox.AllowUnsandboxedCommands, sb.allowUnsandboxed)
+	set(&s.Sandbox.Network.AllowLocalBinding, sb.allowLocalBinding)
+	s.Sandbox.ExcludedCommands = append(s.Sandbox.ExcludedCommands, sb.excluded...)
+	abs := func(dst *[]string, paths []string) {
+		for _, p := range paths {
+			*dst = append(*dst, sandboxPath(p, o.Home, l.root))
+		}
+	}
+	abs(&s.Sandbox.Filesystem.AllowWrite, sb.allowWrite)
+	abs(&s.Sandbox.Filesystem.DenyWrite, sb.denyWrite)
+	abs(&s.Sandbox.Filesystem.DenyRead, sb.denyRead)
+	abs(&s.Sandbox.Filesystem.AllowRead, sb.allowRead)
+	s.Sandbox.Network.AllowedDomains = append(s.Sandbox.Network.AllowedDomains, sb.allowedDomains...)
+	s.Sandbox.Network.DeniedDomains = append(s.Sandbox.Network.DeniedDomains, sb.deniedDomains...)
+	s.Sandbox.Unsupported = append(s.Sandbox.Unsupported, sb.unsupported...)
+}
+
+// sandboxPath makes a sandbox path of a settings file absolute.
+func sandboxPath(p, home, root string) string {
+	switch {
+	case strings.HasPrefix(p, "//"):
+		return filepath.Clean(p[1:])
+	case strings.HasPrefix(p, "/"):
+		return filepath.Clean(p)
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		return filepath.Join(home, p[1:])
+	}
+	return filepath.Join(root, p)
+}

@@ -1,0 +1,107 @@
+package settings
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSandboxMerge: booleans from the highest source that sets them,
+// lists from all, paths made absolute by their prefix.
+func TestSandboxMerge(t *testing.T) {
+	e := newEnv(t)
+	write(t, e.path(UserSettings), `{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false,
+		"excludedCommands": ["docker"],
+		"filesystem": {"allowWrite": ["~/.kube", "//tmp/build", "/var/cache/x"], "denyRead": ["secrets"]},
+		"network": {"allowedDomains": ["example.com"], "allowLocalBinding": true}}}`)
+	write(t, e.path(ProjectSettings), `{"sandbox": {"failIfUnavailable": true, "excludedCommands": ["git"],
+		"filesystem": {"denyWrite": ["./.env"]},
+		"network": {"allowedDomains": ["*.github.com"], "deniedDomains": ["evil.example.com"]}}}`)
+	s, err := Load(e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sandbox{
+		Enabled: true, FailIfUnavailable: true, AutoAllowBashIfSandboxed: false, AllowUnsandboxedCommands: true,
+		ExcludedCommands: []string{"docker", "git"},
+		Filesystem: SandboxFilesystem{
+			AllowWrite: []string{filepath.Join(e.home, ".kube"), "/tmp/build", "/var/cache/x"},
+			DenyRead:   []string{filepath.Join(e.home, ".claude", "secrets")},
+			DenyWrite:  []string{filepath.Join(e.cwd, ".env")},
+		},
+		Network: SandboxNetwork{AllowedDomains: []string{"example.com", "*.github.com"},
+			DeniedDomains: []string{"evil.example.com"}, AllowLocalBinding: true},
+	}
+	if diff := cmp.Diff(want, s.Sandbox); diff != "" {
+		t.Errorf("Sandbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestSandboxDefaults: with no sandbox object the sandbox is off and the
+// reference's defaults hold.
+func TestSandboxDefaults(t *testing.T) {
+	s, err := Load(newEnv(t).opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sandbox{AutoAllowBashIfSandboxed: true, AllowUnsandboxedCommands: true}
+	if diff := cmp.Diff(want, s.Sandbox); diff != "" {
+		t.Errorf("Sandbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestSandboxErrors: a malformed sandbox object fails the load, naming
+// the file and the field.
+func TestSandboxErrors(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"sandbox": true}`, ".claude/settings.json: sandbox: want an object, got boolean"},
+		{`{"sandbox": {"enabled": "yes"}}`, ".claude/settings.json: sandbox.enabled: want a boolean, got string"},
+		{`{"sandbox": {"excludedCommands": "git"}}`, ".claude/settings.json: sandbox.excludedCommands: want an array of strings, got string"},
+		{`{"sandbox": {"filesystem": {"allowWrite": [""]}}}`, ".claude/settings.json: sandbox.filesystem.allowWrite[0]: want a path, got an empty string"},
+		{`{"sandbox": {"filesystem": []}}`, ".claude/settings.json: sandbox.filesystem: want an object, got array"},
+		{`{"sandbox": {"network": {"allowedDomains": ["https://x.com"]}}}`, `.claude/settings.json: sandbox.network.allowedDomains[0]: want a domain such as example.com or *.example.com, got "https://x.com"`},
+		{`{"sandbox": {"network": {"allowedDomains": ["a.*.com"]}}}`, `.claude/settings.json: sandbox.network.allowedDomains[0]: a wildcard may only start a domain (*.example.com), got "a.*.com"`},
+		{`{"sandbox": {"network": {"allowLocalBinding": 1}}}`, ".claude/settings.json: sandbox.network.allowLocalBinding: want a boolean, got number"},
+	}
+	for _, tt := range tests {
+		e := newEnv(t)
+		write(t, e.path(ProjectSettings), tt.body)
+		_, err := Load(e.opts())
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\n got %v\nwant %s", tt.body, err, tt.want)
+		}
+	}
+}
+
+// TestSandboxUnsupported: keys agentloop does not enforce are reported,
+// never silently dropped.
+func TestSandboxUnsupported(t *testing.T) {
+	e := newEnv(t)
+	write(t, e.path(ProjectSettings), `{"sandbox": {"enabled": true, "bwrapPath": "/usr/bin/bwrap",
+		"network": {"httpProxyPort": 8080, "allowUnixSockets": ["/run/x.sock"]},
+		"filesystem": {"disabled": false}, "mystery": 1}}`)
+	s, err := Load(e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		".claude/settings.json: sandbox.bwrapPath",
+		".claude/settings.json: sandbox.network.httpProxyPort",
+		".claude/settings.json: sandbox.network.allowUnixSockets",
+		".claude/settings.json: sandbox.filesystem.disabled",
+	}
+	if diff := cmp.Diff(want, s.Sandbox.Unsupported); diff != "" {
+		t.Errorf("Unsupported (-want +got):\n%s", diff)
+	}
+	joined := strings.Join(s.Warnings, "\n")
+	for _, w := range append(want, ".claude/settings.json: sandbox.mystery: unknown sandbox setting") {
+		if !strings.Contains(joined, w) {
+			t.Errorf("warnings lack %q:\n%s", w, joined)
+		}
+	}
+	if _, ok := s.Extra["sandbox"]; ok {
+		t.Error("sandbox also kept as an unmodelled field")
+	}
+}
