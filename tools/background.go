@@ -106,12 +106,12 @@ func (s *Shells) Dir() string {
 
 // start runs command in the background with bash at shell, in dir, for at
 // most lifetime, confined by policy when it is not nil.
-func (s *Shells) start(shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy) (ShellInfo, error) {
+func (s *Shells) start(environ []string, shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy) (ShellInfo, error) {
 	out, errf, id, err := s.createFiles()
 	if err != nil {
 		return ShellInfo{}, err
 	}
-	cmd := bashCommand(shell, dir, command)
+	cmd := bashCommand(environ, shell, dir, command)
 	cmd.Stdout, cmd.Stderr = out, errf
 	err = bashStart(cmd, policy)
 	out.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,7 +138,7 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 		return bashStartBackground(env, shell, dir, in, policy)
 	}
 	timeout := bashClamp(in.Timeout, bashDefaultTimeout, bashMaxTimeout)
-	run := bashRun(ctx, shell, dir, in.Command, timeout, policy)
+	run := bashRun(ctx, bashEnviron(env), shell, dir, in.Command, timeout, policy)
 	return run.result(in.Command), nil
 }
 
@@ -186,12 +187,24 @@ func bashClamp(ms float64, def, max time.Duration) time.Duration {
 // bashCommand prepares `bash -c command` in dir, in its own process group,
 // with the environment of this process, no interactive pagers, and git
 // hardened against planted repositories (withGitHardening).
-func bashCommand(shell, dir, command string) *exec.Cmd {
+func bashCommand(environ []string, shell, dir, command string) *exec.Cmd {
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = dir
-	cmd.Env = withGitHardening(append(os.Environ(), "PWD="+dir, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"))
+	if environ == nil {
+		environ = os.Environ()
+	}
+	cmd.Env = withGitHardening(append(slices.Clip(environ), "PWD="+dir, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"))
 	bashIsolate(cmd)
 	return cmd
+}
+
+// bashEnviron is the environment the session gives commands; nil (the
+// host process's) when there is no session.
+func bashEnviron(env *tool.Env) []string {
+	if env == nil {
+		return nil
+	}
+	return env.Environ
 }
 
 // bashOutcome is how a foreground command ended.
@@ -205,7 +218,7 @@ type bashOutcome struct {
 
 // bashRun runs command in the foreground until it exits, times out or ctx
 // is done, and returns its captured output. A non-nil policy confines it.
-func bashRun(ctx context.Context, shell, dir, command string, timeout time.Duration, policy *sandbox.Policy) bashOutcome {
+func bashRun(ctx context.Context, environ []string, shell, dir, command string, timeout time.Duration, policy *sandbox.Policy) bashOutcome {
 	out := bashOutcome{
 		stdout: newBashCapture(bashMaxOutputChars, bashLeadBlankLines),
 		stderr: newBashCapture(bashMaxOutputChars, bashLeadSpace),
@@ -214,7 +227,7 @@ func bashRun(ctx context.Context, shell, dir, command string, timeout time.Durat
 		out.cancelled = true
 		return out
 	}
-	cmd := bashCommand(shell, dir, command)
+	cmd := bashCommand(environ, shell, dir, command)
 	cmd.Stdout, cmd.Stderr = out.stdout, out.stderr
 	cmd.WaitDelay = bashPipeGrace
 	if err := bashStart(cmd, policy); err != nil {

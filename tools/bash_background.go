@@ -12,7 +12,7 @@ import (
 // its output goes.
 func bashStartBackground(env *tool.Env, shell, dir string, in bashInput, policy *sandbox.Policy) (tool.Result, error) {
 	lifetime := bashClamp(in.Timeout, bashDefaultLifetime, bashMaxLifetime)
-	info, err := BackgroundShells(env).start(shell, dir, in.Command, lifetime, policy)
+	info, err := BackgroundShells(env).start(bashEnviron(env), shell, dir, in.Command, lifetime, policy)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot start the command in the background: %v", err)), nil
 	}
