@@ -125,9 +125,11 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 // They are process-wide and never set outside tests.
 var (
 	// testForceAllow makes authorize allow every call at once, before any
-	// hook, rule, mode or callback is consulted; code that enforces
-	// permissions elsewhere (a subagent's tool list, the read filter of
-	// Grep and Glob) must stand aside too while it is set.
+	// hook, rule, mode or callback is consulted. Code that enforces
+	// permissions elsewhere must stand aside too while it is set: newSession
+	// drops Options.DisallowedTools (so no loop's tool list loses a tool)
+	// and leaves tool.Env.ReadDenied nil (so Read, Grep and Glob filter
+	// nothing).
 	testForceAllow atomic.Bool
 	// testDisableSandbox runs Bash commands without the kernel sandbox, in
 	// every mode, plan mode included.
