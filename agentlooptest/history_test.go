@@ -193,3 +193,25 @@ func TestNewTBStrict(t *testing.T) {
 		})
 	}
 }
+
+// ValidateHistory never panics, on any conversation a request body can
+// carry, and a history it accepts stays accepted with a new prompt after
+// a final user turn.
+func FuzzValidateHistory(f *testing.F) {
+	f.Add(`[{"role":"user","content":[{"type":"text","text":"go"}]},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"R","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]`)
+	f.Add(`[{"role":"assistant","content":[]},{"role":"user","content":[{"type":"tool_result","tool_use_id":""}]}]`)
+	f.Add(`[{"role":"user","content":[{"type":"text","text":""}]}]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		var msgs []model.Message
+		if json.Unmarshal([]byte(body), &msgs) != nil {
+			return
+		}
+		err := agentlooptest.ValidateHistory(msgs)
+		if err == nil && len(msgs) > 0 && msgs[len(msgs)-1].Role == "user" {
+			more := append(msgs, asst(text("a")), user(text("b")))
+			if err := agentlooptest.ValidateHistory(more); err != nil {
+				t.Errorf("valid history %s became invalid with a plain exchange after it: %v", body, err)
+			}
+		}
+	})
+}

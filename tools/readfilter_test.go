@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -199,5 +200,45 @@ func TestGrepGlobWithoutFilter(t *testing.T) {
 	r = ftRun(t, Glob(), d.env, map[string]any{"pattern": "**/.env"})
 	if !strings.Contains(r.Text(), ".env") {
 		t.Errorf("without a filter Glob did not list .env: %s", r.Text())
+	}
+}
+
+// BenchmarkSearchDenyFilter measures what the read filter costs a walk of
+// GOROOT/src: no filter, and four deny rules of every form (none of which
+// matches, so every entry is checked).
+func BenchmarkSearchDenyFilter(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(root); err != nil {
+		b.Skip("no GOROOT/src")
+	}
+	var rs permission.RuleSet
+	for _, r := range []string{"Read(./secrets/**)", "Read(**/.env)", "Read(//nowhere/abs/**)", "Read(~/x)"} {
+		v, _ := permission.ParseRule(r)
+		_ = rs.Add(permission.SourceCLI, permission.Deny, v)
+	}
+	ck, err := permission.New(permission.Config{Rules: rs, Dirs: []string{root}, Home: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []struct {
+		name   string
+		filter func(string, ...string) bool
+	}{{"nofilter", nil}, {"deny4", ck.ReadDeniedAs}} {
+		env := ftEnv(root)
+		env.ReadDenied = f.filter
+		b.Run("grep/"+f.name, func(b *testing.B) {
+			for b.Loop() {
+				if r := ftRun(b, Grep(), env, map[string]any{"pattern": `func \(\w+ \*Reader\) Read\(`}); r.IsError {
+					b.Fatal(r.Text())
+				}
+			}
+		})
+		b.Run("glob/"+f.name, func(b *testing.B) {
+			for b.Loop() {
+				if r := ftRun(b, Glob(), env, map[string]any{"pattern": "**/*.go"}); r.IsError {
+					b.Fatal(r.Text())
+				}
+			}
+		})
 	}
 }

@@ -75,7 +75,10 @@
 // and any argument naming such a path of a command that is not read-only
 // (tee, ln, chmod, sed -i, dd of=…). Removing a critical path (/, a
 // top-level directory, the home directory or an ancestor, a working
-// directory or an ancestor) is asked in every mode too.
+// directory or an ancestor) is asked in every mode too, and so are
+// find -delete, find -exec with a program that may change files, and
+// rsync --delete… or --remove-source-files on such a path, also behind
+// wrappers (sudo, xargs).
 //
 // # Search tools and deny rules
 //
@@ -100,7 +103,28 @@
 // to files (>, >>, >|, &>, >&file, <>), except to /dev/null and the
 // standard streams; the acceptEdits commands and their path operands; and
 // any shell command that is not in the read-only set, whose effects cannot
-// be known. Redirections never make a command read-only.
+// be known. Redirections never make a command read-only. Among the
+// acceptEdits commands, cp and mv write DEST and DEST/base(SOURCE)
+// (DEST/SOURCE with --parents), and sed -i writes the backup its suffix
+// names (FILE+SUFFIX, or the suffix with '*' replaced by the file name);
+// cp reads its sources. Other commands that write through their options
+// (curl -o, wget -O, sort -o, tar -x -C, rsync's destination, …) have those
+// paths judged against deny rules and protected paths, and an allow rule
+// with a wildcard does not approve options that run programs or delete
+// (tar -I or --checkpoint-action, rsync -e or --delete, zip -TT, git -c).
+//
+// # Read-only commands
+//
+// Each read-only command's options are parsed as the tool parses them:
+// clusters, attached and separate values, "--" and, for long options,
+// unambiguous abbreviations (readonly.go, gitcmd.go, grepcmd.go, …). An
+// option that writes, runs a program or reaches the network makes the
+// command not read-only; every operand and option value that names a file
+// is judged as a read; and a read of a whole tree (grep -r, rg, diff,
+// git grep --untracked) is asked when a deny or ask rule covers a path
+// below it. Every Bash command runs with git configured by the
+// environment to ignore planted bare repositories, repository hooks and
+// fsmonitor commands (tools/bash_gitenv.go).
 //
 // # Trust model
 //
