@@ -3,6 +3,7 @@ package agentloop
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -171,6 +172,12 @@ type Options struct {
 	// ANTHROPIC_CUSTOM_HEADERS) on to those processes. By default they are
 	// removed: the model chooses what those processes run.
 	ExposeCredentials bool
+
+	// Logger is the diagnostics log: everything the session accepted but
+	// does not honour, and every problem it worked around, is logged here
+	// at warning level (and also yielded as a system/informational
+	// message; see [Diagnostic]). Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // ErrInvalidOption reports an option value that cannot be used.

@@ -58,6 +58,11 @@ func runTurn(ctx context.Context, sess *session, prompt string, yield func(Messa
 	if n := sess.sandboxNotice(); n != nil && !yield(n, nil) {
 		return
 	}
+	for _, m := range sess.diag.take(sess.eng.Notify) {
+		if !yield(m, nil) {
+			return
+		}
+	}
 	sess.transcript.begin(time.Now())
 	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
 		return yield(m, nil)

@@ -39,6 +39,7 @@ type session struct {
 	checked      sync.Map         // tool_use id → the path its permission check resolved (file tools)
 	configDir    string
 	transcript   *transcript
+	diag         *diagnostics
 	started      bool // SessionStart hooks have run
 	ended        bool // SessionEnd hooks have run
 }
@@ -84,7 +85,8 @@ func newSession(o *Options) (*session, error) {
 		return nil, fmt.Errorf("%w: session id %q is not a UUID", ErrInvalidOption, id)
 	}
 	home, _ := os.UserHomeDir()
-	s := &session{opts: opts, model: pricing.Resolve(opts.Model), mode: opts.PermissionMode}
+	s := &session{opts: opts, model: pricing.Resolve(opts.Model), mode: opts.PermissionMode,
+		diag: &diagnostics{logger: opts.Logger, sessionID: id}}
 	if s.mode == "" {
 		s.mode = PermissionDefault
 	}
@@ -110,6 +112,7 @@ func newSession(o *Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
 	}
+	s.diag.addAll(DiagSettings, st.Warnings)
 	if opts.PermissionMode == "" && st.Permissions.DefaultMode != "" {
 		s.mode = PermissionMode(st.Permissions.DefaultMode)
 	}
@@ -130,6 +133,7 @@ func newSession(o *Options) (*session, error) {
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
+	s.diag.addAll(DiagRule, s.checker.Warnings())
 	if err := s.setupSandbox(st); err != nil {
 		return nil, err
 	}
@@ -138,8 +142,9 @@ func newSession(o *Options) (*session, error) {
 		s.env.ReadDenied = nil // the permission layer is off (test seam)
 	}
 	if s.hooks, err = s.newDispatcher(st.Hooks); err != nil {
-		return nil, fmt.Errorf("%w: hooks: %v", ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: hooks: %w", ErrInvalidOption, err)
 	}
+	s.diag.addAll(DiagHook, s.hooks.Warnings())
 	s.lin = s.newLineage()
 	toolset, err := s.selectTools()
 	if err != nil {
@@ -215,8 +220,13 @@ func (s *session) selectTools() ([]tool.Tool, error) {
 			continue
 		}
 		t, ok := tools.Builtin(n)
-		if !ok || seen[n] {
-			continue // unknown names are ignored, as the reference does
+		if !ok {
+			// The reference ignores unknown names; so do we, but say so.
+			s.diag.add(DiagTool, fmt.Sprintf("tool %q is not a built-in tool agentloop knows; not offered", n))
+			continue
+		}
+		if seen[n] {
+			continue
 		}
 		seen[n] = true
 		out = append(out, t)

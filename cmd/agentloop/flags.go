@@ -49,6 +49,8 @@ type config struct {
 	showHelp      bool
 	maxTokens     int
 	systemPromptF string
+	debug         bool
+	debugFile     string
 }
 
 // errUsage marks errors in the command line.
@@ -200,6 +202,8 @@ var flagDefs = []flagDef{
 	{[]string{"--no-session-persistence"}, kBool, "do not write the session's transcript", func(c *config, _ string) error { c.noPersist = true; return nil }},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
+	{[]string{"--debug", "-d"}, kBool, "write the diagnostics log to standard error", func(c *config, _ string) error { c.debug = true; return nil }},
+	{[]string{"--debug-file"}, kString, "append the diagnostics log to this file (implies --debug)", str(func(c *config) *string { return &c.debugFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},
 	{[]string{"--help", "-h"}, kBool, "print this help", func(c *config, _ string) error { c.showHelp = true; return nil }},
 }

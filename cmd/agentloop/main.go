@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -60,6 +61,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "agentloop: %v\n", err)
 		return 2
 	}
+	closeLog, err := c.setLogger(opts, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop: %v\n", err)
+		return 2
+	}
+	defer closeLog()
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	return printRun(agentloop.Query(ctx, prompt, opts), c, out, stderr)
@@ -157,6 +164,23 @@ func (c *config) options() (*agentloop.Options, error) {
 	return o, nil
 }
 
+// setLogger points opts.Logger at the diagnostics log the flags ask for:
+// --debug-file appends to a file, --debug writes to stderr.
+func (c *config) setLogger(opts *agentloop.Options, stderr io.Writer) (func(), error) {
+	switch {
+	case c.debugFile != "":
+		f, err := os.OpenFile(c.debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--debug-file: %w", err)
+		}
+		opts.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return func() { f.Close() }, nil
+	case c.debug:
+		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return func() {}, nil
+}
+
 // printRun consumes the stream and prints it in the chosen format. Lines
 // are flushed as they are written.
 func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.Writer) int {
@@ -174,6 +198,11 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		}
 		if r, ok := m.(*agentloop.ResultMessage); ok {
 			result = r
+		}
+		if d, ok := agentloop.DiagnosticOf(m); ok && c.outputFormat != "stream-json" && !c.debug && c.debugFile == "" {
+			// Only stream-json carries the message; elsewhere the
+			// user would not see it.
+			fmt.Fprintf(stderr, "agentloop: warning: %s\n", d.Text)
 		}
 		switch {
 		case c.outputFormat == "stream-json":

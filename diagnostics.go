@@ -1,0 +1,129 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/google/uuid"
+)
+
+// The diagnostics channel.
+//
+// Whatever agentloop accepts but does not honour — a settings key it
+// ignores, a hook it cannot run, a rule that can never match, a tool name
+// it does not know — and whatever it works around at run time becomes a
+// Diagnostic. Each one is written to Options.Logger (the diagnostics log)
+// at warning level and yielded in the stream as a system/informational
+// message with level "warning" and the diagnostic's tag, the shape the
+// reference CLI uses for warnings meant for the user. Nothing is dropped
+// silently: a diagnostic found while the session is assembled is yielded
+// right after the first system/init message of the session; one found
+// later is yielded at the next point the loop emits messages.
+
+// Diagnostic tags, stable strings a host can switch on.
+const (
+	DiagSettings   = "settings_ignored"    // a settings key or value is not honoured
+	DiagHook       = "hook_ignored"        // a configured hook never runs
+	DiagHookFailed = "hook_failed"         // a hook ran and failed; its answer was treated as empty
+	DiagRule       = "permission_rule"     // a permission rule can never match
+	DiagTool       = "unknown_tool"        // a tool name that names no tool
+	DiagOption     = "option_ignored"      // an option is not honoured in this configuration
+	DiagTranscript = "transcript_repaired" // a damaged transcript was read around
+	DiagSandbox    = "sandbox"             // the sandbox cannot do what the settings ask
+)
+
+// Diagnostic is one thing agentloop accepted but does not honour, or a
+// problem it worked around.
+type Diagnostic struct {
+	// Tag classifies it (the Diag* constants).
+	Tag string
+	// Text says what was wrong and where, for a person.
+	Text string
+}
+
+// diagnostics collects a session's diagnostics. Safe for concurrent use.
+type diagnostics struct {
+	logger    *slog.Logger // nil: none
+	sessionID string
+	notify    func(message.Message) // set once the engine exists: runtime diagnostics go through it
+
+	mu      sync.Mutex
+	pending []Diagnostic // found before the first init message, not yet yielded
+	all     []Diagnostic
+}
+
+// add records d: it is logged now and yielded later.
+func (g *diagnostics) add(tag, text string) {
+	if g == nil || text == "" {
+		return
+	}
+	d := Diagnostic{Tag: tag, Text: text}
+	if g.logger != nil {
+		g.logger.LogAttrs(context.Background(), slog.LevelWarn, text,
+			slog.String("tag", tag), slog.String("session_id", g.sessionID))
+	}
+	g.mu.Lock()
+	g.all = append(g.all, d)
+	notify := g.notify
+	if notify == nil {
+		g.pending = append(g.pending, d)
+	}
+	g.mu.Unlock()
+	if notify != nil {
+		notify(informational(g.sessionID, d))
+	}
+}
+
+// addAll records each text under tag.
+func (g *diagnostics) addAll(tag string, texts []string) {
+	for _, t := range texts {
+		g.add(tag, t)
+	}
+}
+
+// take returns the diagnostics not yet yielded, as messages, and routes
+// later ones through notify (nil: keep queueing them).
+func (g *diagnostics) take(notify func(message.Message)) []message.Message {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []message.Message
+	for _, d := range g.pending {
+		out = append(out, informational(g.sessionID, d))
+	}
+	g.pending = nil
+	if notify != nil {
+		g.notify = notify
+	}
+	return out
+}
+
+// list returns every diagnostic recorded so far.
+func (g *diagnostics) list() []Diagnostic {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]Diagnostic(nil), g.all...)
+}
+
+// informational is the system/informational message of d.
+func informational(sessionID string, d Diagnostic) *message.System {
+	content, _ := json.Marshal(d.Text)
+	tag, _ := json.Marshal(d.Tag)
+	return &message.System{Subtype: "informational", SessionID: sessionID, UUID: uuid.NewString(),
+		Data: map[string]json.RawMessage{"content": content, "level": json.RawMessage(`"warning"`), "tag": tag}}
+}
+
+// DiagnosticOf returns the diagnostic a stream message carries: a
+// system/informational message at warning level. ok is false for every
+// other message.
+func DiagnosticOf(m Message) (d Diagnostic, ok bool) {
+	s, isSys := m.(*message.System)
+	if !isSys || s.Subtype != "informational" || string(s.Data["level"]) != `"warning"` {
+		return Diagnostic{}, false
+	}
+	_ = json.Unmarshal(s.Data["content"], &d.Text)
+	_ = json.Unmarshal(s.Data["tag"], &d.Tag)
+	return d, true
+}
