@@ -6,15 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
+	"github.com/agentloop/agentloop/internal/subagent"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
@@ -72,7 +73,7 @@ type agentIn struct {
 	Isolation       string `json:"isolation,omitempty"`
 }
 
-const agentSchema = `{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":{"type":"string","enum":["low","medium","high","xhigh","max"]},"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`
+var agentSchema = `{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` + effortEnum + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`
 
 // agents returns the session's agent definitions, general-purpose
 // included unless the caller defined their own under that name.
@@ -117,8 +118,12 @@ func (s *session) agentTool(parent lineage.Agent, parentTools func() []string) t
 	}, &tool.Options{Schema: json.RawMessage(agentSchema)})
 }
 
-// runAgent runs one subagent of the loop parent to completion and reports
-// its final answer. Once the session's budget is spent, no subagent starts.
+// runAgent runs one subagent of the loop parent: in the foreground, to
+// completion, reporting its final answer; or with run_in_background, on its
+// own goroutine, reporting at once where its answer will be (see
+// launchAgent). With isolation "worktree" it works in a new git worktree
+// (see subagent.NewWorktree). Once the session's budget is spent, no
+// subagent starts.
 func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, parent lineage.Agent, parentTools []string) (tool.Result, error) {
 	typ := in.SubagentType
 	if typ == "" {
@@ -133,105 +138,176 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, par
 		sort.Strings(known)
 		return tool.Error(fmt.Sprintf("Agent type %q not found. Available agents: %s", typ, strings.Join(known, ", "))), nil
 	}
+	switch in.Isolation {
+	case "", "worktree":
+	case "remote":
+		return tool.Error(`isolation "remote" is not supported: agentloop runs subagents on this machine only. ` +
+			`Leave isolation out, or use "worktree".`), nil
+	default:
+		return tool.Error(fmt.Sprintf("isolation %q is not one of worktree, remote", in.Isolation)), nil
+	}
 	if refusal := s.lin.SpawnRefusal(); refusal != "" {
 		return tool.Error(refusal), nil
-	}
-	if in.RunInBackground || in.Isolation != "" {
-		// Background and isolated runs are not supported yet; run in the
-		// foreground, in place.
-		in.RunInBackground, in.Isolation = false, ""
 	}
 	emit := engine.Emitter(ctx)
 	if emit == nil {
 		emit = func(message.Message) {}
 	}
 	agent := s.lin.Child(parent, newAgentID(), typ, def.MaxTurns)
-	parentID := call.ID
+	task := subagent.Task{ID: agent.ID, ToolUseID: call.ID, Description: in.Description, Type: typ, Prompt: in.Prompt,
+		Depth: agent.Depth, Background: in.RunInBackground}
+	var wt *subagent.Worktree
+	if in.Isolation == "worktree" {
+		var err error
+		if wt, err = subagent.NewWorktree(ctx, s.env.Cwd, "agent-"+agent.ID, s.gitEnviron()); err != nil {
+			return tool.Error(fmt.Sprintf("Cannot give the subagent a worktree: %v", err)), nil
+		}
+	}
+	if false && in.RunInBackground {
+		return s.launchAgent(def, in, parent, agent, parentTools, task, wt, emit)
+	}
 	sid := s.env.SessionID
-	start := time.Now()
-	emit(&message.System{Subtype: "task_started", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agent.ID, "tool_use_id": parentID, "description": in.Description, "subagent_type": typ,
-		"is_backgrounded": false, "spawn_depth": agent.Depth, "task_type": "local_agent", "prompt": in.Prompt})})
-	emit(&message.User{Message: message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(in.Prompt)}},
-		ParentToolUseID: &parentID, SessionID: sid, UUID: uuid.NewString(), Timestamp: nowStamp(),
-		AgentID: agent.ID, SubagentType: typ, TaskDescription: in.Description})
-	if sub := s.hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: s.hookBaseFor(parent), AgentID: agent.ID, AgentType: typ}); len(sub.AdditionalContext) > 0 {
+	emit(subagent.Started(sid, task))
+	emit(s.subagentPromptLine(task))
+	o := s.runChild(ctx, def, in, parent, agent, parentTools, task.ToolUseID, wt, emit)
+	s.finishWorktree(ctx, wt, &task)
+	emit(subagent.Updated(sid, task, o.Status()))
+	if o.Err != nil {
+		return tool.Result{}, fmt.Errorf("the subagent stopped: %w", o.Err)
+	}
+	if o.Result.IsError {
+		return tool.Error(fmt.Sprintf("The subagent (%s) did not finish: %s", typ, o.Report()) + worktreeNote(task)), nil
+	}
+	report := o.Report()
+	tokens, dur := o.Tokens(), o.Duration.Milliseconds()
+	emit(subagent.Notification(sid, task, o))
+	text := fmt.Sprintf("Report from the %s subagent (its own words, not the user's; every line below is indented):\n%s\nagentId: %s\n<usage>subagent_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
+		typ, subagent.IndentLines(report, "  "), agent.ID, tokens, o.ToolUses, dur) + worktreeNote(task)
+	structured := map[string]any{"status": "completed", "prompt": in.Prompt, "agentId": agent.ID, "agentType": typ,
+		"content": []model.Content{model.TextBlock(report)}, "totalDurationMs": dur, "totalTokens": tokens,
+		"totalToolUseCount": o.ToolUses, "usage": o.Result.Usage}
+	if task.WorktreePath != "" {
+		structured["worktreePath"], structured["worktreeBranch"] = task.WorktreePath, task.WorktreeBranch
+	}
+	return tool.Result{Content: []model.Content{model.TextBlock(text)}, Structured: structured, ListContent: true}, nil
+}
+
+// launchAgent starts the subagent agent in the background (see
+// subagent.Registry) and reports its id and output file to the model.
+func (s *session) launchAgent(def AgentDefinition, in agentIn, parent, agent lineage.Agent, parentTools []string, task subagent.Task, wt *subagent.Worktree, emit func(message.Message)) (tool.Result, error) {
+	sid := s.env.SessionID
+	started, err := subagent.For(s.env).Start(subagent.Launch{
+		Task:  task,
+		Owner: parent.ID,
+		Run: func(ctx context.Context, t *subagent.Task) subagent.Outcome {
+			o := s.runChild(ctx, def, in, parent, agent, parentTools, t.ToolUseID, wt, emit)
+			s.finishWorktree(ctx, wt, t)
+			return o
+		},
+		Notify: func(o subagent.Outcome, t subagent.Task) {
+			emit(subagent.Updated(sid, t, o.Status()))
+			emit(subagent.Notification(sid, t, o))
+		},
+	})
+	if err != nil {
+		s.finishWorktree(context.Background(), wt, &task)
+		return tool.Error(fmt.Sprintf("Cannot start the subagent in the background: %v", err)), nil
+	}
+	emit(subagent.Started(sid, started))
+	emit(s.subagentPromptLine(started))
+	text := fmt.Sprintf("The %s subagent is running in the background.\nagentId: %s\nIts final report will be written to %s. "+
+		"You will be told when it ends, with its report; do not wait or poll for it. To stop it, call TaskStop with task_id %q.",
+		task.Type, started.ID, started.OutputFile, started.ID)
+	return tool.Result{
+		Content: []model.Content{model.TextBlock(text)},
+		Structured: map[string]any{"status": "async_launched", "agentId": started.ID, "description": in.Description,
+			"prompt": in.Prompt, "outputFile": started.OutputFile, "canReadOutputFile": true},
+	}, nil
+}
+
+// subagentPromptLine is the user line that shows a subagent's prompt in the
+// parent's stream.
+func (s *session) subagentPromptLine(t subagent.Task) *message.User {
+	parentID := t.ToolUseID
+	return &message.User{Message: message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(t.Prompt)}},
+		ParentToolUseID: &parentID, SessionID: s.env.SessionID, UUID: uuid.NewString(), Timestamp: nowStamp(),
+		AgentID: t.ID, SubagentType: t.Type, TaskDescription: t.Description}
+}
+
+// runChild runs the subagent agent of the loop parent under ctx, in wt when it is not nil,
+// with the SubagentStart and SubagentStop hooks around it. The background
+// subagents it started itself are stopped when it ends.
+func (s *session) runChild(ctx context.Context, def AgentDefinition, in agentIn, parent, agent lineage.Agent, parentTools []string, parentID string, wt *subagent.Worktree, emit func(message.Message)) subagent.Outcome {
+	if sub := s.hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: s.hookBaseFor(parent), AgentID: agent.ID, AgentType: agent.Type}); len(sub.AdditionalContext) > 0 {
 		in.Prompt += "\n\n" + strings.Join(sub.AdditionalContext, "\n")
 	}
-
 	var child *engine.Session
 	stopHooksRan := false
 	last := func() string { return lastReplyText(child.History()) }
-	child, err := s.childEngine(def, in, agent, parentTools, parentID, s.subagentHooks(agent, last, &stopHooksRan))
-	if err != nil {
-		return tool.Result{}, err
+	cwd := s.env.Cwd
+	if wt != nil {
+		cwd = wt.Cwd
 	}
-	var toolUses atomic.Int64
-	res, runErr := child.Run(ctx, []model.Content{model.TextBlock(in.Prompt)}, func(m message.Message) bool {
-		switch m := m.(type) {
-		case *message.Assistant:
-			// Only a subagent's tool calls and their results are shown,
-			// as the reference does; its text is handed back at the end.
-			if len(m.Message.Content) > 0 && m.Message.Content[0].Type == model.TypeToolUse {
-				toolUses.Add(1)
-				emit(m)
-			}
-		case *message.User:
-			emit(m)
-		case *message.System:
-			// A subagent's denials are the user's to see too.
-			if m.Subtype == message.SubtypePermissionDenied {
-				emit(m)
-			}
-		}
-		return true
-	})
-	if !stopHooksRan && runErr == nil {
+	child, err := s.childEngine(def, in, agent, parentTools, parentID, cwd, s.subagentHooks(agent, last, &stopHooksRan))
+	if err != nil {
+		return subagent.Outcome{Err: err}
+	}
+	o := subagent.Run(ctx, child, []model.Content{model.TextBlock(in.Prompt)}, emit)
+	_ = subagent.For(s.env).StopOwned(agent.ID)
+	if !stopHooksRan && o.Err == nil {
 		// The subagent ended without stopping on its own (a limit, an
 		// error): SubagentStop hooks still learn of it, but cannot keep
 		// it going.
-		s.hooks.SubagentStop(ctx, hooks.SubagentStopInput{Base: s.hookBaseFor(agent), AgentID: agent.ID, AgentType: typ,
-			LastAssistantMessage: last()})
+		s.hooks.SubagentStop(context.WithoutCancel(ctx), hooks.SubagentStopInput{Base: s.hookBaseFor(agent), AgentID: agent.ID,
+			AgentType: agent.Type, LastAssistantMessage: last()})
 	}
-	status := "completed"
-	if runErr != nil || res == nil || res.IsError {
-		status = "failed"
+	return o
+}
+
+// finishWorktree removes wt when the subagent left nothing in it, else
+// records it in t as kept. Nothing is done for a nil wt.
+func (s *session) finishWorktree(ctx context.Context, wt *subagent.Worktree, t *subagent.Task) {
+	if wt == nil {
+		return
 	}
-	emit(&message.System{Subtype: "task_updated", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agent.ID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})})
-	if runErr != nil {
-		return tool.Result{}, fmt.Errorf("the subagent stopped: %w", runErr)
+	kept, err := wt.Finish(context.WithoutCancel(ctx))
+	if kept {
+		t.WorktreePath, t.WorktreeBranch = wt.Path, wt.Branch
 	}
-	if res.IsError {
-		detail := strings.Join(res.Errors, "; ")
-		if detail == "" {
-			detail = res.Text()
-		}
-		return tool.Error(fmt.Sprintf("The subagent (%s) did not finish: %s", typ, detail)), nil
+	if err != nil {
+		s.diag.add(DiagOption, fmt.Sprintf("the worktree of subagent %s was kept: %v", t.ID, err))
 	}
-	report := res.Text()
-	tokens := res.Usage.InputTokens + res.Usage.OutputTokens + res.Usage.CacheCreationInputTokens + res.Usage.CacheReadInputTokens
-	dur := time.Since(start).Milliseconds()
-	emit(&message.System{Subtype: "task_notification", SessionID: sid, UUID: uuid.NewString(), Data: rawFields(map[string]any{
-		"task_id": agent.ID, "tool_use_id": parentID, "status": status, "summary": firstLine(report),
-		"usage": map[string]any{"total_tokens": tokens, "tool_uses": toolUses.Load(), "duration_ms": dur}})})
-	text := fmt.Sprintf("Report from the %s subagent (its own words, not the user's; every line below is indented):\n%s\nagentId: %s\n<usage>subagent_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
-		typ, indentLines(report, "  "), agent.ID, tokens, toolUses.Load(), dur)
-	return tool.Result{
-		Content: []model.Content{model.TextBlock(text)},
-		Structured: map[string]any{"status": "completed", "prompt": in.Prompt, "agentId": agent.ID, "agentType": typ,
-			"content": []model.Content{model.TextBlock(report)}, "totalDurationMs": dur, "totalTokens": tokens,
-			"totalToolUseCount": toolUses.Load(), "usage": res.Usage},
-		ListContent: true,
-	}, nil
+}
+
+// worktreeNote tells the model where a kept worktree is.
+func worktreeNote(t subagent.Task) string {
+	if t.WorktreePath == "" {
+		return ""
+	}
+	return fmt.Sprintf("\nThe subagent's changes are kept in the git worktree %s on branch %s.", t.WorktreePath, t.WorktreeBranch)
+}
+
+// gitEnviron is the environment the session gives git.
+func (s *session) gitEnviron() []string {
+	if s.env.Environ != nil {
+		return s.env.Environ
+	}
+	return os.Environ()
+}
+
+// backgroundHooks wraps hp, the hook points of the loop owner ("" for the
+// main loop), so that the loop hears of the background subagents it starts
+// (see subagent.Registry.Hooks).
+func (s *session) backgroundHooks(owner string, hp engine.HookPoints) engine.HookPoints {
+	return subagent.For(s.env).Hooks(owner, hp)
 }
 
 // childEngine builds the engine session of the subagent agent: fresh
 // history, the agent's prompt, its tools (never one its parent lacks or the
-// session disallows), and the session's lineage: the shared budget, the
+// session disallows), its working directory cwd, and the session's lineage: the shared budget, the
 // provider, the authoriser (rules, mode, hooks) and the hook dispatcher.
 // Its costs are reported into the session's totals.
-func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Agent, parentTools []string, parentID string, hp engine.HookPoints) (*engine.Session, error) {
+func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Agent, parentTools []string, parentID, cwd string, hp engine.HookPoints) (*engine.Session, error) {
 	m := s.eng.Model()
 	switch {
 	case in.Model != "":
@@ -268,6 +344,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 	}
 	env := *s.env
 	env.Model = m
+	env.Cwd = cwd
 	return engine.New(engine.Config{
 		Provider:        s.env.Provider,
 		Model:           m,
@@ -280,7 +357,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		Env:             &env,
 		ParentToolUseID: &parentID,
 		Authorize:       s.lin.AuthorizerFor(agent),
-		Hooks:           hp,
+		Hooks:           s.backgroundHooks(agent.ID, hp),
 		Parent:          s.eng,
 	})
 }
@@ -306,28 +383,6 @@ func newAgentID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "a" + hex.EncodeToString(b[:])
-}
-
-func rawFields(m map[string]any) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		b, _ := json.Marshal(v)
-		out[k] = b
-	}
-	return out
-}
-
-func indentLines(s, pre string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = pre + l
-	}
-	return strings.Join(lines, "\n")
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 func nowStamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -36,8 +36,13 @@
 // A run that ends in an error result (max turns, budget, an API failure that
 // outlived its retries) yields that [ResultMessage] and then a non-nil error,
 // a [*ResultError] wrapping it. This is the Go form of the official SDKs
-// raising after the error result. Errors that prevent a run from starting at
-// all (no credentials, a bad option) are yielded alone.
+// raising after the error result; errors.Is(err, [ErrMaxTurns]) (or
+// [ErrMaxBudget], [ErrMaxStructuredOutputRetries], [ErrDuringExecution],
+// [ErrAPIError]) tells which. Errors that prevent a run from starting at
+// all (no credentials, a bad option) are yielded alone; a bad option is
+// [ErrInvalidOption], wrapping its cause ([ErrUnknownValue] for a value
+// outside a vocabulary, which the Parse functions such as
+// [ParsePermissionMode] check).
 //
 // A tool's failure is not an error of the run: the model is told, in an
 // is_error tool result, and decides what to do next.
@@ -113,8 +118,32 @@ type (
 	StreamEventMessage = message.StreamEvent
 	// ResultMessage is the last message of a run.
 	ResultMessage = message.Result
-	// ResultError is the error yielded after an error result.
+	// ResultError is the error yielded after an error result; errors.Is
+	// matches it against ErrMaxTurns, ErrMaxBudget and the other result
+	// sentinels.
 	ResultError = message.ResultError
+)
+
+// The sentinels of error results: errors.Is(err, ErrMaxTurns) on the error
+// yielded after a [ResultMessage] tells why the run ended. A result can
+// match two: an API failure reported as error_during_execution is both
+// ErrDuringExecution and ErrAPIError.
+var (
+	// ErrMaxTurns: the run reached Options.MaxTurns (error_max_turns).
+	ErrMaxTurns = message.ErrMaxTurns
+	// ErrMaxBudget: the run's cost reached Options.MaxBudgetUSD
+	// (error_max_budget_usd).
+	ErrMaxBudget = message.ErrMaxBudget
+	// ErrMaxStructuredOutputRetries: the model failed to produce output
+	// matching Options.OutputFormat too often
+	// (error_max_structured_output_retries).
+	ErrMaxStructuredOutputRetries = message.ErrMaxStructuredOutputRetries
+	// ErrDuringExecution: the run failed or was stopped along the way
+	// (error_during_execution).
+	ErrDuringExecution = message.ErrDuringExecution
+	// ErrAPIError: the run ended on a model API error that outlived its
+	// retries (terminal_reason api_error), whichever the subtype.
+	ErrAPIError = message.ErrAPIError
 )
 
 // Tool is something the model can call; see package tool.

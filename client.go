@@ -122,6 +122,7 @@ func (c *Client) endQuery(q *activeQuery) {
 // cleanup ends the session once no query runs: SessionEnd hooks,
 // background shells, the transcript.
 func (c *Client) cleanup() {
+	c.sess.endReason = "prompt_input_exit"
 	c.sess.close()
 	close(c.cleaned)
 }
@@ -174,7 +175,7 @@ func (c *Client) SetEffort(e string) error {
 		return err
 	}
 	if e != "" && !slices.Contains(efforts, e) {
-		return fmt.Errorf("%w: effort %q (want low, medium, high, xhigh or max)", ErrInvalidOption, e)
+		return fmt.Errorf("%w: %w", ErrInvalidOption, effortError(e))
 	}
 	c.sess.eng.SetEffort(e)
 	return nil

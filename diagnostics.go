@@ -25,14 +25,15 @@ import (
 
 // Diagnostic tags, stable strings a host can switch on.
 const (
-	DiagSettings   = "settings_ignored"    // a settings key or value is not honoured
-	DiagHook       = "hook_ignored"        // a configured hook never runs
-	DiagHookFailed = "hook_failed"         // a hook ran and failed; its answer was treated as empty
-	DiagRule       = "permission_rule"     // a permission rule can never match
-	DiagTool       = "unknown_tool"        // a tool name that names no tool
-	DiagOption     = "option_ignored"      // an option is not honoured in this configuration
-	DiagTranscript = "transcript_repaired" // a damaged transcript was read around
-	DiagSandbox    = "sandbox"             // the sandbox cannot do what the settings ask
+	DiagSettings     = "settings_ignored"    // a settings key or value is not honoured
+	DiagHook         = "hook_ignored"        // a configured hook never runs
+	DiagHookFailed   = "hook_failed"         // a hook ran and failed; its answer was treated as empty
+	DiagRule         = "permission_rule"     // a permission rule can never match
+	DiagTool         = "unknown_tool"        // a tool name that names no tool
+	DiagOption       = "option_ignored"      // an option is not honoured in this configuration
+	DiagTranscript   = "transcript_repaired" // a damaged transcript was read around
+	DiagSandbox      = "sandbox"             // the sandbox cannot do what the settings ask
+	DiagSessionStore = "session_store"       // copies to Options.SessionStore were not made when the session closed
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a

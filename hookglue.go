@@ -3,12 +3,15 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/uuid"
 )
@@ -22,6 +25,12 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		Cwd:       s.env.Cwd,
 		SessionID: s.env.SessionID,
 		Env:       s.env.Environ,
+		Prompt:    s.askModel,
+		Report:    func(text string) { s.diag.add(DiagHookFailed, text) },
+	}
+	if s.transcript != nil {
+		// Empty when persistence is off: there is no transcript file.
+		cfg.TranscriptPath = s.transcript.w.Path()
 	}
 	if s.opts.IncludeHookEvents {
 		cfg.Observer = func(n hooks.Notice) {
@@ -32,6 +41,30 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		}
 	}
 	return hooks.New(cfg)
+}
+
+// promptHookMaxTokens bounds a prompt hook's answer, a short JSON verdict.
+const promptHookMaxTokens = 512
+
+// askModel is the model call of prompt hooks (hooks.Config.Prompt): one
+// turn through the session's provider, whose cost counts towards the
+// session's.
+func (s *session) askModel(ctx context.Context, name, system, user string) (string, error) {
+	m := pricing.Resolve(name)
+	resp, err := s.env.Provider.Stream(ctx, &model.Request{
+		Model:     m,
+		MaxTokens: promptHookMaxTokens,
+		Stream:    true,
+		System:    []model.Content{model.TextBlock(system)},
+		Messages:  []model.Message{{Role: "user", Content: []model.Content{model.TextBlock(user)}}},
+	}, model.NopHandler{})
+	if err != nil {
+		return "", fmt.Errorf("prompt hook model call: %w", err)
+	}
+	if s.eng != nil {
+		s.eng.AddUsage(resp.Model, resp.Usage)
+	}
+	return resp.Text(), nil
 }
 
 // base is the common part of every hook input.
@@ -47,7 +80,7 @@ func (s *session) hookPoints() engine.HookPoints {
 			var v engine.PromptVerdict
 			if !s.started {
 				s.started = true
-				st := d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "startup", Model: s.eng.Model()})
+				st := d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()})
 				v.Context = append(v.Context, st.AdditionalContext...)
 				if st.Halt {
 					v.Halt = &engine.Halt{Reason: st.StopReason}
@@ -158,11 +191,30 @@ func replaceOutput(out *engine.ToolOutput, raw json.RawMessage) {
 	out.Result.Text, out.Result.Blocks = text, nil
 }
 
-// endSession runs the SessionEnd hooks once.
+// startSource is the SessionStart source: "resume" when the session goes
+// on from a saved transcript (Options.Resume, or Continue that found
+// one), "fork" when it was forked from one (ForkSession), else "startup".
+// ("compact" and "clear" do not arise: agentloop does not compact yet and
+// has no /clear.)
+func (s *session) startSource() string {
+	if s.origin != "" {
+		return s.origin
+	}
+	return "startup"
+}
+
+// endSession runs the SessionEnd hooks once, with s.endReason as the
+// reason: "prompt_input_exit" when a Client is closed (the host ended the
+// conversation's input, as closing the SDK's stdin does), "other" for the
+// end of a one-shot Query, which is how the reference's print mode ends.
 func (s *session) endSession() {
 	if s.hooks == nil || s.ended {
 		return
 	}
 	s.ended = true
-	s.hooks.SessionEnd(context.Background(), hooks.SessionEndInput{Base: s.hookBase(), Reason: "other"})
+	reason := s.endReason
+	if reason == "" {
+		reason = "other"
+	}
+	s.hooks.SessionEnd(context.Background(), hooks.SessionEndInput{Base: s.hookBase(), Reason: reason})
 }

@@ -4,35 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
 	sessions "github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 )
 
-// PermissionMode sets how tool calls that need approval are handled.
+// PermissionMode sets how tool calls that need approval are handled. The
+// modes are listed by [PermissionModes] and parsed by
+// [ParsePermissionMode].
 type PermissionMode string
 
 // The permission modes.
 const (
 	// PermissionDefault runs read-only tools and denies calls that change
 	// state unless a rule allows them.
-	PermissionDefault PermissionMode = "default"
+	PermissionDefault = PermissionMode(vocab.PermissionDefault)
 	// PermissionAcceptEdits also approves file edits and writes.
-	PermissionAcceptEdits PermissionMode = "acceptEdits"
+	PermissionAcceptEdits = PermissionMode(vocab.PermissionAcceptEdits)
 	// PermissionPlan runs only read-only tools.
-	PermissionPlan PermissionMode = "plan"
+	PermissionPlan = PermissionMode(vocab.PermissionPlan)
 	// PermissionDontAsk denies everything that is not allowed by a rule.
-	PermissionDontAsk PermissionMode = "dontAsk"
+	PermissionDontAsk = PermissionMode(vocab.PermissionDontAsk)
 	// PermissionBypass runs every tool call.
-	PermissionBypass PermissionMode = "bypassPermissions"
+	PermissionBypass = PermissionMode(vocab.PermissionBypass)
 	// PermissionAuto lets a model (ClassifierModel, through the session's
 	// provider) approve or deny what would otherwise be asked; when it
 	// cannot decide, the call is asked (CanUseTool) or denied.
-	PermissionAuto PermissionMode = "auto"
+	PermissionAuto = PermissionMode(vocab.PermissionAuto)
 )
 
 // Options configure a run. The zero value (or nil) is a run on the default
@@ -105,8 +107,8 @@ type Options struct {
 	// before each request of every loop, so a run overshoots by at most
 	// one reply.
 	MaxBudgetUSD float64
-	// Effort is low, medium, high, xhigh or max; empty leaves it to the
-	// API.
+	// Effort is low, medium, high, xhigh or max ([Efforts]); empty leaves
+	// it to the API.
 	Effort string
 	// MaxTokens caps each reply; 0 means the model's maximum.
 	MaxTokens int
@@ -141,6 +143,10 @@ type Options struct {
 	// Provider is the model provider; nil means the Anthropic Messages
 	// API configured from the environment.
 	Provider model.Provider
+	// API tunes the built-in provider's timeouts and retries (see
+	// [APIOptions]); nil keeps the defaults. Ignored, with a diagnostic,
+	// when Provider is set.
+	API *APIOptions
 	// SessionID names the session; empty means a new random id. With
 	// Resume or Continue it is only allowed together with ForkSession.
 	SessionID string
@@ -180,17 +186,23 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// ErrInvalidOption reports an option value that cannot be used.
+// ErrInvalidOption reports an option value that cannot be used. The error
+// also wraps its cause where there is one: [ErrUnknownValue] for a value
+// outside a vocabulary, a *settings.Error for a malformed settings file.
 var ErrInvalidOption = errors.New("invalid option")
 
-var efforts = []string{"low", "medium", "high", "xhigh", "max"}
+// efforts lists the effort levels for the checks outside this file.
+var efforts = vocab.Efforts.Strings()
 
-// validate checks the options that can be wrong on their own.
+// validate checks the options that can be wrong on their own, and spells
+// an aliased permission mode ("manual") canonically.
 func (o *Options) validate() error {
-	switch o.PermissionMode {
-	case "", PermissionDefault, PermissionAcceptEdits, PermissionPlan, PermissionDontAsk, PermissionBypass, PermissionAuto:
-	default:
-		return fmt.Errorf("%w: permission mode %q (want default, acceptEdits, plan, dontAsk, bypassPermissions or auto)", ErrInvalidOption, o.PermissionMode)
+	if o.PermissionMode != "" {
+		m, err := ParsePermissionMode(string(o.PermissionMode))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.PermissionMode = m
 	}
 	if o.MaxTurns < 0 {
 		return fmt.Errorf("%w: MaxTurns %d is negative", ErrInvalidOption, o.MaxTurns)
@@ -217,19 +229,17 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: set Thinking or MaxThinkingTokens, not both", ErrInvalidOption)
 	}
 	if t := o.Thinking; t != nil {
-		switch t.Type {
-		case "adaptive", "disabled":
-		case "enabled":
-			if t.BudgetTokens < 1024 {
-				return fmt.Errorf("%w: thinking budget %d: enabled thinking needs a budget of at least 1024 tokens", ErrInvalidOption, t.BudgetTokens)
-			}
-		default:
-			return fmt.Errorf("%w: thinking type %q (want adaptive, enabled or disabled)", ErrInvalidOption, t.Type)
+		typ, err := ParseThinkingType(t.Type)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
-		switch t.Display {
-		case "", "summarized", "omitted":
-		default:
-			return fmt.Errorf("%w: thinking display %q (want summarized or omitted)", ErrInvalidOption, t.Display)
+		if typ == ThinkingEnabled && t.BudgetTokens < 1024 {
+			return fmt.Errorf("%w: thinking budget %d: enabled thinking needs a budget of at least 1024 tokens", ErrInvalidOption, t.BudgetTokens)
+		}
+		if t.Display != "" {
+			if _, err := ParseThinkingDisplay(t.Display); err != nil {
+				return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+			}
 		}
 	}
 	if o.MaxStructuredOutputRetries < 0 {
@@ -243,20 +253,22 @@ func (o *Options) validate() error {
 			return fmt.Errorf("%w: output format has no schema", ErrInvalidOption)
 		}
 	}
-	if o.Effort != "" && !slices.Contains(efforts, o.Effort) {
-		return fmt.Errorf("%w: effort %q (want low, medium, high, xhigh or max)", ErrInvalidOption, o.Effort)
+	if o.Effort != "" {
+		if _, err := ParseEffort(o.Effort); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
 	}
 	return nil
 }
 
 // ThinkingConfig configures extended thinking.
 type ThinkingConfig struct {
-	// Type is adaptive (the model decides how much to think), enabled
-	// (with BudgetTokens) or disabled.
+	// Type is ThinkingAdaptive (the model decides how much to think),
+	// ThinkingEnabled (with BudgetTokens) or ThinkingDisabled.
 	Type         string
 	BudgetTokens int
-	// Display is summarized or omitted: whether thinking text comes back
-	// in the stream. Empty leaves it to the API.
+	// Display is ThinkingSummarized or ThinkingOmitted: whether thinking
+	// text comes back in the stream. Empty leaves it to the API.
 	Display string
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/authorize"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
@@ -116,7 +117,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		Classifier:  modelClassifier{s},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: permissions: %v", ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)
 	}
 	return c, nil
 }
@@ -152,114 +153,49 @@ func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.D
 
 // authorizeAs decides on a tool call of the loop a (the main loop or a
 // subagent, at any depth: every loop of the session shares this checker,
-// mode and hooks) in the reference's order: PreToolUse hooks, then deny
-// rules, ask rules, the mode and allow rules (the checker), then, for calls
-// still undecided, PermissionRequest hooks and the CanUseTool callback.
-// With nobody to ask, the call is denied. Hooks and CanUseTool see a's
-// agent_id.
-func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine.ToolCall) (dec engine.Decision) {
+// mode and hooks) in the reference's order, which internal/authorize
+// implements: PreToolUse hooks, then deny rules, ask rules, the mode and
+// allow rules (the checker), then, for calls still undecided,
+// PermissionRequest hooks and the CanUseTool callback. With nobody to ask,
+// the call is denied. Hooks and CanUseTool see a's agent_id.
+func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine.ToolCall) engine.Decision {
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
-	input := json.RawMessage(call.Input)
-	var d permission.Decision
-	defer func() {
-		if dec.Allow {
-			s.noteChecked(call, input, d, dec.Input)
-		}
-	}()
-	pre := s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: call.Name,
-		ToolInput: input, ToolUseID: call.ID})
-	out := engine.Decision{Context: pre.AdditionalContext, Halt: halt(pre.Common)}
-	if pre.UpdatedInput != nil {
-		input, out.Input = pre.UpdatedInput, pre.UpdatedInput
+	o := s.authorizer(a).Decide(ctx, authorize.Call{ID: call.ID, Name: call.Name, Input: json.RawMessage(call.Input),
+		ReadOnly: call.Tool.Info().ReadOnly, Alone: call.Alone, AgentID: a.ID})
+	if o.Allow {
+		s.noteChecked(call, o.Decided, o.Checked, o.Decision.Input)
 	}
-	deny := func(source, reason, msg string, quiet bool) engine.Decision {
-		out.Allow, out.Source, out.ReasonType, out.Message, out.Quiet = false, source, reason, msg, quiet
-		return out
-	}
-	allow := func(source, reason string) engine.Decision {
-		out.Allow, out.Source, out.ReasonType = true, source, reason
-		return out
-	}
-	pcall := permission.Call{Tool: call.Name, Input: input, ReadOnly: call.Tool.Info().ReadOnly}
-	switch pre.Decision {
-	case hooks.Deny, hooks.Defer:
-		return deny("hook", "hook", pre.Message, true)
-	case hooks.Ask:
-		d = permission.Decision{Behavior: permission.Ask, ReasonType: "hook", Reason: pre.Reason,
-			Message: fmt.Sprintf("A hook asked for approval of this %s call, and there is no one to ask: %s", call.Name, pre.Reason)}
-	case hooks.Allow:
-		// A hook's approval skips the mode and allow rules, never the deny
-		// and ask rules.
-		d = s.checker.Decide(ctx, pcall)
-		if d.Behavior == permission.Allow || d.ReasonType != permission.ReasonRule {
-			return allow("hook", "hook")
-		}
-	default:
-		d = s.checker.Decide(ctx, pcall)
-	}
-	switch d.Behavior {
-	case permission.Allow:
-		return allow("config", d.ReasonType)
-	case permission.Deny:
-		return deny("config", d.ReasonType, d.Message, false)
-	}
-	if call.Name == "Bash" && pre.Decision != hooks.Ask && s.sandboxAutoAllows(input, d) {
-		return allow("config", "sandbox")
-	}
-	return s.ask(ctx, a, call, input, d, out)
+	return o.Decision
 }
 
-// ask puts an undecided call to the PermissionRequest hooks and then to
-// the CanUseTool callback.
-func (s *session) ask(ctx context.Context, a lineage.Agent, call *engine.ToolCall, input json.RawMessage, d permission.Decision, out engine.Decision) engine.Decision {
-	suggestions := toSettingsUpdates(d.Suggestions)
-	pr := s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: call.Name,
-		ToolInput: input, PermissionSuggestions: suggestions, ToolUseID: call.ID})
-	switch pr.Decision {
-	case hooks.Allow:
-		if err := s.applyUpdates(pr.UpdatedPermissions); err != nil {
-			out.Allow, out.Source, out.ReasonType, out.Message = false, "hook", "hook", err.Error()
-			return out
-		}
-		out.Allow, out.Source, out.ReasonType = true, "hook", "hook"
-		if pr.UpdatedInput != nil {
-			out.Input = pr.UpdatedInput
-		}
-		return out
-	case hooks.Deny:
-		out.Allow, out.Source, out.ReasonType, out.Message, out.Interrupt = false, "hook", "hook", pr.Message, pr.Interrupt
-		return out
+// authorizer wires the session's hooks, checker, sandbox, callback and
+// diagnostics into the authorisation order for the loop a.
+func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
+	az := &authorize.Authorizer{
+		PreToolUse: func(ctx context.Context, c authorize.Call) hooks.PreToolUseResult {
+			return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
+				ToolInput: c.Input, ToolUseID: c.ID})
+		},
+		Checker:       s.checker,
+		SandboxAllows: s.sandboxAutoAllows,
+		PermissionRequest: func(ctx context.Context, c authorize.Call, input json.RawMessage, sug []settings.PermissionUpdate) hooks.PermissionRequestResult {
+			return s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: c.Name,
+				ToolInput: input, PermissionSuggestions: sug, ToolUseID: c.ID})
+		},
+		Apply: s.applyUpdates,
+		Diag:  func(text string) { s.diag.add(DiagHook, text) },
 	}
-	if s.opts.CanUseTool == nil {
-		out.Allow, out.Source, out.ReasonType, out.Message = false, "config", d.ReasonType, d.Message
-		return out
+	if cb := s.opts.CanUseTool; cb != nil {
+		az.CanUseTool = func(ctx context.Context, r authorize.Request) (authorize.Answer, error) {
+			res, err := cb(ctx, PermissionRequest{ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID,
+				Suggestions: r.Suggestions, BlockedPath: r.BlockedPath, DecisionReason: r.DecisionReason, AgentID: r.AgentID})
+			return authorize.Answer{Behavior: res.Behavior, UpdatedInput: res.UpdatedInput,
+				UpdatedPermissions: res.UpdatedPermissions, Message: res.Message, Interrupt: res.Interrupt}, err
+		}
 	}
-	res, err := s.opts.CanUseTool(ctx, PermissionRequest{ToolName: call.Name, Input: input, ToolUseID: call.ID,
-		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason, AgentID: a.ID})
-	out.Source, out.ReasonType = "user", "user"
-	switch {
-	case err != nil:
-		out.Message = fmt.Sprintf("The permission check for %s failed: %v", call.Name, err)
-	case res.Behavior == "allow":
-		if err := s.applyUpdates(res.UpdatedPermissions); err != nil {
-			out.Message = err.Error()
-			return out
-		}
-		out.Allow = true
-		if res.UpdatedInput != nil {
-			out.Input = res.UpdatedInput
-		}
-	case res.Behavior == "deny":
-		out.Message, out.Interrupt = res.Message, res.Interrupt
-		if out.Message == "" {
-			out.Message = "The user denied this " + call.Name + " call."
-		}
-	default:
-		out.Message = fmt.Sprintf("The permission check for %s answered %q; want allow or deny.", call.Name, res.Behavior)
-	}
-	return out
+	return az
 }
 
 // applyUpdates applies permission updates to the session's checker, and
@@ -288,14 +224,4 @@ func (s *session) applyUpdates(ups []PermissionUpdate) error {
 		}
 	}
 	return nil
-}
-
-func toSettingsUpdates(in []permission.Update) []settings.PermissionUpdate {
-	if len(in) == 0 {
-		return nil
-	}
-	var out []settings.PermissionUpdate
-	b, _ := json.Marshal(in)
-	_ = json.Unmarshal(b, &out)
-	return out
 }

@@ -35,7 +35,7 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 			yield(nil, ErrStreamUsed)
 			return
 		}
-		sess, err := newSession(opts)
+		sess, err := newSessionContext(ctx, opts)
 		if err != nil {
 			yield(nil, err)
 			return

@@ -86,7 +86,7 @@ func withSandboxOption(flag string, sb *SandboxSettings) (string, error) {
 			return "", fmt.Errorf("%w: Sandbox cannot be combined with a settings file path (%s); pass the settings inline", ErrInvalidOption, flag)
 		}
 		if err := json.Unmarshal([]byte(t), &obj); err != nil {
-			return "", fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
+			return "", fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 		}
 	}
 	v := *sb
@@ -96,12 +96,12 @@ func withSandboxOption(flag string, sb *SandboxSettings) (string, error) {
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("%w: sandbox: %v", ErrInvalidOption, err)
+		return "", fmt.Errorf("%w: sandbox: %w", ErrInvalidOption, err)
 	}
 	obj["sandbox"] = raw
 	out, err := json.Marshal(obj)
 	if err != nil {
-		return "", fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
+		return "", fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
 	return string(out), nil
 }

@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -40,12 +41,18 @@ type session struct {
 	configDir    string
 	transcript   *transcript
 	diag         *diagnostics
-	started      bool // SessionStart hooks have run
-	ended        bool // SessionEnd hooks have run
+	started      bool   // SessionStart hooks have run
+	ended        bool   // SessionEnd hooks have run
+	origin       string // "resume" or "fork" when it goes on from a saved session (hookglue.go)
+	endReason    string // the SessionEnd reason; "" is "other" (hookglue.go)
 }
 
 // newSession resolves opts into a ready engine session.
-func newSession(o *Options) (*session, error) {
+func newSession(o *Options) (*session, error) { return newSessionContext(context.Background(), o) }
+
+// newSessionContext is newSession; ctx bounds the store I/O of resolving
+// the session (restoring it from Options.SessionStore).
+func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
@@ -93,7 +100,7 @@ func newSession(o *Options) (*session, error) {
 	provider := opts.Provider
 	s.apiKeySource = "none"
 	if provider == nil {
-		p, err := anthropic.New(nil)
+		p, err := anthropic.New(opts.API.providerOptions())
 		if err != nil {
 			return nil, fmt.Errorf("agentloop: %w", err)
 		}
@@ -103,6 +110,8 @@ func newSession(o *Options) (*session, error) {
 		} else if os.Getenv("ANTHROPIC_AUTH_TOKEN") != "" {
 			s.apiKeySource = "ANTHROPIC_AUTH_TOKEN"
 		}
+	} else if opts.API.set() {
+		s.diag.add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
 	}
 	flag, err := withSandboxOption(opts.Settings, opts.Sandbox)
 	if err != nil {
@@ -110,7 +119,7 @@ func newSession(o *Options) (*session, error) {
 	}
 	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: flag})
 	if err != nil {
-		return nil, fmt.Errorf("%w: settings: %v", ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
 	s.diag.addAll(DiagSettings, st.Warnings)
 	if opts.PermissionMode == "" && st.Permissions.DefaultMode != "" {
@@ -126,7 +135,7 @@ func newSession(o *Options) (*session, error) {
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
 		Environ: toolenv.Build(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
 			KeepCredentials: opts.ExposeCredentials})}
-	tr, err := s.openTranscript()
+	tr, err := s.openTranscript(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +182,7 @@ func newSession(o *Options) (*session, error) {
 		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
 		Env:                  s.env,
 		Authorize:            s.authorize,
-		Hooks:                s.hookPoints(),
+		Hooks:                s.backgroundHooks("", s.hookPoints()),
 		Record:               s.record,
 	})
 	if err != nil {
@@ -182,7 +191,7 @@ func newSession(o *Options) (*session, error) {
 	s.eng = eng
 	s.tools = eng.ToolNames()
 	if tr != nil {
-		eng.SetHistory(tr.History())
+		eng.SetHistory(resumeHistory(tr))
 		if tr.Cost != nil {
 			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)
 		}

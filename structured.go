@@ -23,11 +23,11 @@ type OutputFormat struct {
 func OutputFormatFor[T any]() (*OutputFormat, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: output schema: %v", ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: output schema: %w", ErrInvalidOption, err)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: output schema: %v", ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: output schema: %w", ErrInvalidOption, err)
 	}
 	return &OutputFormat{Type: "json_schema", Schema: b}, nil
 }

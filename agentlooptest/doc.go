@@ -36,8 +36,9 @@
 // Failures are replies too: [Error], [Overloaded], [ServerError] and
 // [RateLimited] answer an HTTP error (with [Reply.Header] for retry-after);
 // [ErrorEvent] fails a stream after message_start; [Reply.CutAfter] closes
-// the connection in the middle of a stream; [Reply.RawSSE] sends any bytes
-// you like as the stream.
+// the connection in the middle of a stream; [Reply.StallAfter] leaves it
+// open and silent; [Reply.Delay] holds back even the response headers;
+// [Reply.RawSSE] sends any bytes you like as the stream.
 //
 // Requests that must not consume the main queue, such as a subagent's or a
 // helper call's, can be answered by rules with their own queues

@@ -99,6 +99,12 @@ type Reply struct {
 	// abruptly after this many events of a stream (the ping counts), without
 	// ending the HTTP response properly: the client sees an unexpected EOF.
 	CutAfter int
+	// StallAfter, when positive, makes the server stop sending after this
+	// many events of a stream (the ping counts) without ending it: the
+	// connection stays open and silent until the client goes away or the
+	// server closes. Use it to test a client's idle timeout. CutAfter, if
+	// also set and not larger, wins.
+	StallAfter int
 
 	// Expect, if set, is called with the request this reply answers, after
 	// it has been recorded and before the answer is sent. A non-nil error or

@@ -481,7 +481,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *Request) {
 }
 
 // stream writes the events, flushing after each, and cuts the connection
-// after rep.CutAfter events if that is set.
+// after rep.CutAfter events, or falls silent after rep.StallAfter events until
+// the request ends, if those are set.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, evs []sseEvent) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
@@ -497,6 +498,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, 
 			return
 		}
 		if rep.CutAfter > 0 && i+1 >= rep.CutAfter {
+			abort(w)
+			return
+		}
+		if rep.StallAfter > 0 && i+1 >= rep.StallAfter {
+			<-ctx.Done()
 			abort(w)
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -52,8 +53,9 @@ type Config struct {
 	// Callbacks are the Go hooks, by event.
 	Callbacks map[Event][]Matcher
 	// Commands are the hooks of settings files (settings.Settings.Hooks),
-	// by event name. Only command hooks run; other types are skipped
-	// with a warning.
+	// by event name. Command, http and prompt hooks run; agent and
+	// mcp_tool hooks, and entries that use a field agentloop does not
+	// honour (see New), are skipped with a warning.
 	Commands map[string][]settings.HookMatcher
 	// Cwd is the session's working directory: the command hooks' working
 	// directory and the inputs' cwd. Empty means the process's.
@@ -78,6 +80,17 @@ type Config struct {
 	// OverflowDir receives the full text of hook output longer than
 	// MaxOutputChars; empty means os.TempDir().
 	OverflowDir string
+	// Prompt asks a model for prompt hooks: model is the hook's model
+	// field, or DefaultPromptModel; system and user are the two texts of
+	// a one-turn request, and the reply's text is returned. Nil: prompt
+	// hooks are skipped with a warning.
+	Prompt PromptFunc
+	// Report, if set, receives every hook error, one line each ("<hook
+	// name> hook error: …"): those of Common.Errors as an event's results
+	// are merged, and those of async hooks, which end after their event's
+	// method returned and have no result to go in. It may be called
+	// concurrently.
+	Report func(text string)
 }
 
 // MaxOutputChars caps each hook text that reaches the model or the user
@@ -101,19 +114,37 @@ type Dispatcher struct {
 	obsMu    sync.Mutex
 }
 
-// hook is one registered callback or command.
+// hook is one registered callback or settings hook.
 type hook struct {
 	match    pattern
 	timeout  time.Duration // 0: the event's default
 	callback Callback
-	command  string
-	source   string // "callback N" or the settings file, for messages
+	kind     string        // "callback", or the settings hook's type
+	command  string        // command hooks
+	entry    settings.Hook // settings hooks
+	source   string        // "callback N" or the settings file, for messages
+	once     *atomic.Bool  // once hooks: set when it has run
+	async    bool          // runs in the background, without effect
+	failStop bool          // onFailure "block": a failure blocks
+}
+
+// key identifies a settings hook for de-duplication: the same command,
+// url or prompt registered twice for an event runs once.
+func (h *hook) key() string {
+	switch h.kind {
+	case "http":
+		return "http\x00" + h.entry.URL
+	case "prompt":
+		return "prompt\x00" + h.entry.Model + "\x00" + h.entry.Prompt
+	}
+	return "command\x00" + h.command
 }
 
 // New builds a Dispatcher. It fails if a callback's matcher does not
 // compile or a callback is nil. A settings hook that cannot run (a
-// matcher that does not compile, a type other than command) is left out
-// and noted in Warnings.
+// matcher that does not compile, an agent or mcp_tool hook, a field
+// agentloop does not honour; see settingsHook) is left out and noted in
+// Warnings, as are fields that are ignored.
 func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Cwd == "" {
 		if wd, err := os.Getwd(); err == nil {
@@ -139,7 +170,7 @@ func New(cfg Config) (*Dispatcher, error) {
 					return nil, fmt.Errorf("hooks: %s matcher %d: nil callback", ev, i)
 				}
 				d.hooks[ev] = append(d.hooks[ev], &hook{match: p, timeout: m.Timeout, callback: cb,
-					source: fmt.Sprintf("callback %d", n)})
+					kind: "callback", source: fmt.Sprintf("callback %d", n)})
 				n++
 			}
 		}
@@ -161,12 +192,14 @@ func New(cfg Config) (*Dispatcher, error) {
 				continue
 			}
 			for _, h := range m.Hooks {
-				if h.Type != "command" {
-					d.warnings = append(d.warnings, fmt.Sprintf("%s: hooks.%s: %s hooks are not supported; skipped", from, ev, h.Type))
-					continue
+				hk, warns := d.settingsHook(h)
+				for _, w := range warns {
+					d.warnings = append(d.warnings, fmt.Sprintf("%s: hooks.%s: %s", from, ev, w))
 				}
-				d.hooks[ev] = append(d.hooks[ev], &hook{match: p, command: h.Command, source: from,
-					timeout: time.Duration(h.Timeout * float64(time.Second))})
+				if hk != nil {
+					hk.match, hk.source = p, from
+					d.hooks[ev] = append(d.hooks[ev], hk)
+				}
 			}
 		}
 	}
@@ -282,10 +315,16 @@ type run struct {
 }
 
 // label names the hook in messages: "[command]" as the reference does,
-// or "callback N".
+// "[url]" for an http hook, "[prompt: …]" for a prompt hook, or
+// "callback N".
 func (r *run) label() string {
-	if r.h.callback != nil {
+	switch r.h.kind {
+	case "callback":
 		return r.h.source
+	case "http":
+		return "[" + r.h.entry.URL + "]"
+	case "prompt":
+		return "[prompt: " + clip(strings.Join(strings.Fields(r.h.entry.Prompt), " "), 60) + "]"
 	}
 	return "[" + r.h.command + "]"
 }
@@ -311,32 +350,47 @@ func (r *run) timeout() time.Duration {
 	if r.h.timeout > 0 {
 		return r.h.timeout
 	}
+	if r.h.kind == "prompt" {
+		return min(PromptTimeout, defaultTimeout(r.ev))
+	}
 	return defaultTimeout(r.ev)
 }
 
 // dispatch runs the hooks of in's event that match, concurrently, and
 // returns their runs in registration order: callbacks (in Config order),
-// then settings commands (in settings order). A command string that
-// appears twice among the matching hooks runs once.
+// then settings hooks (in settings order). A command, url or prompt that
+// appears twice among the matching hooks runs once; a once hook that ran
+// before is left out; async hooks are started in the background and not
+// returned.
 func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 	if d == nil {
 		return nil
 	}
 	ev := in.EventName()
 	target := in.target()
-	var selected []*hook
+	var selected, background []*hook
 	seen := map[string]bool{}
 	for _, h := range d.hooks[ev] {
 		if matchable(ev) && !h.match.match(target) {
 			continue
 		}
 		if h.callback == nil {
-			if seen[h.command] {
+			if seen[h.key()] {
 				continue
 			}
-			seen[h.command] = true
+			seen[h.key()] = true
+		}
+		if h.once != nil && !h.once.CompareAndSwap(false, true) {
+			continue
+		}
+		if h.async {
+			background = append(background, h)
+			continue
 		}
 		selected = append(selected, h)
+	}
+	for _, h := range background {
+		d.runAsync(ctx, h, in)
 	}
 	if len(selected) == 0 {
 		return nil
@@ -361,24 +415,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 	done := make(chan Notice, len(runs))
 	for i, r := range runs {
 		go func() {
-			var n Notice
-			if r.h.callback != nil {
-				n = d.runCallback(ctx, r, in)
-			} else if merr != nil {
-				r.failure = fmt.Sprintf("%s: cannot encode the input: %v", r.label(), merr)
-				n = Notice{Stderr: merr.Error(), ExitCode: -1, Outcome: Failed}
-			} else {
-				n = d.runCommand(ctx, r, stdin)
-			}
-			if r.hasOut {
-				if err := r.out.validate(ev); err != nil {
-					r.hasOut = false
-					r.failure = fmt.Sprintf("%s: invalid output: %v", r.label(), err)
-					n.Outcome = Failed
-				} else if r.out.Async {
-					r.hasOut = false
-				}
-			}
+			n := d.execute(ctx, r, in, stdin, merr)
 			n.Subtype, n.HookID, n.HookName, n.HookEvent = "hook_response", ids[i], name, ev
 			done <- n
 		}()
@@ -389,6 +426,44 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 		d.notify(<-done)
 	}
 	return runs
+}
+
+// execute runs one hook of any kind and checks its output.
+func (d *Dispatcher) execute(ctx context.Context, r *run, in Input, stdin []byte, merr error) Notice {
+	var n Notice
+	switch {
+	case r.h.callback != nil:
+		n = d.runCallback(ctx, r, in)
+	case merr != nil:
+		r.failure = fmt.Sprintf("%s: cannot encode the input: %v", r.label(), merr)
+		n = Notice{Stderr: merr.Error(), ExitCode: -1, Outcome: Failed}
+	case r.h.kind == "http":
+		n = d.runHTTP(ctx, r, stdin)
+	case r.h.kind == "prompt":
+		n = d.runPrompt(ctx, r, stdin)
+	default:
+		n = d.runCommand(ctx, r, stdin)
+	}
+	if r.hasOut {
+		if err := r.out.validate(r.ev); err != nil {
+			r.hasOut = false
+			r.failure = fmt.Sprintf("%s: invalid output: %v", r.label(), err)
+			n.Outcome = Failed
+		} else if r.out.Async {
+			r.hasOut = false
+		}
+	}
+	// onFailure "block": a hook that failed blocks its event as exit 2
+	// would, except for the events whose block keeps the agent going.
+	if r.h.failStop && !r.blocked && r.ev != Stop && r.ev != SubagentStop {
+		switch {
+		case r.failure != "":
+			r.blocked, r.stderr = true, strings.TrimPrefix(r.failure, r.label()+": ")
+		case r.timedOut:
+			r.blocked, r.stderr = true, strings.TrimPrefix(r.lateText(), r.label()+": ")
+		}
+	}
+	return n
 }
 
 // fill completes the common fields of an input of ev.
@@ -494,19 +569,7 @@ func (d *Dispatcher) runCommand(ctx context.Context, r *run, stdin []byte) Notic
 	}
 	switch n.ExitCode {
 	case 0:
-		n.Outcome = Success
-		text := strings.TrimSpace(n.Stdout)
-		if !strings.HasPrefix(text, "{") {
-			r.plain = n.Stdout
-			return n
-		}
-		if err := json.Unmarshal([]byte(text), &r.out); err != nil {
-			r.failure = fmt.Sprintf("%s: hook output is not valid JSON (%v); stdout began %q",
-				r.label(), err, clip(text, 200))
-			n.Outcome = Failed
-			return n
-		}
-		r.hasOut = true
+		readStdout(r, &n, "stdout")
 	case 2:
 		r.blocked, r.stderr = true, n.Stderr
 		n.Outcome = Failed
@@ -519,6 +582,25 @@ func (d *Dispatcher) runCommand(ctx context.Context, r *run, stdin []byte) Notic
 		n.Outcome = Failed
 	}
 	return n
+}
+
+// readStdout reads what a command hook that exited 0 printed, or the body
+// of an http hook's 2xx answer: a JSON object is the hook's Output, other
+// text is plain output.
+func readStdout(r *run, n *Notice, what string) {
+	n.Outcome = Success
+	text := strings.TrimSpace(n.Stdout)
+	if !strings.HasPrefix(text, "{") {
+		r.plain = n.Stdout
+		return
+	}
+	if err := json.Unmarshal([]byte(text), &r.out); err != nil {
+		r.failure = fmt.Sprintf("%s: hook output is not valid JSON (%v); %s began %q",
+			r.label(), err, what, clip(text, 200))
+		n.Outcome = Failed
+		return
+	}
+	r.hasOut = true
 }
 
 // lockedBuffer collects stdout and stderr in the order they are written.

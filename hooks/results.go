@@ -39,10 +39,10 @@ func (d *Dispatcher) common(ev Event, runs []*run) Common {
 	c := Common{Ran: len(runs)}
 	for _, r := range runs {
 		if r.failure != "" {
-			c.Errors = append(c.Errors, r.name+" hook error: "+r.failure)
+			c.Errors = append(c.Errors, d.report(r.name+" hook error: "+r.failure))
 		}
 		if r.timedOut || r.canceled {
-			c.Errors = append(c.Errors, r.name+" hook error: "+r.lateText())
+			c.Errors = append(c.Errors, d.report(r.name+" hook error: "+r.lateText()))
 		}
 		if !r.hasOut {
 			continue
@@ -99,12 +99,20 @@ func (d *Dispatcher) blocks(runs []*run) (bool, string) {
 }
 
 // exit2ToUser reports exit-2 hooks of events that cannot block.
-func exit2ToUser(c *Common, runs []*run) {
+func (d *Dispatcher) exit2ToUser(c *Common, runs []*run) {
 	for _, r := range runs {
 		if r.blocked {
-			c.Errors = append(c.Errors, r.name+" hook error: "+r.blockText())
+			c.Errors = append(c.Errors, d.report(r.name+" hook error: "+r.blockText()))
 		}
 	}
+}
+
+// report passes a hook error to Config.Report and returns it.
+func (d *Dispatcher) report(text string) string {
+	if d.cfg.Report != nil {
+		d.cfg.Report(text)
+	}
+	return text
 }
 
 func specific(r *run) *HookSpecificOutput {
@@ -380,7 +388,7 @@ func (d *Dispatcher) SubagentStart(ctx context.Context, in SubagentStartInput) C
 	d.fill(&in.Base, SubagentStart)
 	runs := d.dispatch(ctx, in)
 	res := ContextResult{Common: d.common(SubagentStart, runs), AdditionalContext: d.contexts(runs, false)}
-	exit2ToUser(&res.Common, runs)
+	d.exit2ToUser(&res.Common, runs)
 	return res
 }
 
@@ -390,7 +398,7 @@ func (d *Dispatcher) Notification(ctx context.Context, in NotificationInput) Con
 	d.fill(&in.Base, Notification)
 	runs := d.dispatch(ctx, in)
 	res := ContextResult{Common: d.common(Notification, runs), AdditionalContext: d.contexts(runs, false)}
-	exit2ToUser(&res.Common, runs)
+	d.exit2ToUser(&res.Common, runs)
 	return res
 }
 
@@ -436,7 +444,7 @@ func (d *Dispatcher) SessionStart(ctx context.Context, in SessionStartInput) Ses
 	d.fill(&in.Base, SessionStart)
 	runs := d.dispatch(ctx, in)
 	res := SessionStartResult{Common: d.common(SessionStart, runs), AdditionalContext: d.contexts(runs, true)}
-	exit2ToUser(&res.Common, runs)
+	d.exit2ToUser(&res.Common, runs)
 	for _, r := range runs {
 		if h := specific(r); h != nil {
 			if h.InitialUserMessage != "" {
@@ -457,7 +465,7 @@ func (d *Dispatcher) SessionEnd(ctx context.Context, in SessionEndInput) Common 
 	d.fill(&in.Base, SessionEnd)
 	runs := d.dispatch(ctx, in)
 	c := d.common(SessionEnd, runs)
-	exit2ToUser(&c, runs)
+	d.exit2ToUser(&c, runs)
 	return c
 }
 

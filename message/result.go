@@ -2,6 +2,7 @@ package message
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -26,7 +27,27 @@ const (
 	TerminalStructuredRetry = "structured_output_retry_exhausted"
 	TerminalHookStopped     = "hook_stopped"
 	TerminalTurnSetupFailed = "turn_setup_failed"
+	// TerminalToolDeferred ends a run whose only tool call a PreToolUse
+	// hook deferred; the result's DeferredToolUse names the call.
+	TerminalToolDeferred = "tool_deferred"
+	// TerminalToolDeferredUnavailable ends a resumed run whose deferred
+	// call names a tool the session no longer has (a failure).
+	TerminalToolDeferredUnavailable = "tool_deferred_unavailable"
 )
+
+// StopToolDeferred is the stop_reason of a result whose run ended on a
+// deferred tool call.
+const StopToolDeferred = "tool_deferred"
+
+// DeferredToolUse is the tool call a PreToolUse hook deferred: the call
+// is pending in the session's history, without a result, until the next
+// prompt of the session (or of a resumed session) re-fires PreToolUse for
+// it.
+type DeferredToolUse struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
 
 // Result is the last message of a run.
 //
@@ -51,6 +72,7 @@ type Result struct {
 	APIErrorType      string                `json:"api_error_type,omitempty"`
 	TerminalReason    string                `json:"terminal_reason,omitempty"`
 	StructuredOutput  json.RawMessage       `json:"structured_output,omitempty"`
+	DeferredToolUse   *DeferredToolUse      `json:"deferred_tool_use,omitempty"`
 	UUID              string                `json:"uuid"`
 }
 
@@ -77,10 +99,34 @@ func (r *Result) Err() error {
 }
 
 // ResultError is the error form of an error result: a run that ended with
-// is_error set. errors.As gives access to the whole result.
+// is_error set. errors.As gives access to the whole result; errors.Is
+// matches it against the sentinels below, by its subtype and terminal
+// reason.
 type ResultError struct {
 	Result *Result
 }
+
+// The sentinels a *ResultError matches with errors.Is. A result can match
+// two: an API failure reported as error_during_execution is both
+// ErrDuringExecution and ErrAPIError.
+var (
+	// ErrMaxTurns: the run reached its turn limit (error_max_turns).
+	ErrMaxTurns = errors.New("maximum number of turns reached")
+	// ErrMaxBudget: the run's cost reached its budget
+	// (error_max_budget_usd).
+	ErrMaxBudget = errors.New("maximum budget reached")
+	// ErrMaxStructuredOutputRetries: the model failed to produce valid
+	// structured output too often (error_max_structured_output_retries).
+	ErrMaxStructuredOutputRetries = errors.New("structured output retries exhausted")
+	// ErrDuringExecution: the run failed or was stopped along the way
+	// (error_during_execution): an API failure, an interrupt, a hook
+	// that stopped it.
+	ErrDuringExecution = errors.New("error during execution")
+	// ErrAPIError: the run ended on a model API error that outlived its
+	// retries (terminal_reason api_error; the result's APIErrorStatus
+	// holds the HTTP status, when there was one), whichever the subtype.
+	ErrAPIError = errors.New("model API error")
+)
 
 func (e *ResultError) Error() string {
 	r := e.Result
@@ -92,6 +138,28 @@ func (e *ResultError) Error() string {
 		detail = r.TerminalReason
 	}
 	return fmt.Sprintf("agent run ended with %s: %s", r.Subtype, detail)
+}
+
+// Is reports whether target is the sentinel of the result's subtype or
+// terminal reason; see ErrMaxTurns and those that follow it.
+func (e *ResultError) Is(target error) bool {
+	if e == nil || e.Result == nil {
+		return false
+	}
+	r := e.Result
+	switch target {
+	case ErrMaxTurns:
+		return r.Subtype == ResultErrorMaxTurns
+	case ErrMaxBudget:
+		return r.Subtype == ResultErrorMaxBudget
+	case ErrMaxStructuredOutputRetries:
+		return r.Subtype == ResultErrorMaxStructuredRetries
+	case ErrDuringExecution:
+		return r.Subtype == ResultErrorDuringExecution
+	case ErrAPIError:
+		return r.TerminalReason == TerminalAPIError || r.APIErrorStatus != nil
+	}
+	return false
 }
 
 // ResultUsage is the token usage of the run's main loop.

@@ -8,6 +8,7 @@
 //	go run scripts/bench-search.go grep [flags] DIR INPUT
 //	go run scripts/bench-search.go glob [flags] DIR INPUT
 //	go run scripts/bench-search.go time [flags] -- CMD ARG... --- CMD ARG...
+//	go run scripts/bench-search.go longline [-runs N] DIR
 //
 // INPUT is the tool's JSON input, or @FILE to read it from FILE. The tool
 // runs with DIR as the session's working directory (so paths print relative
@@ -27,6 +28,12 @@
 // Flags: -warmup N untimed rounds (default 2), -runs N timed rounds at most
 // (default 10), -min-runs N at least (default 3), -seconds S: stop after S
 // seconds of timed rounds once -min-runs are done (default 60).
+//
+// longline writes files of a single line of 1, 4 and 16 MB into DIR and
+// times Grep (this program's grep subcommand, one process per run) against
+// rg on each, in alternation as time does (2 warm-up rounds, then -runs
+// rounds, default 7). It prints a Markdown table of the medians and their
+// ratio. See docs/benchmarks-search.md, "Long lines".
 package main
 
 import (
@@ -73,6 +80,8 @@ func main() {
 		runTool(os.Args[1], os.Args[2:])
 	case "time":
 		timeCommands(os.Args[2:])
+	case "longline":
+		longLines(os.Args[2:])
 	default:
 		usage()
 	}
@@ -82,7 +91,8 @@ func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   bench-search gen DIR SIZE_MB
   bench-search grep|glob [-count] [-n N] [-cpuprofile FILE] DIR INPUT|@FILE
-  bench-search time [-warmup N] [-runs N] [-min-runs N] [-seconds S] -- CMD ARG... --- CMD ARG...`)
+  bench-search time [-warmup N] [-runs N] [-min-runs N] [-seconds S] -- CMD ARG... --- CMD ARG...
+  bench-search longline [-runs N] DIR`)
 	os.Exit(2)
 }
 
@@ -140,6 +150,87 @@ func timeCommands(args []string) {
 		median(wall[0]).Seconds(), slices.Min(wall[0]).Seconds(),
 		median(wall[1]).Seconds(), slices.Min(wall[1]).Seconds(),
 		median(cpu[0]).Seconds(), median(cpu[1]).Seconds(), len(wall[0]))
+}
+
+// longLines is the longline subcommand.
+func longLines(args []string) {
+	fs := flag.NewFlagSet("longline", flag.ExitOnError)
+	runs := fs.Int("runs", 7, "timed rounds")
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		usage()
+	}
+	dir, err := filepath.Abs(fs.Arg(0))
+	check(err)
+	check(os.MkdirAll(dir, 0o755))
+	self, err := os.Executable()
+	check(err)
+	cases := []struct{ name, input, rg string }{
+		{"literal, files", `{"pattern":"ErrUnexpectedEOF","path":%q,"head_limit":0}`, "-l ErrUnexpectedEOF"},
+		{"literal, content", `{"pattern":"ErrUnexpectedEOF","output_mode":"content","path":%q,"head_limit":0}`, "-n ErrUnexpectedEOF"},
+		{"literal, count", `{"pattern":"ErrUnexpectedEOF","output_mode":"count","path":%q,"head_limit":0}`, "-c ErrUnexpectedEOF"},
+		{"regex, content", `{"pattern":"Err\\w+EOF","output_mode":"content","path":%q,"head_limit":0}`, `-n Err\w+EOF`},
+		{"no literal, content", `{"pattern":"[A-Z][a-z]+[0-9]{2,}[A-Z]","output_mode":"content","path":%q,"head_limit":0}`, "-n [A-Z][a-z]+[0-9]{2,}[A-Z]"},
+	}
+	fmt.Println("| file | case | rg median s | Grep median s | Grep / rg | Grep s per MB |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, mb := range []int{1, 4, 16} {
+		name := fmt.Sprintf("line%dmb.txt", mb)
+		path := filepath.Join(dir, name)
+		check(os.WriteFile(path, longLine(mb<<20), 0o644))
+		for _, c := range cases {
+			rgArgs := append([]string{"rg", "--no-config"}, strings.Fields(c.rg)...)
+			cmds := [2][]string{
+				append(rgArgs, path),
+				{self, "grep", dir, fmt.Sprintf(c.input, name)},
+			}
+			var wall [2][]time.Duration
+			for round := range 2 + *runs {
+				for k := range 2 {
+					i := k
+					if round%2 == 1 {
+						i = 1 - k
+					}
+					w, _ := runOnce(cmds[i])
+					if round >= 2 {
+						wall[i] = append(wall[i], w)
+					}
+				}
+			}
+			rg, gr := medianOf(wall[0]).Seconds(), medianOf(wall[1]).Seconds()
+			fmt.Printf("| %d MB | %s | %.4f | %.4f | %.2f× | %.4f |\n", mb, c.name, rg, gr, gr/rg, gr/float64(mb))
+		}
+	}
+}
+
+func medianOf(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	if len(d)%2 == 1 {
+		return d[len(d)/2]
+	}
+	return (d[len(d)/2-1] + d[len(d)/2]) / 2
+}
+
+// longLine is a text of size bytes without a line break: words, with
+// io.ErrUnexpectedEOF every 350 bytes or so and identifiers like
+// Token42Xyz every 1.4 KB or so, the same for a given size.
+func longLine(size int) []byte {
+	r := rand.New(rand.NewPCG(uint64(size), 1))
+	words := []string{"the", "reader", "returns", "an", "error", "when", "buffer", "is", "full", "data", "and", "of", "stream"}
+	b := make([]byte, 0, size+64)
+	for len(b) < size {
+		switch n := r.IntN(256); {
+		case n < 1:
+			b = fmt.Appendf(b, "Token%dXyz ", 10+r.IntN(90))
+		case n < 4:
+			b = append(b, "io.ErrUnexpectedEOF "...)
+		default:
+			b = append(b, words[r.IntN(len(words))]...)
+			b = append(b, ' ')
+		}
+	}
+	return b[:size]
 }
 
 // runOnce runs a command with its output discarded and returns its wall

@@ -21,9 +21,12 @@ import (
 // other than the one the session's own Writer uses (a shared mount, say),
 // or mirrored entries are written twice.
 //
-// It is safe for concurrent use within a process. Idempotency by uuid
-// covers entries written by other processes too, as long as their writes
-// are whole lines.
+// It is safe for concurrent use. Several FileStores on one directory (in
+// this process or in others, on a shared mount say) serialise their
+// appends and reads through an advisory lock on each file (flock, on
+// Unix), so idempotency by uuid holds across them and a Load never sees
+// another's append half done. Where there is no flock, only the calls of
+// one FileStore are serialised.
 type FileStore struct {
 	root  string
 	mu    sync.Mutex
@@ -33,6 +36,7 @@ type FileStore struct {
 // fileIndex is what a FileStore knows of a file: the uuids in its first
 // size bytes.
 type fileIndex struct {
+	file  os.FileInfo // the file indexed, to notice it was replaced
 	size  int64
 	uuids map[string]bool
 }
@@ -65,12 +69,9 @@ func (s *FileStore) Append(ctx context.Context, key Key, entries []Entry) error 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := s.openLocked(p)
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		return err
 	}
 	defer f.Close()
 	if err := repair(f); err != nil {
@@ -110,6 +111,40 @@ func (s *FileStore) Append(ctx context.Context, key Key, entries []Entry) error 
 	return nil
 }
 
+// openLocked opens the transcript at p for appending, creating it, under
+// an exclusive lock: another FileStore on the same directory (another
+// process, say) waits until the file is closed. A file that a Delete
+// removed while this one waited for the lock is not written to: the new
+// one at p is opened instead.
+func (s *FileStore) openLocked(p string) (*os.File, error) {
+	for range 100 {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, fmt.Errorf("session: %w", err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the directory was removed meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("session: %w", err)
+		}
+		if err := lockFile(f, true); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("session: locking %s: %w", p, err)
+		}
+		held, err1 := f.Stat()
+		named, err2 := os.Stat(p)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return f, nil
+		}
+		f.Close()
+		if err1 != nil {
+			return nil, fmt.Errorf("session: %w", err1)
+		}
+	}
+	return nil, fmt.Errorf("session: %s keeps being removed while appending", p)
+}
+
 // index brings the index of key up to date with the file.
 func (s *FileStore) index(key Key, f *os.File) (*fileIndex, error) {
 	fi, err := f.Stat()
@@ -117,8 +152,9 @@ func (s *FileStore) index(key Key, f *os.File) (*fileIndex, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	idx := s.known[key]
-	if idx == nil || fi.Size() < idx.size {
-		idx = &fileIndex{uuids: map[string]bool{}}
+	if idx == nil || idx.file == nil || !os.SameFile(idx.file, fi) || fi.Size() < idx.size {
+		// New, or replaced or cut by someone else: read it all.
+		idx = &fileIndex{uuids: map[string]bool{}, file: fi}
 		s.known[key] = idx
 	}
 	if fi.Size() == idx.size {
@@ -151,7 +187,7 @@ func (s *FileStore) Load(ctx context.Context, key Key) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.path(key)
-	data, err := os.ReadFile(p)
+	data, err := readLocked(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -230,6 +266,20 @@ func (s *FileStore) Delete(ctx context.Context, key Key) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	return nil
+}
+
+// readLocked reads the file at p under a shared lock, so that it sees no
+// append of another FileStore half done.
+func readLocked(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := lockFile(f, false); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", p, err)
+	}
+	return io.ReadAll(f)
 }
 
 // ListSubkeys implements Store. Subpaths are sorted.

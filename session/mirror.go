@@ -20,6 +20,11 @@ var MirrorBackoff = []time.Duration{200 * time.Millisecond, 800 * time.Milliseco
 // is not retried.
 const DefaultMirrorTimeout = 60 * time.Second
 
+// DefaultRestoreTimeout bounds bringing a session over from a store when a
+// resumed session is not on this host (agentloop applies it on top of the
+// Query's context).
+const DefaultRestoreTimeout = 30 * time.Second
+
 // MirrorError reports a batch a Mirror could not copy to its store. The
 // batch is dropped; the local transcript has it.
 type MirrorError struct {
@@ -181,8 +186,11 @@ func (m *Mirror) Flush(ctx context.Context) error {
 	}
 }
 
-// Close flushes, then closes the writer. If ctx ends first, copies still
-// in progress are abandoned (and reported as failures).
+// Close flushes, then closes the writer, and returns within ctx: it never
+// waits for a store call past ctx's end. If ctx ends first, the batches
+// still queued are dropped and reported to OnError, the copy in progress
+// is abandoned (its context is cancelled; it is reported to OnError when
+// the store returns), and the error wraps ctx's error.
 func (m *Mirror) Close(ctx context.Context) error {
 	err := m.Flush(ctx)
 	if err != nil {

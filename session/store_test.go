@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,16 +17,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// sameStore is the second instance of a store with no backend to share.
+func sameStore(_ *testing.T, s session.Store) session.Store { return s }
+
 func TestMemoryStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return session.NewMemoryStore() })
+	storetest.Run(t, func(t *testing.T) session.Store { return session.NewMemoryStore() }, sameStore)
 }
 
 func TestMemoryStoreZeroValue(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return &session.MemoryStore{} })
+	storetest.Run(t, func(t *testing.T) session.Store { return &session.MemoryStore{} }, sameStore)
 }
 
 func TestFileStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return session.NewFileStore(t.TempDir()) })
+	dirs := map[session.Store]string{}
+	storetest.Run(t, func(t *testing.T) session.Store {
+		dir := t.TempDir()
+		s := session.NewFileStore(dir)
+		dirs[s] = dir
+		return s
+	}, func(t *testing.T, s session.Store) session.Store { return session.NewFileStore(dirs[s]) })
 }
 
 // TestFileStoreLayout checks that a FileStore's files are transcripts in
@@ -372,4 +382,51 @@ func assistant(id, text string) *message.Assistant {
 func TestMain(m *testing.M) {
 	os.Setenv("CLAUDE_CODE_PROJECT_DIR_NAME", "")
 	os.Exit(m.Run())
+}
+
+// A store call that never returns (it ignores its context) does not hold
+// Close past its context: the copies are reported lost and Close returns
+// an error wrapping the context's.
+func TestMirrorCloseBounded(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	store := &stuckStore{Store: session.NewMemoryStore(), release: release}
+	var mu sync.Mutex
+	var reported []*session.MirrorError
+	m, _ := newMirror(t, store, session.MirrorOptions{OnError: func(e *session.MirrorError) {
+		mu.Lock()
+		reported = append(reported, e)
+		mu.Unlock()
+	}})
+	for i := range 3 {
+		if err := m.Append(session.PromptEntry("", fmt.Sprint("p", i), "default")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := m.Close(ctx)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close took %v with a stuck store, want about 50ms", d)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close with a stuck store = %v, want DeadlineExceeded", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 2 {
+		t.Errorf("%d batches reported when closing, want the 2 still queued", len(reported))
+	}
+}
+
+// stuckStore's Append blocks until release is closed, whatever its ctx.
+type stuckStore struct {
+	session.Store
+	release chan struct{}
+}
+
+func (s *stuckStore) Append(ctx context.Context, k session.Key, es []session.Entry) error {
+	<-s.release
+	return errors.New("released")
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/vocab"
 )
 
 // layer is one parsed settings file.
@@ -34,8 +37,9 @@ type layer struct {
 }
 
 // Modes are the values permissions.defaultMode accepts ("manual" is read
-// as "default").
-var Modes = []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"}
+// as "default"), in the reference's order. The list comes from the one
+// definition of the permission modes that Options and the CLI use too.
+var Modes = vocab.PermissionModes.Strings()
 
 // HookEvents are the hook event names the reference knows, in its order.
 // A settings file may name others; they are kept, with a warning.
@@ -135,13 +139,10 @@ func (l *layer) readPermissions(c *checker, raw json.RawMessage) {
 			}
 		case "defaultMode":
 			if v, ok := c.str(field, raw); ok {
-				if v == "manual" {
-					v = "default"
-				}
-				if !slices.Contains(Modes, v) {
-					c.bad(field, "unknown mode %q (want one of %s)", v, strings.Join(Modes, ", "))
+				if m, err := vocab.ParsePermissionMode(v); err != nil {
+					c.cause(field, err)
 				} else {
-					l.defaultMode = v
+					l.defaultMode = string(m)
 				}
 			}
 		case "additionalDirectories":
@@ -239,18 +240,80 @@ func readHook(c *checker, field string, raw json.RawMessage) (Hook, bool) {
 			}
 		}
 	}
-	if h.Type == "command" {
-		cv, ok := o.get("command")
-		if !ok || isNull(cv) {
-			c.bad(field+".command", "missing: a command hook needs a command")
-		} else if s, ok := c.str(field+".command", cv); ok {
-			if strings.TrimSpace(s) == "" {
-				c.bad(field+".command", "want a command, got an empty string")
+	switch h.Type {
+	case "command":
+		h.Command = requiredStr(c, o, field, "command", "a command hook needs a command")
+	case "prompt":
+		h.Prompt = requiredStr(c, o, field, "prompt", "a prompt hook needs a prompt")
+	case "http":
+		h.URL = requiredStr(c, o, field, "url", "an http hook needs a url")
+		if h.URL != "" {
+			if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				c.bad(field+".url", "want an http or https URL, got %q", h.URL)
 			}
-			h.Command = s
 		}
 	}
+	readHookExtras(c, o, field, &h)
 	return h, len(c.errs) == n
+}
+
+// requiredStr reads a hook's required, non-empty string field.
+func requiredStr(c *checker, o *object, field, key, missing string) string {
+	v, ok := o.get(key)
+	if !ok || isNull(v) {
+		c.bad(field+"."+key, "missing: %s", missing)
+		return ""
+	}
+	s, ok := c.str(field+"."+key, v)
+	if ok && strings.TrimSpace(s) == "" {
+		c.bad(field+"."+key, "want a %s, got an empty string", key)
+	}
+	return s
+}
+
+// readHookExtras reads the optional fields of a hook entry, whatever its
+// type: which of them a hook type honours is the dispatcher's business
+// (package hooks), which warns about the others.
+func readHookExtras(c *checker, o *object, field string, h *Hook) {
+	optStr := func(key string, dst *string) {
+		if v, ok := o.get(key); ok && !isNull(v) {
+			*dst, _ = c.str(field+"."+key, v)
+		}
+	}
+	optBool := func(key string, dst *bool) {
+		if v, ok := o.get(key); ok && !isNull(v) {
+			*dst, _ = c.boolean(field+"."+key, v)
+		}
+	}
+	optStr("if", &h.If)
+	optStr("shell", &h.Shell)
+	optStr("statusMessage", &h.StatusMessage)
+	optStr("model", &h.Model)
+	optStr("onFailure", &h.OnFailure)
+	if h.OnFailure != "" && h.OnFailure != "continue" && h.OnFailure != "block" {
+		c.bad(field+".onFailure", "want \"continue\" or \"block\", got %q", h.OnFailure)
+	}
+	optBool("once", &h.Once)
+	optBool("async", &h.Async)
+	optBool("asyncRewake", &h.AsyncRewake)
+	optBool("continueOnBlock", &h.ContinueOnBlock)
+	if v, ok := o.get("args"); ok && !isNull(v) {
+		h.Args = c.strs(field+".args", v, nil)
+	}
+	if v, ok := o.get("allowedEnvVars"); ok && !isNull(v) {
+		h.AllowedEnvVars = c.strs(field+".allowedEnvVars", v, nil)
+	}
+	if v, ok := o.get("headers"); ok && !isNull(v) {
+		if ho := c.object(field+".headers", v); ho != nil {
+			h.Headers = map[string]string{}
+			for _, k := range ho.keys {
+				if s, ok := c.str(field+".headers."+k, ho.vals[k]); ok {
+					h.Headers[k] = s
+				}
+			}
+		}
+	}
+	h.Fields = append([]string(nil), o.keys...)
 }
 
 // checkRule returns what is wrong with a permission rule, or "".
@@ -285,12 +348,12 @@ func syntaxError(display string, data []byte, err error) error {
 		if msg == "unexpected end of JSON input" {
 			msg = "unexpected end of input"
 		}
-		return &Error{File: display, Msg: fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, msg)}
+		return &Error{File: display, Msg: fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, msg), Err: se}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		line, col := position(data, int64(len(data)))
 		return &Error{File: display, Msg: fmt.Sprintf("invalid JSON at line %d, column %d: unexpected end of input", line, col)}
 	}
-	return &Error{File: display, Msg: "invalid JSON: " + err.Error()}
+	return &Error{File: display, Msg: "invalid JSON: " + err.Error(), Err: err}
 }
 
 // position is the 1-based line and column of the byte before offset,
@@ -322,6 +385,11 @@ type checker struct {
 
 func (c *checker) bad(field, format string, a ...any) {
 	c.errs = append(c.errs, &Error{File: c.file, Field: field, Msg: fmt.Sprintf(format, a...)})
+}
+
+// cause records err as the problem of field; the *Error wraps it.
+func (c *checker) cause(field string, err error) {
+	c.errs = append(c.errs, &Error{File: c.file, Field: field, Msg: err.Error(), Err: err})
 }
 
 func (c *checker) wrongType(field, want string, raw json.RawMessage) {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/vocab"
 )
 
 // Source names where a setting or rule came from. The file sources are
@@ -172,9 +174,9 @@ type Behavior string
 
 // The rule behaviors.
 const (
-	Allow Behavior = "allow"
-	Deny  Behavior = "deny"
-	Ask   Behavior = "ask"
+	Allow = Behavior(vocab.Allow)
+	Deny  = Behavior(vocab.Deny)
+	Ask   = Behavior(vocab.Ask)
 )
 
 // Rule is one permission rule with where it came from.
@@ -238,16 +240,41 @@ type HookMatcher struct {
 	File    string // "" for inline --settings JSON
 }
 
-// Hook is one hook of a HookMatcher.
+// Hook is one hook of a HookMatcher. The fields of every type are read
+// and type-checked here (a command hook needs a command, a prompt hook a
+// prompt, an http hook an http or https url); which of them a type honours
+// is decided by package hooks, which warns about the rest.
 type Hook struct {
-	// Type is "command", "prompt", "agent", "http" or "mcp_tool"; only
-	// command hooks have their fields checked and modelled here.
+	// Type is "command", "prompt", "agent", "http" or "mcp_tool".
 	Type string
 	// Command is the shell command of a command hook.
 	Command string
+	// Prompt is the prompt of a prompt (or agent) hook, Model the model
+	// it asks ("" for the default).
+	Prompt string
+	Model  string
+	// URL is where an http hook posts; Headers are its request headers,
+	// whose values may name environment variables ($VAR, ${VAR}) listed
+	// in AllowedEnvVars.
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
 	// Timeout is in seconds; 0 means the event's default.
 	Timeout float64
-	// Raw is the whole entry as written, for the fields not modelled.
+	// The optional fields of the reference's hook entries, as written.
+	Args            []string
+	If              string
+	Shell           string
+	OnFailure       string // "", "continue" or "block"
+	StatusMessage   string
+	Once            bool
+	Async           bool
+	AsyncRewake     bool
+	ContinueOnBlock bool
+	// Fields are the entry's keys, in file order (for warnings about
+	// fields a type does not know).
+	Fields []string
+	// Raw is the whole entry as written.
 	Raw json.RawMessage
 }
 
@@ -474,7 +501,11 @@ func repoShipped(src Source) bool { return src == ProjectSettings || src == Loca
 
 // escalating modes are those a project file is not trusted to start in.
 func escalating(mode string) bool {
-	return mode == "bypassPermissions" || mode == "acceptEdits" || mode == "auto"
+	switch vocab.PermissionMode(mode) {
+	case vocab.PermissionBypass, vocab.PermissionAcceptEdits, vocab.PermissionAuto:
+		return true
+	}
+	return false
 }
 
 // Error is a malformed settings file or field.
@@ -482,7 +513,18 @@ type Error struct {
 	File  string // the file as a user would name it; "--settings" for inline JSON
 	Field string // "permissions.allow[2]"; empty when the whole file is bad
 	Msg   string
+	// Err is the cause, when there is one: a *json.SyntaxError, or an
+	// error wrapping ErrUnknownValue for a value outside a vocabulary
+	// (permissions.defaultMode). Msg already describes it.
+	Err error
 }
+
+// ErrUnknownValue is matched (errors.Is) by the errors of values outside
+// a closed vocabulary, such as an unknown permissions.defaultMode.
+var ErrUnknownValue = vocab.ErrUnknownValue
+
+// Unwrap returns the cause, or nil.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error reads "<file>: <field>: <problem>".
 func (e *Error) Error() string {

@@ -239,7 +239,7 @@ func TestHooksAndDirectories(t *testing.T) {
 	}
 	stop := s.Hooks["Stop"]
 	if len(stop) != 1 || len(stop[0].Hooks) != 2 || stop[0].Hooks[1].Type != "http" ||
-		!strings.Contains(string(stop[0].Hooks[1].Raw), `"url"`) {
+		stop[0].Hooks[1].URL != "http://127.0.0.1:1/x" || !strings.Contains(string(stop[0].Hooks[1].Raw), `"url"`) {
 		t.Errorf("stop hooks %+v", stop)
 	}
 	var dirs []string
@@ -350,7 +350,7 @@ func TestMalformed(t *testing.T) {
 			`.claude/settings.json: permissions.ask[0]: malformed rule "Bash(git push": missing ")"`},
 		{ProjectSettings, `{"permissions":{"allow":[""]}}`, ".claude/settings.json: permissions.allow[0]: want a rule, got an empty string"},
 		{ProjectSettings, `{"permissions":{"defaultMode":"yolo"}}`,
-			`.claude/settings.json: permissions.defaultMode: unknown mode "yolo" (want one of default, acceptEdits, bypassPermissions, plan, dontAsk, auto)`},
+			`.claude/settings.json: permissions.defaultMode: unknown permission mode "yolo" (want default, acceptEdits, bypassPermissions, plan, dontAsk or auto)`},
 		{ProjectSettings, `{"permissions":{"additionalDirectories":[null]}}`,
 			".claude/settings.json: permissions.additionalDirectories[0]: want a string, got null"},
 		{ProjectSettings, `{"env":{"A":"1","B":2}}`, ".claude/settings.json: env.B: want a string, got number"},
@@ -369,6 +369,18 @@ func TestMalformed(t *testing.T) {
 		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","timeout":0}]}]}}`,
 			".claude/settings.json: hooks.Stop[0].hooks[0].timeout: want a positive number of seconds, got 0"},
 		{ProjectSettings, `{"disableAllHooks":"yes"}`, ".claude/settings.json: disableAllHooks: want a boolean, got string"},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"http"}]}]}}`,
+			".claude/settings.json: hooks.Stop[0].hooks[0].url: missing: an http hook needs a url"},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"http","url":"ftp://x/y"}]}]}}`,
+			`.claude/settings.json: hooks.Stop[0].hooks[0].url: want an http or https URL, got "ftp://x/y"`},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"prompt","prompt":" "}]}]}}`,
+			".claude/settings.json: hooks.Stop[0].hooks[0].prompt: want a prompt, got an empty string"},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"http","url":"http://h","headers":{"A":1}}]}]}}`,
+			".claude/settings.json: hooks.Stop[0].hooks[0].headers.A: want a string, got number"},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"http","url":"http://h","onFailure":"retry"}]}]}}`,
+			`.claude/settings.json: hooks.Stop[0].hooks[0].onFailure: want "continue" or "block", got "retry"`},
+		{ProjectSettings, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","once":"yes"}]}]}}`,
+			".claude/settings.json: hooks.Stop[0].hooks[0].once: want a boolean, got string"},
 		{PolicySettings, `{"model":1}`, "MANAGED: model: want a string, got number"},
 	}
 	for _, tc := range cases {
@@ -499,5 +511,36 @@ func TestPermissionUpdateJSON(t *testing.T) {
 	b, _ := json.Marshal(u)
 	if string(b) != wire {
 		t.Errorf("round trip %s", b)
+	}
+}
+
+// Every field of the reference's hook entries is read and type-checked;
+// Fields keeps the keys as written.
+func TestHookEntryFields(t *testing.T) {
+	e := newEnv(t)
+	o := e.opts()
+	o.Flag = `{"hooks":{"PreToolUse":[{"hooks":[
+		{"type":"http","url":"https://h/x","headers":{"Authorization":"Bearer $T"},"allowedEnvVars":["T"],"onFailure":"block","if":"Bash(rm *)","statusMessage":"checking"},
+		{"type":"prompt","prompt":"ok? $ARGUMENTS","model":"haiku","continueOnBlock":true,"timeout":9},
+		{"type":"command","command":"c","args":["-a"],"shell":"bash","once":true,"async":true,"asyncRewake":true,"extra":1}]}]}}`
+	s, err := Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := s.Hooks["PreToolUse"][0].Hooks
+	for i := range hs {
+		hs[i].Raw = nil
+	}
+	want := []Hook{
+		{Type: "http", URL: "https://h/x", Headers: map[string]string{"Authorization": "Bearer $T"}, AllowedEnvVars: []string{"T"},
+			OnFailure: "block", If: "Bash(rm *)", StatusMessage: "checking",
+			Fields: []string{"type", "url", "headers", "allowedEnvVars", "onFailure", "if", "statusMessage"}},
+		{Type: "prompt", Prompt: "ok? $ARGUMENTS", Model: "haiku", ContinueOnBlock: true, Timeout: 9,
+			Fields: []string{"type", "prompt", "model", "continueOnBlock", "timeout"}},
+		{Type: "command", Command: "c", Args: []string{"-a"}, Shell: "bash", Once: true, Async: true, AsyncRewake: true,
+			Fields: []string{"type", "command", "args", "shell", "once", "async", "asyncRewake", "extra"}},
+	}
+	if !reflect.DeepEqual(hs, want) {
+		t.Errorf("hooks\n got %+v\nwant %+v", hs, want)
 	}
 }

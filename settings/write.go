@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentloop/agentloop/internal/vocab"
 )
 
 // UpdateType is the kind of a PermissionUpdate.
@@ -111,7 +113,7 @@ func Apply(opts Options, updates ...PermissionUpdate) error {
 		if err := u.check(); err != nil {
 			return fmt.Errorf("settings: update %d: %w", i, err)
 		}
-		if !u.Destination.Persistent() || (u.Type == SetMode && u.Mode == "bypassPermissions") {
+		if !u.Destination.Persistent() || (u.Type == SetMode && u.Mode == string(vocab.PermissionBypass)) {
 			continue
 		}
 		p := files[u.Destination]
@@ -144,8 +146,8 @@ func Apply(opts Options, updates ...PermissionUpdate) error {
 func (u PermissionUpdate) check() error {
 	switch u.Type {
 	case AddRules, ReplaceRules, RemoveRules:
-		if u.Behavior != Allow && u.Behavior != Deny && u.Behavior != Ask {
-			return fmt.Errorf("%s: behavior %q (want allow, deny or ask)", u.Type, u.Behavior)
+		if _, err := vocab.ParseBehavior(string(u.Behavior)); err != nil {
+			return fmt.Errorf("%s: %w", u.Type, err)
 		}
 		for _, r := range u.Rules {
 			if msg := checkRule(r.String()); msg != "" || strings.TrimSpace(r.ToolName) == "" {
@@ -156,8 +158,8 @@ func (u PermissionUpdate) check() error {
 			}
 		}
 	case SetMode:
-		if !slices.Contains(Modes, u.Mode) {
-			return fmt.Errorf("setMode: unknown mode %q", u.Mode)
+		if _, err := vocab.ParsePermissionMode(u.Mode); err != nil {
+			return fmt.Errorf("setMode: %w", err)
 		}
 	case AddDirectories, RemoveDirectories:
 	default:

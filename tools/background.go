@@ -43,6 +43,7 @@ type Shells struct {
 	mu     sync.Mutex
 	next   int
 	shells map[string]*bgShell
+	others []OtherTasks // see Attach
 }
 
 // ShellInfo describes a background shell.
@@ -318,8 +319,15 @@ func (s *Shells) StopAll() {
 	wg.Wait()
 }
 
-// Close stops every background shell and removes their output files.
+// Close stops every background shell and removes their output files; it
+// closes the attached registries first (see Attach).
 func (s *Shells) Close() error {
+	var errs []error
+	for _, o := range s.attached() {
+		if err := o.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	s.StopAll()
 	s.mu.Lock()
 	var paths []string
@@ -327,7 +335,6 @@ func (s *Shells) Close() error {
 		paths = append(paths, sh.info.StdoutPath, sh.info.StderrPath)
 	}
 	s.mu.Unlock()
-	var errs []error
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

@@ -47,9 +47,13 @@ const grepSchema = `{
 // Grep limits.
 const (
 	grepDefaultHeadLimit = 250
-	grepMaxFileSize      = 256 << 20 // larger files are skipped in a walk
 	grepMaxContext       = 10000
 )
+
+// grepMaxFileSize is the size past which a walk skips a file (and says
+// so in the result); a file named by path is searched whatever its size.
+// A variable so that tests can lower it.
+var grepMaxFileSize = 256 << 20
 
 type grepInput struct {
 	Pattern    string   `json:"pattern"`
@@ -180,7 +184,9 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 		if err != nil {
 			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, pathErrCause(err))), nil
 		}
-		col.searchFile(base, data, func() int64 { return info.ModTime().UnixMilli() })
+		if err := col.searchFile(ctx, base, data, func() int64 { return info.ModTime().UnixMilli() }); err != nil {
+			return tool.Result{}, fmt.Errorf("grep: search of %s stopped: %w", base, err)
+		}
 	} else {
 		cfg := walkConfig{
 			ignore:  true,
@@ -195,10 +201,15 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 				defer grepReadPool.Put(bp)
 				data, err := grepReadFile(abs, *bp)
 				*bp = data[:0]
+				if errors.Is(err, errGrepTooLarge) {
+					col.skipLarge(abs)
+				}
 				if err != nil {
 					return
 				}
-				col.searchFile(abs, data, func() int64 {
+				// An error here means that ctx is done, which the walk
+				// reports.
+				_ = col.searchFile(ctx, abs, data, func() int64 {
 					fi, err := os.Lstat(abs)
 					if err != nil {
 						return 0
@@ -207,10 +218,12 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 				})
 			},
 		}
-		if err := walkTree(ctx, base, cfg); err != nil {
-			if ctx.Err() != nil {
-				return tool.Result{}, ctx.Err()
-			}
+		err := walkTree(ctx, base, cfg)
+		if ctx.Err() != nil {
+			// Files may have been left out: no partial result.
+			return tool.Result{}, fmt.Errorf("grep: search of %s stopped: %w", base, ctx.Err())
+		}
+		if err != nil {
 			return tool.Error(fmt.Sprintf("Cannot search %s: %v", base, pathErrCause(err))), nil
 		}
 	}
@@ -356,6 +369,7 @@ type grepCollector struct {
 	keptN  int         // lines held in kept
 	totalL int         // lines of all files, content mode
 	nFiles int         // files with output lines, content mode
+	large  []string    // files skipped for their size
 }
 
 type grepCount struct {
@@ -387,30 +401,39 @@ func newGrepCollector(q *grepQuery, cwd string) *grepCollector {
 	return &grepCollector{q: q, cwd: cwd}
 }
 
+// skipLarge records a file left out of a walk for its size.
+func (c *grepCollector) skipLarge(abs string) {
+	c.mu.Lock()
+	c.large = append(c.large, displayPath(c.cwd, abs))
+	c.mu.Unlock()
+}
+
 // searchFile searches one file's bytes and records what it found. mtime
 // gives the file's modification time, needed for the files that match in
-// files_with_matches mode only.
-func (c *grepCollector) searchFile(abs string, data []byte, mtime func() int64) {
+// files_with_matches mode only. It returns ctx.Err(), recording nothing,
+// when ctx is done before the search ends.
+func (c *grepCollector) searchFile(ctx context.Context, abs string, data []byte, mtime func() int64) error {
 	s := &c.q.search
 	name := displayPath(c.cwd, abs)
 	if c.q.mode == "files_with_matches" {
-		if s.hasMatch(data) {
+		ok, err := s.hasMatch(ctx, data)
+		if ok && err == nil {
 			t := mtime()
 			c.mu.Lock()
 			c.files = append(c.files, globMatch{name, t})
 			c.mu.Unlock()
 		}
-		return
+		return err
 	}
-	fm := s.find(data)
-	if fm == nil {
-		return
+	fm, err := s.find(ctx, data)
+	if fm == nil || err != nil {
+		return err
 	}
 	if c.q.mode == "count" {
 		c.mu.Lock()
 		c.counts = append(c.counts, grepCount{name, len(fm.lines)})
 		c.mu.Unlock()
-		return
+		return nil
 	}
 	prefix := name
 	if c.q.singleFile {
@@ -418,7 +441,7 @@ func (c *grepCollector) searchFile(abs string, data []byte, mtime func() int64) 
 	}
 	lines := s.contentLines(prefix, data, fm)
 	if len(lines) == 0 {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -435,10 +458,52 @@ func (c *grepCollector) searchFile(abs string, data []byte, mtime func() int64) 
 			c.keptN -= len(f.lines)
 		}
 	}
+	return nil
 }
 
-// result builds the tool result once every file has been searched.
+// result builds the tool result once every file has been searched: the
+// result for the mode, followed by a note of the files skipped for their
+// size, if any.
 func (c *grepCollector) result() tool.Result {
+	r := c.modeResult()
+	if note := c.largeNote(); note != "" {
+		if r.Content[0].Text != "" {
+			note = "\n\n" + note
+		}
+		r.Content[0].Text += note
+	}
+	return r
+}
+
+// grepMaxLargeNames is the most names of skipped large files listed.
+const grepMaxLargeNames = 10
+
+// largeNote says which files a walk skipped for their size, or is "".
+func (c *grepCollector) largeNote() string {
+	n := len(c.large)
+	if n == 0 {
+		return ""
+	}
+	slices.Sort(c.large)
+	names := c.large[:min(n, grepMaxLargeNames)]
+	list := strings.Join(names, ", ")
+	if n > len(names) {
+		list += fmt.Sprintf(" and %d more", n-len(names))
+	}
+	return fmt.Sprintf("[Skipped %d %s larger than %s, not searched: %s.]", n, grepPlural(n, "file", "files"), grepSize(grepMaxFileSize), list)
+}
+
+// grepSize writes a size in bytes as "256 MB" when it is a whole number of
+// MiB, else as "1000 bytes".
+func grepSize(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// modeResult is result without the note of skipped files.
+func (c *grepCollector) modeResult() tool.Result {
 	q := c.q
 	switch q.mode {
 	case "count":
@@ -584,13 +649,19 @@ func grepPlural(n int, one, many string) string {
 // result keeps a reference into them.
 var grepReadPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// errGrepSkip is returned by grepReadFile for files a search skips.
+// errGrepSkip is returned by grepReadFile for binary files, which a search
+// skips without a word, as ripgrep does.
 var errGrepSkip = errors.New("file skipped")
 
+// errGrepTooLarge is returned by grepReadFile for files larger than
+// grepMaxFileSize, which a search skips and reports.
+var errGrepTooLarge = errors.New("file larger than the search limit")
+
 // grepReadFile reads the file at path into buf, grown as needed, for a
-// search. It stops early with errGrepSkip when the file turns out to be
-// binary (see isBinaryData) or larger than grepMaxFileSize, so that such
-// files are not read whole.
+// search. It returns errGrepTooLarge without reading when the file is
+// larger than grepMaxFileSize (or once it has grown past it), and stops
+// early with errGrepSkip when the file turns out to be binary (see
+// isBinaryData), so that such files are not read whole.
 func grepReadFile(path string, buf []byte) ([]byte, error) {
 	f, err := openGrepFile(path)
 	if err != nil {
@@ -598,6 +669,14 @@ func grepReadFile(path string, buf []byte) ([]byte, error) {
 	}
 	defer f.close()
 	buf = buf[:0]
+	if size, err := f.size(); err == nil {
+		if size > int64(grepMaxFileSize) {
+			return buf, errGrepTooLarge
+		}
+		if int64(cap(buf)) <= size {
+			buf = make([]byte, 0, size+1) // +1: room to see the end
+		}
+	}
 	if cap(buf) < 64<<10 {
 		buf = make([]byte, 0, 64<<10)
 	}
@@ -617,7 +696,7 @@ func grepReadFile(path string, buf []byte) ([]byte, error) {
 			}
 			return buf, nil
 		case len(buf) > grepMaxFileSize:
-			return buf, errGrepSkip
+			return buf, errGrepTooLarge
 		case !checked && len(buf) >= 8<<10:
 			// isBinaryData looks at the first 8 KB only.
 			checked = true

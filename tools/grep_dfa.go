@@ -212,11 +212,11 @@ func (c *dfaCache) matchesAtEnd(s *dfaState) bool {
 	return s.atEnd > 0
 }
 
-// matches returns the matches of re in data as grepMatcher.matches does,
+// search returns the matches of re in data as grepMatcher.search does,
 // using the automaton to find the lines to run re on.
-func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
+func (d *grepDFA) search(cc *cancelCheck, re *regexp.Regexp, data []byte, first bool, perLine int) ([][]int, error) {
 	if d.failed.Load() {
-		return d.fallback(re, data, first)
+		return d.fallback(re, data, first), nil
 	}
 	c := d.pool.Get().(*dfaCache)
 	defer d.pool.Put(c)
@@ -225,27 +225,19 @@ func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
 	// search is over, and returns the offset of the next line.
 	line := func(i int) (done bool, next int) {
 		start := bytes.LastIndexByte(data[:i], '\n') + 1
-		end := len(data)
-		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
-			end = i + j
-		}
-		if first {
-			if loc := re.FindIndex(data[start:end]); loc != nil {
-				locs = append(locs, []int{start + loc[0], start + loc[1]})
-				return true, end + 1
-			}
-			return false, end + 1
-		}
-		for _, loc := range re.FindAllIndex(data[start:end], -1) {
-			locs = append(locs, []int{start + loc[0], start + loc[1]})
-		}
-		return false, end + 1
+		end := lineEndAt(data, i)
+		locs = appendLineMatches(locs, re, data, start, end, first, perLine)
+		return first && len(locs) > 0, end + 1
 	}
 	s := c.state(nil, dfaAtText)
 	i := 0
 	for s != nil && i < len(data) {
-		// The loop that does the work: known transitions on ASCII.
-		for i < len(data) {
+		if cc.stop(i) {
+			return locs, cc.ctx.Err()
+		}
+		// The loop that does the work: known transitions on ASCII, up to
+		// the next look at the context.
+		for lim := min(len(data), cc.next); i < lim; {
 			next := s.next[data[i]]
 			if next == nil || next == dfaMatched {
 				break
@@ -255,6 +247,9 @@ func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
 		}
 		if i == len(data) {
 			break
+		}
+		if i == cc.next {
+			continue
 		}
 		next := s.next[data[i]]
 		w := 1
@@ -278,7 +273,7 @@ func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
 		if next == dfaMatched {
 			done, after := line(i)
 			if done {
-				return locs
+				return locs, nil
 			}
 			i = after
 			s = c.state(nil, dfaAfterNL)
@@ -288,14 +283,14 @@ func (d *grepDFA) matches(re *regexp.Regexp, data []byte, first bool) [][]int {
 		i += w
 	}
 	if s == nil {
-		return d.fallback(re, data, first)
+		return d.fallback(re, data, first), nil
 	}
 	// i is past the end when the last line, without a line break, has
 	// just been searched.
 	if i == len(data) && !phantom(data, i) && c.matchesAtEnd(s) {
 		line(i)
 	}
-	return locs
+	return locs, nil
 }
 
 // fallback finds the matches with the regexp alone, once the automaton is

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -167,7 +168,7 @@ func TestGrepContentLinesAgree(t *testing.T) {
 			}
 			last = max(last, end)
 			if loc[1] > loc[0] && s.onlyMatching {
-				out = append(out, fmt.Sprintf("%d:%s", first+1, clipColumns(string(data[loc[0]:loc[1]]))))
+				out = append(out, fmt.Sprintf("%d:%s", first+1, clipColumns(data[loc[0]:loc[1]])))
 			}
 		}
 		if s.onlyMatching {
@@ -187,7 +188,7 @@ func TestGrepContentLinesAgree(t *testing.T) {
 				if matched[k] {
 					sep = ":"
 				}
-				out = append(out, fmt.Sprintf("%d%s%s", k+1, sep, clipColumns(text(k))))
+				out = append(out, fmt.Sprintf("%d%s%s", k+1, sep, clipColumns([]byte(text(k)))))
 			}
 			printed = to
 		}
@@ -207,7 +208,7 @@ func TestGrepContentLinesAgree(t *testing.T) {
 		}
 		data := []byte(b.String())
 		var got []string
-		if fm := s.find(data); fm != nil {
+		if fm, _ := s.find(context.Background(), data); fm != nil {
 			got = s.contentLines("", data, fm)
 		}
 		if want := reference(s, data); !slices.Equal(got, want) {

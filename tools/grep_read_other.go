@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"errors"
 	"io"
 	"os"
 )
@@ -24,4 +25,26 @@ func (f grepFile) read(p []byte) (int, error) {
 	return n, err
 }
 
+// size returns the size of the file.
+func (f grepFile) size() (int64, error) {
+	fi, err := f.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// Files are never mapped here: grepMapMin is out of reach.
+const grepMapMin = 1 << 62
+
+func (f grepFile) mmap(int64) ([]byte, error) { return nil, errors.New("mapping files is not supported") }
+
+func grepUnmap([]byte) {}
+
 func (f grepFile) close() { f.f.Close() }
+
+// grepLoadPath returns the contents of the file at p; release is a no-op.
+func grepLoadPath(p string) (data []byte, release func(), err error) {
+	data, err = readFileNoFollow(p)
+	return data, func() {}, err
+}

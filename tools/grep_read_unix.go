@@ -2,7 +2,10 @@
 
 package tools
 
-import "syscall"
+import (
+	"io"
+	"syscall"
+)
 
 // grepFile is a file open for reading by a search. On Unix it is a bare
 // descriptor: the os package's files register with the runtime's poller,
@@ -32,4 +35,52 @@ func (f grepFile) read(p []byte) (int, error) {
 	}
 }
 
+// size returns the size of the file.
+func (f grepFile) size() (int64, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Fstat(f.fd, &st)
+		if err != syscall.EINTR {
+			return st.Size, err
+		}
+	}
+}
+
+// grepMapMin is the size from which a file is mapped into memory rather
+// than read: a search then touches only the pages it looks at (a
+// files_with_matches search stops at the first match), and nothing is
+// copied or cleared. Below it, reading into a reused buffer is cheaper.
+const grepMapMin = 1 << 20
+
+// mmap maps the first size bytes of the file, read-only. Searching the
+// mapping must go through grepGuardFault, as the file may shrink.
+func (f grepFile) mmap(size int64) ([]byte, error) {
+	return syscall.Mmap(f.fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+// grepUnmap releases a mapping made by mmap.
+func grepUnmap(b []byte) { _ = syscall.Munmap(b) }
+
 func (f grepFile) close() { syscall.Close(f.fd) }
+
+// grepLoadPath returns the contents of the file at the physical path p,
+// following no link (see openNoFollow): mapped when it has grepMapMin
+// bytes or more, and then release unmaps it; release is never nil.
+func grepLoadPath(p string) (data []byte, release func(), err error) {
+	f, err := openNoFollow(p, syscall.O_RDONLY, 0)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, func() {}, err
+	}
+	if size := fi.Size(); size >= grepMapMin && int64(int(size)) == size {
+		if b, err := (grepFile{int(f.Fd())}).mmap(size); err == nil {
+			return b, func() { grepUnmap(b) }, nil
+		}
+	}
+	data, err = io.ReadAll(f)
+	return data, func() {}, err
+}

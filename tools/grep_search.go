@@ -2,8 +2,10 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -146,25 +148,44 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 
 // matches returns the matches of the pattern in data, as FindAllIndex
 // would, without those on the empty "line" after a final line break. With
-// first set it stops at the first. Lines without the required literal are
-// skipped (in multiline mode, only whole files are); without a literal,
-// the automaton, when there is one, picks the lines for the regexp.
+// first set it stops at the first.
 func (m *grepMatcher) matches(data []byte, first bool) [][]int {
-	n := -1
-	if first {
-		n = 1
+	locs, _ := m.search(context.Background(), data, first, 0)
+	return locs
+}
+
+// search finds the matches of the pattern in data, as matches does, with
+// two bounds on the work. perLine > 0 keeps at most that many matches of a
+// line (the first ones) and moves on to the next line once it has them;
+// it is ignored in multiline mode, where matches may span lines. And ctx
+// is checked every grepCancelEvery bytes of progress: once it is done,
+// search returns ctx.Err() with the matches found so far. A single regexp
+// call on one line (or, in multiline mode or without a prefilter, on the
+// whole file) is not interrupted.
+//
+// Lines without the required literal are skipped (in multiline mode, only
+// whole files are); without a literal, the automaton, when there is one,
+// picks the lines for the regexp.
+func (m *grepMatcher) search(ctx context.Context, data []byte, first bool, perLine int) ([][]int, error) {
+	if first || m.multiline {
+		perLine = 0
 	}
+	cc := cancelCheck{ctx: ctx}
 	var locs [][]int
 	switch {
 	case m.lit == nil && m.dfa != nil:
-		return m.dfa.matches(m.re, data, first)
+		return m.dfa.search(&cc, m.re, data, first, perLine)
 	case m.lit == nil:
-		locs = m.re.FindAllIndex(data, n)
+		locs = m.re.FindAllIndex(data, grepFindN(first))
 	case m.pure:
 		// The literal is not empty, so none of its occurrences is on
 		// the "line" after a final line break.
 		s := m.scanner(data)
-		for pos := 0; ; {
+		lineEnd, onLine := -1, 0 // the end of the line of the last match, and its matches
+		for pos := 0; pos < len(data); {
+			if cc.stop(pos) {
+				return locs, ctx.Err()
+			}
 			i := s.index(pos)
 			if i < 0 {
 				break
@@ -174,34 +195,36 @@ func (m *grepMatcher) matches(data []byte, first bool) [][]int {
 			if first {
 				break
 			}
+			if perLine > 0 {
+				if i > lineEnd {
+					lineEnd, onLine = lineEndAt(data, i), 0
+				}
+				if onLine++; onLine == perLine {
+					pos = max(pos, lineEnd+1)
+				}
+			}
 		}
-		return locs
+		return locs, nil
 	case m.multiline:
 		s := m.scanner(data)
 		if s.index(0) < 0 {
-			return nil
+			return nil, nil
 		}
-		locs = m.re.FindAllIndex(data, n)
+		locs = m.re.FindAllIndex(data, grepFindN(first))
 	default:
 		s := m.scanner(data)
 		for pos := 0; pos < len(data); {
+			if cc.stop(pos) {
+				return locs, ctx.Err()
+			}
 			i := s.index(pos)
 			if i < 0 {
 				break
 			}
 			start := bytes.LastIndexByte(data[:i], '\n') + 1
-			end := len(data)
-			if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
-				end = i + j
-			}
-			if first {
-				if loc := m.re.FindIndex(data[start:end]); loc != nil {
-					return [][]int{{start + loc[0], start + loc[1]}}
-				}
-			} else {
-				for _, loc := range m.re.FindAllIndex(data[start:end], -1) {
-					locs = append(locs, []int{start + loc[0], start + loc[1]})
-				}
+			end := lineEndAt(data, i)
+			if locs = appendLineMatches(locs, m.re, data, start, end, first, perLine); first && len(locs) > 0 {
+				return locs, nil
 			}
 			pos = end + 1
 		}
@@ -209,7 +232,67 @@ func (m *grepMatcher) matches(data []byte, first bool) [][]int {
 	if len(locs) > 0 && phantom(data, locs[len(locs)-1][0]) {
 		locs = locs[:len(locs)-1]
 	}
+	return locs, nil
+}
+
+// grepFindN is the n argument of FindAllIndex for a search that wants the
+// first match only, or all.
+func grepFindN(first bool) int {
+	if first {
+		return 1
+	}
+	return -1
+}
+
+// lineEndAt returns the offset of the line break that ends the line
+// holding offset i, or len(data) for the last line.
+func lineEndAt(data []byte, i int) int {
+	if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(data)
+}
+
+// appendLineMatches appends to locs the matches of re on the line
+// data[start:end], as offsets in data: the first only when first is set,
+// at most perLine of them when perLine > 0.
+func appendLineMatches(locs [][]int, re *regexp.Regexp, data []byte, start, end int, first bool, perLine int) [][]int {
+	line := data[start:end]
+	if first || perLine == 1 {
+		if loc := re.FindIndex(line); loc != nil {
+			locs = append(locs, []int{start + loc[0], start + loc[1]})
+		}
+		return locs
+	}
+	n := -1
+	if perLine > 0 {
+		n = perLine
+	}
+	for _, loc := range re.FindAllIndex(line, n) {
+		locs = append(locs, []int{start + loc[0], start + loc[1]})
+	}
 	return locs
+}
+
+// grepCancelEvery is how many bytes a search scans between two looks at
+// its context.
+const grepCancelEvery = 1 << 20
+
+// cancelCheck looks at a context now and then during a scan.
+type cancelCheck struct {
+	ctx  context.Context
+	next int // the offset at which to look next
+}
+
+// stop reports whether the scan, now at offset pos, must stop because the
+// context is done. It looks at the context once per grepCancelEvery bytes
+// of progress, and always on the first call.
+func (c *cancelCheck) stop(pos int) bool {
+	if pos < c.next {
+		return false
+	}
+	c.next = pos + grepCancelEvery
+	return c.ctx.Err() != nil
 }
 
 // stripNewlines rewrites re in place so that it cannot match "\n".
@@ -261,9 +344,11 @@ type grepSearch struct {
 	onlyMatching bool
 }
 
-// hasMatch reports whether data holds a match on a real line.
-func (s *grepSearch) hasMatch(data []byte) bool {
-	return len(s.m.matches(data, true)) > 0
+// hasMatch reports whether data holds a match on a real line. It returns
+// ctx.Err() when ctx is done before it knows.
+func (s *grepSearch) hasMatch(ctx context.Context, data []byte) (bool, error) {
+	locs, err := s.m.search(ctx, data, true, 0)
+	return len(locs) > 0, err
 }
 
 // phantom reports whether a match at pos lies on the empty "line" after a
@@ -272,12 +357,19 @@ func phantom(data []byte, pos int) bool {
 	return pos >= len(data) && (len(data) == 0 || data[len(data)-1] == '\n')
 }
 
+// grepMaxLineMatches is the most matches of one line that only-matching
+// output shows; a line with more ends with a line that says so.
+const grepMaxLineMatches = 1000
+
 // fileMatches holds the matches of one file: the matched lines (ascending,
 // unique) and, for only-matching output, each non-empty match with the
-// line it starts on.
+// line it starts on, at most grepMaxLineMatches per line.
 type fileMatches struct {
-	lines []grepLine
-	parts []matchPart
+	lines  []grepLine
+	parts  []matchPart
+	capped []int // lines with more matches than parts holds, ascending
+	// lineWork is how many bytes finding the line numbers examined.
+	lineWork int
 }
 
 // grepLine is a line of a file: its number (0-based) and where its text
@@ -320,53 +412,101 @@ func prevLine(data []byte, l grepLine) (grepLine, bool) {
 	return grepLine{l.n - 1, start, l.start - 1}, true
 }
 
-// find finds the matches of one file. Line numbers are counted from one
-// match to the next with bytes.Count, so that a file is not scanned byte
-// by byte for its lines.
-func (s *grepSearch) find(data []byte) *fileMatches {
-	locs := s.m.matches(data, false)
+// lineCursor finds the lines that hold a series of offsets that never
+// decrease. Every byte of the text is examined a bounded number of times
+// over the whole series, however many offsets fall on one line: an offset
+// on the current line costs nothing, and one past it is reached by
+// counting line breaks from the end of the current line only.
+type lineCursor struct {
+	data []byte
+	cur  grepLine // the line of the last offset; cur.end < 0 before the first
+	work int      // bytes examined so far
+}
+
+func newLineCursor(data []byte) *lineCursor {
+	return &lineCursor{data: data, cur: grepLine{0, 0, -1}}
+}
+
+// at returns the line holding offset pos, which must not be before the
+// offset of the previous call. An offset at a line break is on the line
+// that the break ends; len(data) is on the last line.
+func (c *lineCursor) at(pos int) grepLine {
+	if c.cur.end >= 0 && pos <= c.cur.end {
+		return c.cur
+	}
+	from, n := 0, 0 // where counting starts, and the number of its line
+	if c.cur.end >= 0 {
+		from, n = c.cur.end+1, c.cur.n+1
+	}
+	gap := c.data[from:pos]
+	start := from
+	if nl := bytes.Count(gap, []byte{'\n'}); nl > 0 {
+		n += nl
+		start = from + bytes.LastIndexByte(gap, '\n') + 1
+		c.work += len(gap)
+	}
+	c.cur = lineFrom(c.data, n, start)
+	c.work += len(gap) + c.cur.end - start
+	return c.cur
+}
+
+// find finds the matches of one file: in only-matching output the first
+// grepMaxLineMatches of each line, else the lines that match. It returns
+// nil when there are none, and ctx.Err() when ctx is done first. Line
+// numbers are counted from one match to the next (see lineCursor), so
+// that a file is not scanned byte by byte for its lines, and a long line
+// is scanned once however many matches it holds.
+func (s *grepSearch) find(ctx context.Context, data []byte) (*fileMatches, error) {
+	perLine := 1 // a line matches or not: its first match is enough
+	if s.onlyMatching {
+		perLine = grepMaxLineMatches + 1 // one more, to know there are more
+	}
+	locs, err := s.m.search(ctx, data, false, perLine)
+	if err != nil {
+		return nil, err
+	}
 	if len(locs) == 0 {
-		return nil
+		return nil, nil
 	}
 	fm := &fileMatches{}
-	// The line holding offset pos; offsets only grow from call to call.
-	cur := grepLine{0, 0, -1}
-	lineOf := func(pos int) grepLine {
-		if nl := bytes.Count(data[cur.start:pos], []byte{'\n'}); nl > 0 || cur.end < 0 {
-			start := cur.start
-			if nl > 0 {
-				start = bytes.LastIndexByte(data[:pos], '\n') + 1
-			}
-			cur = lineFrom(data, cur.n+nl, start)
-		}
-		return cur
-	}
+	lines := newLineCursor(data)
+	matchLine, onLine := -1, 0 // the line of the last match, and its matches
 	for _, loc := range locs {
-		first := lineOf(loc[0])
+		first := lines.at(loc[0])
 		last := first
 		if loc[1] > loc[0] {
-			last = lineOf(loc[1] - 1)
+			last = lines.at(loc[1] - 1)
 		}
 		// Add the lines from first to last not added yet.
-		l := first
-		if n := len(fm.lines); n > 0 && fm.lines[n-1].n >= l.n {
-			var ok bool
-			if l, ok = nextLine(data, fm.lines[n-1]); !ok {
-				l.n = last.n + 1
+		l, add := first, true
+		if n := len(fm.lines); n > 0 && fm.lines[n-1].n >= first.n {
+			prev := fm.lines[n-1]
+			if add = prev.n < last.n; add {
+				l, add = nextLine(data, prev)
 			}
 		}
-		for l.n <= last.n {
+		for add {
 			fm.lines = append(fm.lines, l)
-			var ok bool
-			if l, ok = nextLine(data, l); !ok {
+			if l.n >= last.n {
 				break
 			}
+			l, add = nextLine(data, l)
+		}
+		if first.n != matchLine {
+			matchLine, onLine = first.n, 0
+		}
+		if onLine++; onLine > grepMaxLineMatches {
+			if k := len(fm.capped); k == 0 || fm.capped[k-1] != first.n {
+				fm.capped = append(fm.capped, first.n)
+			}
+			continue
 		}
 		if loc[1] > loc[0] {
 			fm.parts = append(fm.parts, matchPart{first.n, loc[0], loc[1]})
 		}
 	}
-	return fm
+	fm.lineWork = lines.work
+	return fm, nil
 }
 
 // text returns the text of line l without a carriage return before its
@@ -393,9 +533,18 @@ func (s *grepSearch) contentLines(name string, data []byte, fm *fileMatches) []s
 	}
 	var out []string
 	if s.onlyMatching {
-		for _, p := range fm.parts {
-			out = append(out, prefix(p.line, ':')+clipColumns(string(data[p.start:p.end])))
+		capped := fm.capped
+		// more notes the capped lines before line n.
+		more := func(n int) {
+			for ; len(capped) > 0 && capped[0] < n; capped = capped[1:] {
+				out = append(out, prefix(capped[0], ':')+fmt.Sprintf("[... more matches on this line: only the first %d are shown]", grepMaxLineMatches))
+			}
 		}
+		for _, p := range fm.parts {
+			more(p.line)
+			out = append(out, prefix(p.line, ':')+clipColumns(data[p.start:p.end]))
+		}
+		more(math.MaxInt)
 		return out
 	}
 	printed := -1 // number of the last line printed
@@ -438,26 +587,30 @@ func (s *grepSearch) contentLines(name string, data []byte, fm *fileMatches) []s
 			if next < len(fm.lines) && fm.lines[next].n == g.n {
 				sep = ':'
 			}
-			out = append(out, prefix(g.n, sep)+clipColumns(string(g.text(data))))
+			out = append(out, prefix(g.n, sep)+clipColumns(g.text(data)))
 		}
 		printed = group[len(group)-1].n
 	}
 	return out
 }
 
-// clipColumns makes text valid UTF-8 and cuts it at grepMaxColumns
-// characters.
-func clipColumns(text string) string {
-	text = toValidUTF8(text)
-	if len(text) <= grepMaxColumns || utf8.RuneCountInString(text) <= grepMaxColumns {
-		return text
-	}
-	n := 0
-	for i := range text {
-		if n == grepMaxColumns {
-			return text[:i] + fmt.Sprintf(" [... %d more characters]", utf8.RuneCountInString(text[i:]))
+// clipColumns returns text as valid UTF-8 (an invalid byte becoming
+// U+FFFD), cut after grepMaxColumns characters with a note of how many
+// more there were. Only the part kept is copied, so that a long line costs
+// one pass to count its characters and no more memory than what is shown.
+func clipColumns(text []byte) string {
+	i, n := 0, 0
+	for ; i < len(text) && n < grepMaxColumns; n++ {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
 		}
-		n++
+		_, w := utf8.DecodeRune(text[i:])
+		i += w
 	}
-	return text
+	kept := toValidUTF8(string(text[:i]))
+	if i == len(text) {
+		return kept
+	}
+	return kept + fmt.Sprintf(" [... %d more characters]", utf8.RuneCount(text[i:]))
 }

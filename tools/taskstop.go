@@ -39,13 +39,14 @@ type taskStopInput struct {
 type TaskStopResult struct {
 	Message  string `json:"message"`
 	TaskID   string `json:"task_id"`
-	TaskType string `json:"task_type"` // "local_bash" for background shells
+	TaskType string `json:"task_type"` // "local_bash" for background shells, "local_agent" for subagents
 	Command  string `json:"command,omitempty"`
 }
 
 // TaskStop returns the TaskStop tool, which stops a background shell of the
-// session (see [BackgroundShells]) by its task_id, or by shell_id, the
-// older name of the same field.
+// session (see [BackgroundShells]), or a task of a registry attached to it
+// (see [Shells.Attach]), by its task_id, or by shell_id, the older name of
+// the same field.
 func TaskStop() tool.Tool {
 	return tool.New("TaskStop", taskStopDescription, runTaskStop, &tool.Options{
 		Schema: json.RawMessage(taskStopSchema),
@@ -67,6 +68,18 @@ func runTaskStop(ctx context.Context, in taskStopInput, call *tool.Call) (tool.R
 	shells := BackgroundShells(env)
 	info, err := shells.Info(id)
 	if err != nil {
+		for _, o := range shells.attached() {
+			res, found, err := o.StopTask(id)
+			if !found {
+				continue
+			}
+			if err != nil {
+				return tool.Error(fmt.Sprintf("Cannot stop background task %s: %v", id, err)), nil
+			}
+			r := tool.Text(res.Message)
+			r.Structured = res
+			return r, nil
+		}
 		return tool.Error(fmt.Sprintf("No background task found with ID: %s", id)), nil
 	}
 	switch err := shells.Stop(id); {

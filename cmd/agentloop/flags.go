@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentloop/agentloop"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/vocab"
 )
 
 // config is the parsed command line.
@@ -120,13 +122,13 @@ var flagDefs = []flagDef{
 	{[]string{"--system-prompt"}, kString, "replace the system prompt", str(func(c *config) *string { return &c.systemPrompt })},
 	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", str(func(c *config) *string { return &c.systemPromptF })},
 	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", str(func(c *config) *string { return &c.appendSystem })},
-	{[]string{"--effort"}, kString, "low, medium, high, xhigh or max", func(c *config, v string) error {
-		switch v {
-		case "low", "medium", "high", "xhigh", "max":
-			c.effort = v
-			return nil
+	{[]string{"--effort"}, kString, vocab.Efforts.Want(), func(c *config, v string) error {
+		e, err := vocab.ParseEffort(v)
+		if err != nil {
+			return fmt.Errorf("--effort: %w", err)
 		}
-		return fmt.Errorf("--effort %q: want low, medium, high, xhigh or max", v)
+		c.effort = string(e)
+		return nil
 	}},
 	{[]string{"--tools"}, kList, `built-in tools to offer ("" for none, "default" for the default set)`, func(c *config, v string) error {
 		c.toolsSet = true
@@ -135,13 +137,13 @@ var flagDefs = []flagDef{
 	}},
 	{[]string{"--allowedTools", "--allowed-tools"}, kList, `rules for calls that run without asking, e.g. "Bash(npm test:*)" Write`, list(func(c *config) *[]string { return &c.allowed })},
 	{[]string{"--disallowedTools", "--disallowed-tools"}, kList, "tools removed from the model's list", list(func(c *config) *[]string { return &c.disallowed })},
-	{[]string{"--permission-mode"}, kString, "default, acceptEdits, plan, dontAsk, bypassPermissions or auto", func(c *config, v string) error {
-		switch v {
-		case "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto":
-			c.mode = v
-			return nil
+	{[]string{"--permission-mode"}, kString, vocab.PermissionModes.Want(), func(c *config, v string) error {
+		m, err := vocab.ParsePermissionMode(v)
+		if err != nil {
+			return fmt.Errorf("--permission-mode: %w", err)
 		}
-		return fmt.Errorf("--permission-mode %q: want default, acceptEdits, plan, dontAsk, bypassPermissions or auto", v)
+		c.mode = string(m)
+		return nil
 	}},
 	{[]string{"--add-dir"}, kList, "further directories the tools may use", list(func(c *config) *[]string { return &c.addDirs })},
 	{[]string{"--json-schema"}, kString, "JSON schema the final answer must match (structured output)", func(c *config, v string) error {
@@ -159,13 +161,13 @@ var flagDefs = []flagDef{
 		c.maxThinking = n
 		return nil
 	}},
-	{[]string{"--thinking"}, kString, "adaptive, enabled (with --max-thinking-tokens) or disabled", func(c *config, v string) error {
-		switch v {
-		case "adaptive", "enabled", "disabled":
-			c.thinking = v
-			return nil
+	{[]string{"--thinking"}, kString, vocab.ThinkingTypes.Want() + " (enabled goes with --max-thinking-tokens)", func(c *config, v string) error {
+		t, err := vocab.ParseThinkingType(v)
+		if err != nil {
+			return fmt.Errorf("--thinking: %w", err)
 		}
-		return fmt.Errorf("--thinking %q: want adaptive, enabled or disabled", v)
+		c.thinking = string(t)
+		return nil
 	}},
 	{[]string{"--settings"}, kString, "a settings file, or inline settings JSON", str(func(c *config) *string { return &c.settings })},
 	{[]string{"--setting-sources"}, kString, `settings files to load: user,project,local ("" for none)`, func(c *config, v string) error {
@@ -257,7 +259,7 @@ func parseArgs(args []string) (*config, error) {
 				value = args[i]
 			}
 			if err := def.set(c, value); err != nil {
-				return nil, fmt.Errorf("%w: %v", errUsage, err)
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
 		case kList:
 			if !hasValue {
@@ -268,7 +270,7 @@ func parseArgs(args []string) (*config, error) {
 				value = args[i]
 			}
 			if err := def.set(c, value); err != nil {
-				return nil, fmt.Errorf("%w: %v", errUsage, err)
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
 		}
 	}
@@ -284,7 +286,7 @@ func parseArgs(args []string) (*config, error) {
 	if c.partial && c.outputFormat != "stream-json" {
 		return nil, fmt.Errorf("%w: --include-partial-messages needs --output-format stream-json", errUsage)
 	}
-	if c.thinking == "enabled" && c.maxThinking == 0 {
+	if c.thinking == string(vocab.ThinkingEnabled) && c.maxThinking == 0 {
 		return nil, fmt.Errorf("%w: --thinking enabled needs --max-thinking-tokens", errUsage)
 	}
 	if c.hasPrompt && c.promptFile != "" {

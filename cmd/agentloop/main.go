@@ -140,7 +140,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		o.OutputFormat = &agentloop.OutputFormat{Type: "json_schema", Schema: json.RawMessage(c.jsonSchema)}
 	}
 	switch {
-	case c.thinking == "adaptive" || c.thinking == "disabled":
+	case c.thinking == agentloop.ThinkingAdaptive || c.thinking == agentloop.ThinkingDisabled:
 		o.Thinking = &agentloop.ThinkingConfig{Type: c.thinking}
 		if c.maxThinking > 0 {
 			return nil, errors.New("--max-thinking-tokens goes with --thinking enabled, not " + c.thinking)

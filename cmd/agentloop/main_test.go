@@ -109,8 +109,8 @@ func TestBadInput(t *testing.T) {
 		{"stream-json without verbose", []string{"-p", "hi", "--output-format", "stream-json"}, "needs --verbose"},
 		{"bad max turns", []string{"-p", "hi", "--max-turns", "zero"}, `--max-turns "zero"`},
 		{"negative budget", []string{"-p", "hi", "--max-budget-usd=-1"}, `--max-budget-usd "-1"`},
-		{"bad mode", []string{"-p", "hi", "--permission-mode", "yolo"}, `--permission-mode "yolo"`},
-		{"bad effort", []string{"-p", "hi", "--effort", "extreme"}, `--effort "extreme"`},
+		{"bad mode", []string{"-p", "hi", "--permission-mode", "yolo"}, `--permission-mode: unknown permission mode "yolo" (want default, acceptEdits, bypassPermissions, plan, dontAsk or auto)`},
+		{"bad effort", []string{"-p", "hi", "--effort", "extreme"}, `--effort: unknown effort "extreme" (want low, medium, high, xhigh or max)`},
 		{"bool with value", []string{"-p", "hi", "--verbose=yes"}, "--verbose takes no value"},
 		{"two prompts", []string{"-p", "one", "two"}, "more than one prompt"},
 		{"unreadable prompt file", []string{"-p", "--prompt-file", missing}, "reading the prompt file"},
@@ -119,6 +119,7 @@ func TestBadInput(t *testing.T) {
 		{"json schema not JSON", []string{"-p", "hi", "--json-schema", "{nope"}, "--json-schema: not valid JSON"},
 		{"json schema not an object schema", []string{"-p", "hi", "--json-schema", `{"type":"array"}`}, "output schema"},
 		{"thinking budget too small", []string{"-p", "hi", "--max-thinking-tokens", "10"}, `--max-thinking-tokens "10"`},
+		{"bad thinking", []string{"-p", "hi", "--thinking", "on"}, `--thinking: unknown thinking type "on" (want adaptive, enabled or disabled)`},
 		{"enabled thinking without budget", []string{"-p", "hi", "--thinking", "enabled"}, "needs --max-thinking-tokens"},
 	}
 	for _, tc := range cases {

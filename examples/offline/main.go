@@ -48,13 +48,19 @@ func main() {
 		log.Fatal(err)
 	}
 
-	opts := &agentloop.Options{Provider: provider, Cwd: dir}
+	// The example keeps no transcript: it would otherwise be written under
+	// the user's ~/.claude on every run.
+	opts := &agentloop.Options{Provider: provider, Cwd: dir, NoSessionPersistence: true}
 	for msg, err := range agentloop.Query(context.Background(), "What do the notes in this directory say?", opts) {
 		if err != nil {
 			log.Fatal(err)
 		}
 		switch m := msg.(type) {
 		case *agentloop.SystemMessage:
+			if m.Init == nil {
+				fmt.Printf("[%s]\n", m.Subtype)
+				continue
+			}
 			fmt.Printf("[%s] session %s, model %s, tools %s\n", m.Subtype, m.SessionID, m.Init.Model, strings.Join(m.Init.Tools, ","))
 		case *agentloop.AssistantMessage:
 			for _, b := range m.Message.Content {

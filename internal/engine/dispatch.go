@@ -88,6 +88,12 @@ func (r *run) dispatch(resp *model.Response) bool {
 		batch = nil
 	}
 	interrupted := false
+	calls := 0
+	for _, b := range resp.Content {
+		if b.Type == model.TypeToolUse {
+			calls++
+		}
+	}
 	for _, b := range resp.Content {
 		if b.Type != model.TypeToolUse || !ok || ctx.Err() != nil {
 			continue
@@ -114,7 +120,16 @@ func (r *run) dispatch(resp *model.Response) bool {
 		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}
 		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
 		if r.s.cfg.Authorize != nil && !internal {
-			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool})
+			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
+		}
+		if d.Defer {
+			if calls == 1 {
+				// The call stays pending: no result, no context, the
+				// run ends (see resumeDeferred).
+				r.deferred = &message.DeferredToolUse{ID: b.ID, Name: b.Name, Input: deferredInput(b.Input)}
+				return true
+			}
+			d.Allow = false
 		}
 		open.extra = append(open.extra, d.Context...)
 		if d.Halt != nil && r.halt == nil {

@@ -82,6 +82,9 @@ type ToolCall struct {
 	Name  string
 	Input []byte // validated, defaults applied
 	Tool  tool.Tool
+	// Alone is set when this is the only tool call of its reply, the one
+	// case where the call may be deferred (Decision.Defer).
+	Alone bool
 }
 
 // Decision is the outcome of authorising a call.
@@ -103,6 +106,13 @@ type Decision struct {
 	Context []string
 	// Halt ends the run after this reply's tools.
 	Halt *Halt
+	// Defer, for a call that is Alone, leaves the call pending: it does
+	// not run, the run ends with stop_reason and terminal_reason
+	// tool_deferred and the result's deferred_tool_use, and the history
+	// keeps the tool_use without a result. The next Run first authorises
+	// the pending call again (see resumeDeferred). On a call that is not
+	// Alone, Defer is a denial with Message.
+	Defer bool
 }
 
 // ErrStopped is returned by Run when the consumer stopped reading.
@@ -227,6 +237,9 @@ type run struct {
 	// shown are the assistant messages of the reply being streamed.
 	open  *openCalls
 	shown []*message.Assistant
+	// deferred is the call an authoriser deferred; the run ends with it
+	// pending (closeTurn leaves it open).
+	deferred *message.DeferredToolUse
 }
 
 func (r *run) send(m message.Message) bool {
@@ -285,6 +298,9 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 // loop runs the turns of one prompt until the run ends.
 func (r *run) loop(promptIn []model.Content) ending {
 	s, ctx := r.s, r.ctx
+	if e, done := r.resumeDeferred(); done {
+		return e
+	}
 	prompt, context, res := r.submitPrompt(promptIn)
 	if res != nil {
 		return finish(res)
@@ -347,6 +363,9 @@ func (r *run) loop(promptIn []model.Content) ending {
 				return r.aborted(ctx.Err())
 			}
 			return ending{err: ErrStopped}
+		}
+		if r.deferred != nil {
+			return finish(r.deferredResult())
 		}
 		if r.halt != nil {
 			return unrunBecause(r.haltResult(r.halt), haltUnrun)

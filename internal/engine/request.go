@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 )
@@ -73,11 +74,11 @@ func requestFeatures(modelID string, thinking *model.Thinking, effort string) (*
 	}
 	t := thinking
 	if t == nil && caps.AdaptiveThinking {
-		t = &model.Thinking{Type: "adaptive"}
+		t = &model.Thinking{Type: string(vocab.ThinkingAdaptive)}
 	}
 	if t != nil {
-		switch t.Type {
-		case "adaptive":
+		switch vocab.ThinkingType(t.Type) {
+		case vocab.ThinkingAdaptive:
 			if !caps.AdaptiveThinking {
 				t = nil
 			}

@@ -146,9 +146,12 @@ func (r *run) commitResults() {
 // no result yet get an is_error result saying why (text), after the results
 // that did arrive, in the history and in the record alike. The stream does
 // not show these results: the run is over.
+//
+// The one exception is a deferred call (run.deferred): it stays pending,
+// answered by the next run (see resumeDeferred).
 func (r *run) closeTurn(text string) {
 	o := r.open
-	if o == nil {
+	if o == nil || r.deferred != nil {
 		return
 	}
 	for _, id := range o.ids {

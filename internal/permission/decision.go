@@ -1,13 +1,16 @@
 package permission
 
-// Behavior is what a decision, or a rule, says about a call.
-type Behavior string
+import "github.com/agentloop/agentloop/internal/vocab"
+
+// Behavior is what a decision, or a rule, says about a call; the
+// vocabulary is vocab.Behaviors.
+type Behavior = vocab.Behavior
 
 // The three behaviors of the reference's permission system.
 const (
-	Allow Behavior = "allow"
-	Deny  Behavior = "deny"
-	Ask   Behavior = "ask"
+	Allow = vocab.Allow
+	Deny  = vocab.Deny
+	Ask   = vocab.Ask
 )
 
 // Reason types, as the reference reports them in decision_reason_type and

@@ -1,32 +1,35 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
 
-// Mode is a permission mode of the session.
-type Mode string
+	"github.com/agentloop/agentloop/internal/vocab"
+)
+
+// Mode is a permission mode of the session; the vocabulary is
+// vocab.PermissionModes.
+type Mode = vocab.PermissionMode
 
 // The permission modes of the reference.
 const (
-	ModeDefault     Mode = "default"
-	ModeAcceptEdits Mode = "acceptEdits"
-	ModePlan        Mode = "plan"
-	ModeDontAsk     Mode = "dontAsk"
-	ModeBypass      Mode = "bypassPermissions"
-	ModeAuto        Mode = "auto"
+	ModeDefault     = vocab.PermissionDefault
+	ModeAcceptEdits = vocab.PermissionAcceptEdits
+	ModePlan        = vocab.PermissionPlan
+	ModeDontAsk     = vocab.PermissionDontAsk
+	ModeBypass      = vocab.PermissionBypass
+	ModeAuto        = vocab.PermissionAuto
 )
 
-// ParseMode checks a mode name. The empty string and "manual" (the settings
-// alias) mean ModeDefault.
+// ParseMode checks a mode name. The empty string means ModeDefault, as
+// does "manual" (the settings alias); an unknown name is an error wrapping
+// vocab.ErrUnknownValue.
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case "", "manual", ModeDefault:
+	if s == "" {
 		return ModeDefault, nil
-	case ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypass, ModeAuto:
-		return Mode(s), nil
 	}
-	return "", fmt.Errorf("permission: unknown permission mode %q (want default, acceptEdits, plan, dontAsk, bypassPermissions or auto)", s)
+	m, err := vocab.ParsePermissionMode(s)
+	if err != nil {
+		return "", fmt.Errorf("permission: %w", err)
+	}
+	return m, nil
 }
-
-// acceptsEdits reports whether the mode approves file edits inside the
-// working directories without asking.
-func (m Mode) acceptsEdits() bool { return m == ModeAcceptEdits }

@@ -1,6 +1,10 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentloop/agentloop/internal/vocab"
+)
 
 // UpdateType is the kind of a permission update.
 type UpdateType string
@@ -37,8 +41,8 @@ func (u Update) Validate() error {
 	}
 	switch u.Type {
 	case UpdateAddRules, UpdateReplaceRules, UpdateRemoveRules:
-		if u.Behavior != Allow && u.Behavior != Deny && u.Behavior != Ask {
-			return fmt.Errorf("permission: %s update needs behavior allow, deny or ask, not %q", u.Type, u.Behavior)
+		if _, err := vocab.ParseBehavior(string(u.Behavior)); err != nil {
+			return fmt.Errorf("permission: %s update: %w", u.Type, err)
 		}
 		for _, r := range u.Rules {
 			if _, err := ParseRule(r.String()); err != nil {
@@ -46,8 +50,8 @@ func (u Update) Validate() error {
 			}
 		}
 	case UpdateSetMode:
-		if _, err := ParseMode(string(u.Mode)); err != nil || u.Mode == "" {
-			return fmt.Errorf("permission: setMode update with mode %q", u.Mode)
+		if _, err := vocab.ParsePermissionMode(string(u.Mode)); err != nil {
+			return fmt.Errorf("permission: setMode update: %w", err)
 		}
 	case UpdateAddDirectories, UpdateRemoveDirectories:
 		if len(u.Directories) == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +46,13 @@ const (
 // up on the third, whatever MaxRetries allows.
 const maxOverloaded = 3
 
+// Failures that cannot succeed on retry end the call early: the second 401,
+// the second "no such host".
+const (
+	maxAuthFailures = 2
+	maxNoSuchHost   = 2
+)
+
 // Backoff bounds: retry n waits min(baseDelay × 2^(n−1), maxDelay) plus up to
 // jitterFraction of that.
 const (
@@ -67,18 +75,42 @@ type Options struct {
 	// fake. A path is kept: requests go to {BaseURL}/v1/messages. Empty:
 	// ANTHROPIC_BASE_URL, else [DefaultBaseURL].
 	BaseURL string
-	// HTTPClient sends the requests. Nil: a client of its own, with no
-	// overall timeout (replies stream for minutes) and a ten-minute limit on
-	// waiting for response headers.
+	// HTTPClient sends the requests. Nil: a client of its own with no
+	// timeouts; the provider's own timeouts below bound every attempt
+	// whatever the client (they cancel the request's context).
 	HTTPClient *http.Client
 	// Headers are added to every request, after the provider's own, so they
 	// can replace them (User-Agent included). A credential header here
 	// (x-api-key or Authorization) counts as credentials for [New].
 	Headers map[string]string
 	// MaxRetries is how many times a failed request is retried. Nil:
-	// [DefaultMaxRetries]. Zero: no retry. It is also the MaxRetries reported
-	// in [model.RetryInfo].
+	// CLAUDE_CODE_MAX_RETRIES (a whole number ≥ 0; above 15 counts as 15, as
+	// in the reference), else [DefaultMaxRetries]. Zero: no retry. It is
+	// also the MaxRetries reported in [model.RetryInfo].
 	MaxRetries *int
+
+	// The three timeouts below cut an attempt short; the cut attempt is
+	// retried like a connection error, with a [*TimeoutError] as the
+	// failure. For each: a positive value is the limit; zero reads the
+	// environment variable (whole milliseconds, ≥ 1; anything else makes
+	// [New] fail naming it) and falls back to the default; a negative value
+	// turns the limit off.
+
+	// StreamIdleTimeout is the longest silence between two events of a
+	// stream, pings included. Zero: CLAUDE_STREAM_IDLE_TIMEOUT_MS, else
+	// [DefaultStreamIdleTimeout]. Unlike the reference, which raises values
+	// under 300 s to 300 s, smaller values are honoured.
+	StreamIdleTimeout time.Duration
+	// FirstByteTimeout is the longest wait from sending a request to the
+	// first event of its stream: connecting, the response headers and the
+	// first event all fall under it. Zero:
+	// CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS, else [DefaultFirstByteTimeout].
+	FirstByteTimeout time.Duration
+	// RequestTimeout bounds one attempt as a whole, from sending the request
+	// to message_stop; retries each get their own. Zero: API_TIMEOUT_MS,
+	// else no limit (a long reply may stream for many minutes; the idle
+	// timeout catches a stream that stopped).
+	RequestTimeout time.Duration
 
 	// Sleep waits d before a retry, returning early with ctx.Err() when ctx
 	// is done. Nil: a timer. Tests replace it to record delays without
@@ -100,13 +132,15 @@ type Provider struct {
 	now        func() time.Time
 	jitter     func() float64
 	endpoint   string // host[:port] of the base URL, for error messages
+	timeouts   timeouts
 }
 
 var _ model.Provider = (*Provider)(nil)
 
 // New returns a Provider configured by opts, which may be nil. It fails with
 // [ErrNoCredentials] when there are no credentials, and with an error naming
-// the value when the base URL is not an http or https URL.
+// the value when the base URL is not an http or https URL or an environment
+// variable it reads (CLAUDE_CODE_MAX_RETRIES, the timeouts) is malformed.
 func New(opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
@@ -128,6 +162,20 @@ func New(opts *Options) (*Provider, error) {
 	u, err := url.Parse(o.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("anthropic: base URL %q: want an http or https URL", o.BaseURL)
+	}
+	maxRetries, err := resolveMaxRetries(o.MaxRetries)
+	if err != nil {
+		return nil, err
+	}
+	var t timeouts
+	if t.idle, err = resolveTimeout(o.StreamIdleTimeout, EnvStreamIdleTimeout, DefaultStreamIdleTimeout); err != nil {
+		return nil, err
+	}
+	if t.firstByte, err = resolveTimeout(o.FirstByteTimeout, EnvFirstByteTimeout, DefaultFirstByteTimeout); err != nil {
+		return nil, err
+	}
+	if t.request, err = resolveTimeout(o.RequestTimeout, EnvRequestTimeout, 0); err != nil {
+		return nil, err
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = defaultHTTPClient()
@@ -154,13 +202,11 @@ func New(opts *Options) (*Provider, error) {
 	p := &Provider{
 		endpoint:   u.Host,
 		client:     sdk.NewClient(copts...),
-		maxRetries: DefaultMaxRetries,
+		maxRetries: maxRetries,
 		sleep:      o.Sleep,
 		now:        o.Now,
 		jitter:     o.Jitter,
-	}
-	if o.MaxRetries != nil {
-		p.maxRetries = max(*o.MaxRetries, 0)
+		timeouts:   t,
 	}
 	if p.sleep == nil {
 		p.sleep = sleepContext
@@ -185,9 +231,7 @@ func hasCredentialHeader(h map[string]string) bool {
 
 func defaultHTTPClient() *http.Client {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		return &http.Client{Transport: t}
+		return &http.Client{Transport: t.Clone()}
 	}
 	return &http.Client{}
 }
@@ -224,15 +268,21 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
 	}
 
-	var failed model.Usage
-	retries, overloaded := 0, 0
+	var (
+		failed     model.Usage
+		first      time.Time // start of the first attempt
+		hopeless   = map[string]int{}
+		retries    int
+		overloaded int
+	)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, canceled(err)
 		}
-		resp, f := p.attempt(ctx, body, req.Betas, h)
+		resp, f := p.attempt(ctx, body, req.Betas, h, &first)
 		if f == nil {
 			resp.FailedUsage = failed
+			resp.Duration = p.now().Sub(first)
 			return resp, nil
 		}
 		if f.usage != nil {
@@ -244,7 +294,12 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 		if f.overloaded {
 			overloaded++
 		}
-		if !f.retry || retries >= p.maxRetries || overloaded >= maxOverloaded {
+		giveUp := false
+		if f.limit > 0 {
+			hopeless[f.limitKey]++
+			giveUp = hopeless[f.limitKey] >= f.limit
+		}
+		if !f.retry || giveUp || retries >= p.maxRetries || overloaded >= maxOverloaded {
 			e := f.final(retries, overloaded >= maxOverloaded)
 			e.Endpoint = p.endpoint
 			return nil, e
@@ -291,8 +346,10 @@ type failure struct {
 	kind       string // RetryInfo.Kind
 	status     int    // HTTP status, 0 when there was none
 	retry      bool   // whether this kind of failure is retried at all
-	announce   bool   // whether Handler.Retry hears about the retry
-	overloaded bool   // counts towards the 529 limit
+	limit      int    // when > 0: give up on the limit-th failure with this limitKey, retries left or not
+	limitKey   string
+	announce   bool // whether Handler.Retry hears about the retry
+	overloaded bool // counts towards the 529 limit
 	retryAfter time.Duration
 	err        error          // the failure, for RetryInfo.Err
 	apiErr     model.APIError // what to return when giving up
@@ -310,9 +367,28 @@ func (f *failure) final(retries int, overloaded bool) *model.APIError {
 }
 
 // attempt makes one request and reads its stream. It returns the reply, or a
-// failure saying what went wrong.
-func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h model.Handler) (*model.Response, *failure) {
+// failure saying what went wrong. It sets *first to its start time if
+// *first is zero. The provider's timeouts bound it (see [Options]).
+func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h model.Handler, first *time.Time) (*model.Response, *failure) {
 	start := p.now()
+	if first.IsZero() {
+		*first = start
+	}
+	actx, wd := startWatchdog(ctx, p.timeouts)
+	resp, f := p.exchange(actx, start, body, betas, h, wd)
+	if te := wd.stop(); f != nil && te != nil && ctx.Err() == nil {
+		// The watchdog cut the attempt: whatever error the cut caused,
+		// the timeout is the failure.
+		tf := connFailure(te)
+		tf.apiErr.RequestID, tf.usage = f.apiErr.RequestID, f.usage
+		return nil, tf
+	}
+	return resp, f
+}
+
+// exchange sends the request with ctx and reads the reply, telling wd of
+// every event.
+func (p *Provider) exchange(ctx context.Context, start time.Time, body []byte, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
 	opts := []option.RequestOption{option.WithQuery("beta", "true")}
 	if len(betas) > 0 {
 		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
@@ -338,6 +414,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h m
 	}
 
 	s := newStreamState(h, func() time.Duration { return p.now().Sub(start) })
+	s.onEvent = wd.event
 	resp, err := s.read(res)
 	if err != nil {
 		f := streamFailure(err)
@@ -349,7 +426,6 @@ func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h m
 		return nil, f
 	}
 	resp.RequestID = requestID
-	resp.Duration = p.now().Sub(start)
 	return resp, nil
 }
 
@@ -362,7 +438,10 @@ func statusFailure(ae *sdk.Error) *failure {
 	case ae.StatusCode == http.StatusTooManyRequests:
 		f.kind, f.retry = "rate_limit", true
 	case ae.StatusCode == http.StatusUnauthorized:
+		// A bad key stays bad: one retry (for a gateway's passing glitch),
+		// not ten.
 		f.kind, f.retry = "authentication_failed", true
+		f.limit, f.limitKey = maxAuthFailures, "auth"
 	case ae.StatusCode >= 500:
 		f.kind, f.retry = "server_error", true
 	}
@@ -396,13 +475,20 @@ func statusFailure(ae *sdk.Error) *failure {
 
 // connFailure describes a request that got no answer.
 func connFailure(err error) *failure {
-	return &failure{
+	f := &failure{
 		kind:     "connection_error",
 		retry:    true,
 		announce: true,
 		err:      err,
 		apiErr:   model.APIError{Err: err},
 	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		// No such host: the name will not resolve on the next try
+		// either; the second failure ends the call.
+		f.limit, f.limitKey = maxNoSuchHost, "dns"
+	}
+	return f
 }
 
 // streamFailure describes a stream that broke: an error event, or malformed.

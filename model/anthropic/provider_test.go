@@ -244,18 +244,20 @@ func TestRetries(t *testing.T) {
 		},
 		wantDelays: []time.Duration{500 * ms, 1000 * ms},
 	}, {
-		name:     "401 eleven times",
+		name:     "401 gives up on the second",
 		replies:  []reply{errorReply(401, "authentication_error", "invalid x-api-key")},
-		wantReqs: 11,
-		wantErr:  &model.APIError{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Retries: 10, RequestID: "req_err_401"},
-		wantRetries: func() []model.RetryInfo {
-			var r []model.RetryInfo
-			for i, d := range []time.Duration{500, 1000, 2000, 4000, 8000, 16000, 32000, 32000, 32000, 32000} {
-				r = append(r, model.RetryInfo{Attempt: i + 1, MaxRetries: 10, Delay: d * ms, Status: 401, Kind: "authentication_failed"})
-			}
-			return r
-		}(),
-		wantDelays: []time.Duration{500 * ms, 1000 * ms, 2000 * ms, 4000 * ms, 8000 * ms, 16000 * ms, 32000 * ms, 32000 * ms, 32000 * ms, 32000 * ms},
+		wantReqs: 2,
+		wantErr:  &model.APIError{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Retries: 1, RequestID: "req_err_401"},
+		wantRetries: []model.RetryInfo{
+			{Attempt: 1, MaxRetries: 10, Delay: 500 * ms, Status: 401, Kind: "authentication_failed"},
+		},
+		wantDelays: []time.Duration{500 * ms},
+	}, {
+		name:        "401 then success",
+		replies:     []reply{errorReply(401, "authentication_error", "invalid x-api-key"), sseReply(helloStream())},
+		wantReqs:    2,
+		wantRetries: []model.RetryInfo{{Attempt: 1, MaxRetries: 10, Delay: 500 * ms, Status: 401, Kind: "authentication_failed"}},
+		wantDelays:  []time.Duration{500 * ms},
 	}, {
 		name:        "429 with retry-after",
 		replies:     []reply{errorReply(429, "rate_limit_error", "Slow down", "retry-after", "3"), sseReply(helloStream())},

@@ -36,6 +36,7 @@ func malformed(format string, args ...any) error {
 type streamState struct {
 	h       model.Handler
 	elapsed func() time.Duration // time since the request was sent
+	onEvent func()               // called for every event read, pings included; may be nil
 
 	resp    model.Response
 	started bool // message_start seen
@@ -58,6 +59,9 @@ func (s *streamState) read(res *http.Response) (*model.Response, error) {
 		return nil, malformed("response has no body")
 	}
 	for dec.Next() {
+		if s.onEvent != nil {
+			s.onEvent()
+		}
 		ev := dec.Event()
 		if err := s.handle(ev.Type, bytes.TrimSuffix(ev.Data, []byte("\n"))); err != nil {
 			return nil, err

@@ -78,8 +78,19 @@ func newStore(t *testing.T) *Store {
 	return s
 }
 
+// reopen returns a Store on s's table through a pool of its own, as
+// another host would have.
+func reopen(t *testing.T, s session.Store) session.Store {
+	t.Helper()
+	s2, err := New(context.Background(), testPool(t), &Options{Table: strings.Trim(s.(*Store).Table(), `"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s2
+}
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return newStore(t) })
+	storetest.Run(t, func(t *testing.T) session.Store { return newStore(t) }, reopen)
 }
 
 var ctx = context.Background()

@@ -73,18 +73,25 @@ func newStore(t *testing.T, ttl time.Duration) (*Store, goredis.UniversalClient)
 	return New(c, &Options{Prefix: testPrefix(t, c), TTL: ttl}), c
 }
 
+// reopen returns a Store on s's key prefix through a client of its own,
+// as another host would have.
+func reopen(t *testing.T, s session.Store) session.Store {
+	rs := s.(*Store)
+	return New(newClient(t), &Options{Prefix: rs.prefix, TTL: rs.ttl})
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) session.Store {
 		s, _ := newStore(t, 0)
 		return s
-	})
+	}, reopen)
 }
 
 func TestConformanceTTL(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) session.Store {
 		s, _ := newStore(t, time.Hour)
 		return s
-	})
+	}, reopen)
 }
 
 func entry(n int) session.Entry {

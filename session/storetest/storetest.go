@@ -2,8 +2,13 @@
 // implementations.
 //
 //	func TestMyStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) session.Store { return newMyStore(t) })
+//		storetest.Run(t,
+//			func(t *testing.T) session.Store { return newMyStore(t) },
+//			func(t *testing.T, s session.Store) session.Store { return reopenMyStore(t, s) })
 //	}
+//
+// The suite never skips: a backend a test cannot reach is the caller's
+// to report (fail when $CI is set, as this module's stores do).
 package storetest
 
 import (
@@ -46,7 +51,13 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // Run runs the suite. newStore returns a new, empty store for each test.
-func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
+// reopen returns a second instance on the backend of s, as another host
+// would have it (its own connection or client on the same table, key
+// prefix or directory); a store with no backend to share, such as
+// session.MemoryStore, returns s itself. A nil reopen fails the tests
+// that need it.
+func Run(t *testing.T, newStore func(t *testing.T) session.Store, reopen func(t *testing.T, s session.Store) session.Store) {
+	t.Helper()
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s session.Store)
@@ -61,9 +72,32 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"List", testList},
 		{"Concurrent", testConcurrent},
 		{"InvalidKey", testInvalidKey},
+		{"Canceled", testCanceled},
+		{"CanceledMidAppend", testCanceledMidAppend},
+		{"OverlappingAppends", func(t *testing.T, s session.Store) { testOverlapping(t, s, s) }},
+		{"DeleteRacingAppend", func(t *testing.T, s session.Store) { testDeleteRacingAppend(t, s, s) }},
+		{"LargeEntry", testLargeEntry},
+		{"LongTranscript", testLongTranscript},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+	two := []struct {
+		name string
+		fn   func(t *testing.T, a, b session.Store)
+	}{
+		{"TwoInstances", testTwoInstances},
+		{"TwoInstancesOverlappingAppends", testOverlapping},
+		{"TwoInstancesDeleteRacingAppend", testDeleteRacingAppend},
+	}
+	for _, tc := range two {
+		t.Run(tc.name, func(t *testing.T) {
+			if reopen == nil {
+				t.Fatal("storetest.Run needs reopen to get a second instance on the same backend")
+			}
+			a := newStore(t)
+			tc.fn(t, a, reopen(t, a))
+		})
 	}
 }
 

@@ -1,0 +1,152 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentloop/agentloop/settings"
+)
+
+// The fields each settings hook type knows; "type", "timeout", "if" and
+// "statusMessage" are common to all of them.
+var hookFields = map[string][]string{
+	"command": {"command", "args", "shell", "onFailure", "once", "async", "asyncRewake"},
+	"prompt":  {"prompt", "model", "continueOnBlock"},
+	"http":    {"url", "headers", "allowedEnvVars", "onFailure"},
+}
+
+var commonFields = []string{"type", "timeout", "if", "statusMessage"}
+
+// settingsHook turns a settings hook entry into a hook, or says why it
+// cannot run. The decisions, field by field:
+//
+//   - timeout, command, prompt, model, url, headers, allowedEnvVars: honoured.
+//   - onFailure (command, http): "block" makes a failure (an error, a
+//     timeout, invalid output) block the event as exit code 2 would, except
+//     for Stop and SubagentStop; "continue" is the default.
+//   - once (command): the hook runs at most once per Dispatcher.
+//   - async (command): the hook runs in the background; its output has no
+//     effect and its failures go to Config.Report.
+//   - statusMessage: spinner text; agentloop has no spinner, so it has
+//     no effect (and needs none).
+//   - if, args, shell other than "bash": not supported; the hook is
+//     skipped, with a warning, rather than run in a way it was not meant
+//     to run.
+//   - asyncRewake (command), continueOnBlock (prompt): not supported; the
+//     hook runs without them, with a warning.
+//   - any other field: ignored, with a warning naming it.
+//   - agent and mcp_tool hooks: not supported; skipped with a warning.
+func (d *Dispatcher) settingsHook(e settings.Hook) (*hook, []string) {
+	var warns []string
+	known, ok := hookFields[e.Type]
+	if !ok {
+		return nil, []string{fmt.Sprintf("%s hooks are not supported; skipped", e.Type)}
+	}
+	subject := e.Command
+	switch e.Type {
+	case "http":
+		subject = e.URL
+	case "prompt":
+		subject = e.Prompt
+	}
+	what := fmt.Sprintf("%s hook %q", e.Type, clip(subject, 80))
+	for _, f := range e.Fields {
+		if !slices.Contains(known, f) && !slices.Contains(commonFields, f) {
+			warns = append(warns, fmt.Sprintf("%s: field %q is not known for %s hooks; ignored", what, f, e.Type))
+		}
+	}
+	skip := func(why string) (*hook, []string) {
+		return nil, append(warns, fmt.Sprintf("%s: %s; the hook is skipped", what, why))
+	}
+	switch {
+	case e.If != "":
+		return skip(fmt.Sprintf("field \"if\" (%q) is not supported", e.If))
+	case len(e.Args) > 0:
+		return skip("field \"args\" is not supported")
+	case e.Shell != "" && e.Shell != "bash":
+		return skip(fmt.Sprintf("shell %q is not supported (only bash)", e.Shell))
+	case e.Type == "prompt" && d.cfg.Prompt == nil:
+		return skip("no model to ask (Config.Prompt is not set)")
+	}
+	if e.AsyncRewake {
+		warns = append(warns, what+": field \"asyncRewake\" is not supported; the hook runs without waking the model")
+	}
+	if e.ContinueOnBlock {
+		warns = append(warns, what+": field \"continueOnBlock\" is not supported; ignored")
+	}
+	for name, v := range e.Headers {
+		for _, ref := range envRefs(v) {
+			if !slices.Contains(e.AllowedEnvVars, ref) {
+				warns = append(warns, fmt.Sprintf("%s: header %s names $%s, which is not in allowedEnvVars; it expands to nothing", what, name, ref))
+			}
+		}
+	}
+	h := &hook{kind: e.Type, command: e.Command, entry: e,
+		timeout:  time.Duration(e.Timeout * float64(time.Second)),
+		async:    e.Async && e.Type == "command",
+		failStop: e.OnFailure == "block" && e.Type != "prompt",
+	}
+	if e.Once && e.Type == "command" {
+		h.once = new(atomic.Bool)
+	}
+	return h, warns
+}
+
+// envRefs lists the variables a header value names ($VAR or ${VAR}).
+func envRefs(v string) []string {
+	var refs []string
+	os.Expand(v, func(name string) string {
+		refs = append(refs, name)
+		return ""
+	})
+	return refs
+}
+
+// getenv looks name up in the hooks' environment (Config.Env, or the
+// process's when that is nil); the last entry wins, as for exec.
+func (d *Dispatcher) getenv(name string) string {
+	if d.cfg.Env == nil {
+		return os.Getenv(name)
+	}
+	val := ""
+	for _, kv := range d.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			val = v
+		}
+	}
+	return val
+}
+
+// runAsync starts an async hook in the background, under its own timeout
+// but not the dispatch's cancellation. Its output has no effect; a
+// failure is sent to Config.Report.
+func (d *Dispatcher) runAsync(ctx context.Context, h *hook, in Input) {
+	ev := in.EventName()
+	name := string(ev)
+	if t := in.target(); matchable(ev) && t != "" {
+		name += ":" + t
+	}
+	stdin, merr := json.Marshal(in)
+	go func() {
+		r := &run{h: h, ev: ev, name: name}
+		d.execute(context.WithoutCancel(ctx), r, in, stdin, merr)
+		var msgs []string
+		switch {
+		case r.failure != "":
+			msgs = append(msgs, r.failure)
+		case r.timedOut:
+			msgs = append(msgs, r.lateText())
+		case r.blocked:
+			msgs = append(msgs, r.blockText()+" (async hooks cannot block)")
+		}
+		for _, m := range msgs {
+			d.report(name + " hook error: " + m)
+		}
+	}()
+}

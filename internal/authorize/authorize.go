@@ -1,0 +1,241 @@
+package authorize
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/settings"
+)
+
+// Call is the tool call to decide on.
+type Call struct {
+	ID, Name string
+	Input    json.RawMessage // validated, defaults applied
+	ReadOnly bool            // the tool only reads
+	// Alone is set when the call is the only tool call of its reply.
+	Alone bool
+	// AgentID names the subagent that made the call; "" for the main loop.
+	AgentID string
+}
+
+// Request is what the CanUseTool callback is asked.
+type Request struct {
+	ToolName, ToolUseID string
+	Input               json.RawMessage
+	Suggestions         []settings.PermissionUpdate
+	BlockedPath         string
+	DecisionReason      string
+	AgentID             string
+}
+
+// Answer is the CanUseTool callback's answer. Behavior is "allow" or
+// "deny"; anything else denies the call, saying so.
+type Answer struct {
+	Behavior           string
+	UpdatedInput       json.RawMessage
+	UpdatedPermissions []settings.PermissionUpdate
+	Message            string
+	Interrupt          bool
+}
+
+// Checker is the rule and mode step (*permission.Checker).
+type Checker interface {
+	Decide(ctx context.Context, call permission.Call) permission.Decision
+}
+
+// Authorizer runs the authorisation order. Checker is required; every
+// other field may be nil: no hooks, no sandbox, nobody to ask (the call is
+// denied), no updates applied (an update is then an error), no
+// diagnostics. It keeps no state of its own, so one value may serve
+// concurrent calls when its collaborators allow it.
+type Authorizer struct {
+	// PreToolUse runs the PreToolUse hooks for call.
+	PreToolUse func(ctx context.Context, call Call) hooks.PreToolUseResult
+	Checker    Checker
+	// SandboxAllows reports whether the sandbox lets an undecided Bash
+	// call run without asking.
+	SandboxAllows func(input json.RawMessage, d permission.Decision) bool
+	// PermissionRequest runs the PermissionRequest hooks for call, with
+	// input as the earlier steps left it.
+	PermissionRequest func(ctx context.Context, call Call, input json.RawMessage, suggestions []settings.PermissionUpdate) hooks.PermissionRequestResult
+	// CanUseTool asks the host.
+	CanUseTool func(ctx context.Context, req Request) (Answer, error)
+	// Apply applies the permission updates of an allow (in the session,
+	// and in settings files for persistent destinations).
+	Apply func(ups []settings.PermissionUpdate) error
+	// Diag reports something accepted but not honoured.
+	Diag func(text string)
+}
+
+// Outcome is the decision on a call, with what the session needs to
+// remember about it.
+type Outcome struct {
+	engine.Decision
+	// Checked is the checker's decision, when the checker was consulted.
+	Checked permission.Decision
+	// Decided is the input the rules saw (a PreToolUse hook's
+	// updatedInput, or the call's own input).
+	Decided json.RawMessage
+}
+
+// Decide decides on call. It blocks while hooks or CanUseTool run, and
+// returns when they do.
+func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
+	var pre hooks.PreToolUseResult
+	if a.PreToolUse != nil {
+		pre = a.PreToolUse(ctx, call)
+	}
+	o := Outcome{Decided: call.Input}
+	o.Context = pre.AdditionalContext
+	if pre.Halt {
+		o.Halt = &engine.Halt{Reason: pre.StopReason}
+	}
+	if pre.UpdatedInput != nil {
+		o.Decided, o.Input = pre.UpdatedInput, pre.UpdatedInput
+	}
+	pcall := permission.Call{Tool: call.Name, Input: o.Decided, ReadOnly: call.ReadOnly}
+	switch pre.Decision {
+	case hooks.Deny:
+		return o.deny("hook", "hook", pre.Message, true)
+	case hooks.Defer:
+		return a.deferCall(call, pre, o)
+	case hooks.Ask:
+		o.Checked = permission.Decision{Behavior: permission.Ask, ReasonType: "hook", Reason: pre.Reason,
+			Message: fmt.Sprintf("A hook asked for approval of this %s call, and there is no one to ask: %s", call.Name, pre.Reason)}
+		return a.ask(ctx, call, o)
+	case hooks.Allow:
+		// A hook's approval skips the mode and allow rules, never the deny
+		// and ask rules.
+		o.Checked = a.Checker.Decide(ctx, pcall)
+		if o.Checked.Behavior == permission.Allow || o.Checked.ReasonType != permission.ReasonRule {
+			return o.allow("hook", "hook")
+		}
+	default:
+		o.Checked = a.Checker.Decide(ctx, pcall)
+	}
+	switch o.Checked.Behavior {
+	case permission.Allow:
+		return o.allow("config", o.Checked.ReasonType)
+	case permission.Deny:
+		return o.deny("config", o.Checked.ReasonType, o.Checked.Message, false)
+	}
+	if call.Name == "Bash" && a.SandboxAllows != nil && a.SandboxAllows(o.Decided, o.Checked) {
+		return o.allow("config", "sandbox")
+	}
+	return a.ask(ctx, call, o)
+}
+
+// deferCall honours a PreToolUse defer on the only call of a main-loop
+// reply; anywhere else the defer is a denial, and a diagnostic says why.
+func (a *Authorizer) deferCall(call Call, pre hooks.PreToolUseResult, o Outcome) Outcome {
+	o.Input = nil // updatedInput is ignored with defer
+	if call.Alone && call.AgentID == "" {
+		o.Defer, o.Source, o.ReasonType = true, "hook", "hook"
+		return o
+	}
+	where := "its reply has more than one tool call"
+	if call.AgentID != "" {
+		where = "it was made by subagent " + call.AgentID
+	}
+	reason := pre.Reason
+	if reason == "" {
+		reason = "Deferred by hook"
+	}
+	a.diag(fmt.Sprintf("a PreToolUse hook deferred the %s call %s, but %s: defer needs the only tool call of a main-loop reply, so the call is denied", call.Name, call.ID, where))
+	return o.deny("hook", "hook", fmt.Sprintf("PreToolUse:%s hook error: %s", call.Name, reason), true)
+}
+
+// ask puts an undecided call to the PermissionRequest hooks and then to
+// CanUseTool.
+func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
+	d := o.Checked
+	suggestions := toSettingsUpdates(d.Suggestions)
+	var pr hooks.PermissionRequestResult
+	if a.PermissionRequest != nil {
+		pr = a.PermissionRequest(ctx, call, o.Decided, suggestions)
+	}
+	switch pr.Decision {
+	case hooks.Allow:
+		if err := a.apply(pr.UpdatedPermissions); err != nil {
+			return o.deny("hook", "hook", err.Error(), false)
+		}
+		if pr.UpdatedInput != nil {
+			o.Input = pr.UpdatedInput
+		}
+		return o.allow("hook", "hook")
+	case hooks.Deny:
+		o = o.deny("hook", "hook", pr.Message, false)
+		o.Interrupt = pr.Interrupt
+		return o
+	}
+	if a.CanUseTool == nil {
+		return o.deny("config", d.ReasonType, d.Message, false)
+	}
+	res, err := a.CanUseTool(ctx, Request{ToolName: call.Name, Input: o.Decided, ToolUseID: call.ID,
+		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason, AgentID: call.AgentID})
+	switch {
+	case err != nil:
+		return o.deny("user", "user", fmt.Sprintf("The permission check for %s failed: %v", call.Name, err), false)
+	case res.Behavior == "allow":
+		if err := a.apply(res.UpdatedPermissions); err != nil {
+			return o.deny("user", "user", err.Error(), false)
+		}
+		if res.UpdatedInput != nil {
+			o.Input = res.UpdatedInput
+		}
+		return o.allow("user", "user")
+	case res.Behavior == "deny":
+		msg := res.Message
+		if msg == "" {
+			msg = "The user denied this " + call.Name + " call."
+		}
+		o = o.deny("user", "user", msg, false)
+		o.Interrupt = res.Interrupt
+		return o
+	}
+	return o.deny("user", "user", fmt.Sprintf("The permission check for %s answered %q; want allow or deny.", call.Name, res.Behavior), false)
+}
+
+func (a *Authorizer) apply(ups []settings.PermissionUpdate) error {
+	if len(ups) == 0 {
+		return nil
+	}
+	if a.Apply == nil {
+		return fmt.Errorf("permission update: %d updates given, but this session cannot apply them", len(ups))
+	}
+	return a.Apply(ups)
+}
+
+func (a *Authorizer) diag(text string) {
+	if a.Diag != nil {
+		a.Diag(text)
+	}
+}
+
+func (o Outcome) allow(source, reason string) Outcome {
+	o.Allow, o.Source, o.ReasonType = true, source, reason
+	return o
+}
+
+func (o Outcome) deny(source, reason, msg string, quiet bool) Outcome {
+	o.Allow, o.Source, o.ReasonType, o.Message, o.Quiet = false, source, reason, msg, quiet
+	return o
+}
+
+// toSettingsUpdates converts the checker's suggestions to the public wire
+// form (the two types share it).
+func toSettingsUpdates(in []permission.Update) []settings.PermissionUpdate {
+	if len(in) == 0 {
+		return nil
+	}
+	var out []settings.PermissionUpdate
+	b, err := json.Marshal(in)
+	if err != nil || json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}

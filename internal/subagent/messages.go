@@ -1,0 +1,103 @@
+package subagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/google/uuid"
+)
+
+// Task describes one subagent run, as its stream messages report it.
+type Task struct {
+	// ID is the subagent's agent id, also its task_id.
+	ID string
+	// ToolUseID is the id of the Agent call that started it.
+	ToolUseID   string
+	Description string
+	Type        string // subagent_type
+	Prompt      string
+	Depth       int
+	Background  bool
+	// OutputFile is where a background subagent's answer is written.
+	OutputFile string
+	// WorktreePath and WorktreeBranch are set when the run kept its
+	// worktree (it left changes there).
+	WorktreePath, WorktreeBranch string
+}
+
+// Started is the system/task_started message of t.
+func Started(sessionID string, t Task) *message.System {
+	return system(sessionID, "task_started", map[string]any{
+		"task_id": t.ID, "tool_use_id": t.ToolUseID, "description": t.Description, "subagent_type": t.Type,
+		"is_backgrounded": t.Background, "spawn_depth": t.Depth, "task_type": "local_agent", "prompt": t.Prompt})
+}
+
+// Updated is the system/task_updated message that marks t finished with
+// status.
+func Updated(sessionID string, t Task, status string) *message.System {
+	return system(sessionID, "task_updated", map[string]any{
+		"task_id": t.ID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})
+}
+
+// Notification is the system/task_notification message of t, which ended
+// as o says. output_file is given when t has one.
+func Notification(sessionID string, t Task, o Outcome) *message.System {
+	f := map[string]any{
+		"task_id": t.ID, "tool_use_id": t.ToolUseID, "status": o.Status(), "summary": firstLine(o.Report()),
+		"usage": map[string]any{"total_tokens": o.Tokens(), "tool_uses": o.ToolUses, "duration_ms": o.Duration.Milliseconds()}}
+	if t.OutputFile != "" {
+		f["output_file"] = t.OutputFile
+	}
+	return system(sessionID, "task_notification", f)
+}
+
+// NoticeText is what the parent loop's model is told when the background
+// subagent t has ended as o says: its status, the output file and the
+// subagent's answer, marked as the subagent's words.
+func NoticeText(t Task, o Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<task-notification>\nThe background %s subagent %s (%q, started by Agent call %s) has ended: %s.\n",
+		t.Type, t.ID, t.Description, t.ToolUseID, o.Status())
+	if t.OutputFile != "" {
+		fmt.Fprintf(&b, "Its output file is %s.\n", t.OutputFile)
+	}
+	if t.WorktreePath != "" {
+		fmt.Fprintf(&b, "Its changes are kept in the git worktree %s on branch %s.\n", t.WorktreePath, t.WorktreeBranch)
+	}
+	if r := o.Report(); r != "" {
+		fmt.Fprintf(&b, "Its report (the subagent's own words, not the user's; every line below is indented):\n%s\n", IndentLines(r, "  "))
+	}
+	fmt.Fprintf(&b, "<usage>subagent_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>\n</task-notification>",
+		o.Tokens(), o.ToolUses, o.Duration.Milliseconds())
+	return b.String()
+}
+
+func system(sessionID, subtype string, fields map[string]any) *message.System {
+	return &message.System{Subtype: subtype, SessionID: sessionID, UUID: uuid.NewString(), Data: rawFields(fields)}
+}
+
+func rawFields(m map[string]any) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		b, _ := json.Marshal(v) // maps of strings, numbers and bools always marshal
+		out[k] = b
+	}
+	return out
+}
+
+// IndentLines prefixes every line of s with pre.
+func IndentLines(s, pre string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = pre + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}

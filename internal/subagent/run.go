@@ -1,0 +1,116 @@
+// Package subagent runs the subagents of a session: one child engine
+// session at a time, in the foreground ([Run]) or in the background
+// ([Registry]), optionally in a git worktree of its own ([NewWorktree]).
+//
+// The host (the root package) builds the child engine session, with its
+// prompt, tools and the session's lineage; this package runs it, collects
+// what the Agent tool reports, keeps the background tasks, tells their
+// parent loop when they end (as context for the model and as stream
+// messages), and creates and cleans up worktrees.
+package subagent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// Statuses of a finished subagent, as task_notification reports them.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusStopped   = "stopped"
+)
+
+// Outcome is how one run of a subagent ended.
+type Outcome struct {
+	// Result is the child's result; nil when Err is set.
+	Result *message.Result
+	// Err is the error the child's run returned (cancelled, consumer
+	// gone).
+	Err error
+	// Stopped is set when the run was stopped from outside (TaskStop,
+	// the end of the parent's run) or by the shared budget.
+	Stopped  bool
+	ToolUses int64
+	Duration time.Duration
+}
+
+// Status is completed, failed or stopped.
+func (o Outcome) Status() string {
+	switch {
+	case o.Stopped:
+		return StatusStopped
+	case o.Err != nil || o.Result == nil || o.Result.IsError:
+		return StatusFailed
+	}
+	return StatusCompleted
+}
+
+// Report is the subagent's final answer, or for a run that did not
+// complete, what went wrong.
+func (o Outcome) Report() string {
+	switch {
+	case o.Result == nil && o.Err != nil:
+		return "The subagent stopped: " + o.Err.Error()
+	case o.Result == nil:
+		return ""
+	case o.Result.IsError:
+		if d := strings.Join(o.Result.Errors, "; "); d != "" {
+			return d
+		}
+	}
+	return o.Result.Text()
+}
+
+// Usage is the child's token usage (zero without a result).
+func (o Outcome) Usage() message.ResultUsage {
+	if o.Result == nil {
+		return message.ResultUsage{}
+	}
+	return o.Result.Usage
+}
+
+// Tokens is the total of the child's input, output and cache tokens.
+func (o Outcome) Tokens() int64 {
+	u := o.Usage()
+	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// Run takes prompt through child, the engine session of a subagent, and
+// returns how it ended. emit receives what the parent's stream shows of a
+// subagent, as the reference shows it: its tool calls and their results,
+// its permission denials and the task messages of its own subagents; its
+// text is handed back at the end instead. A run ended by the shared budget,
+// or by ctx, counts as stopped.
+func Run(ctx context.Context, child *engine.Session, prompt []model.Content, emit func(message.Message)) Outcome {
+	start := time.Now()
+	var toolUses atomic.Int64
+	res, err := child.Run(ctx, prompt, func(m message.Message) bool {
+		switch m := m.(type) {
+		case *message.Assistant:
+			if len(m.Message.Content) > 0 && m.Message.Content[0].Type == model.TypeToolUse {
+				toolUses.Add(1)
+				emit(m)
+			}
+		case *message.User:
+			emit(m)
+		case *message.System:
+			switch m.Subtype {
+			case message.SubtypePermissionDenied, "task_started", "task_updated", "task_notification":
+				emit(m)
+			}
+		}
+		return true
+	})
+	o := Outcome{Result: res, Err: err, ToolUses: toolUses.Load(), Duration: time.Since(start)}
+	o.Stopped = ctx.Err() != nil || errors.Is(err, context.Canceled) ||
+		(res != nil && res.Subtype == message.ResultErrorMaxBudget)
+	return o
+}

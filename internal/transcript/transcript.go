@@ -1,0 +1,220 @@
+// Package transcript records a session's stream messages into its JSONL
+// transcript (a session.Writer) and, when a session.Store is configured,
+// mirrors every entry to the store (a session.Mirror).
+//
+// The recording runs on the loop's goroutine, so it never waits for the
+// store: store copies are made by the Mirror's own goroutine, their
+// failures come back as system/mirror_error messages through
+// Config.Notify, and Close bounds the final flush by Config.CloseTimeout.
+package transcript
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/session"
+	"github.com/google/uuid"
+)
+
+// DefaultCloseTimeout bounds Close's wait for the store copies still in
+// flight when Config.CloseTimeout is 0.
+const DefaultCloseTimeout = 10 * time.Second
+
+// Config is what a Recorder writes to and reports through.
+type Config struct {
+	// Writer is the local transcript. Required; the Recorder owns it and
+	// closes it in Close.
+	Writer *session.Writer
+	// Store, when set, receives a copy of every entry under Key.
+	Store session.Store
+	Key   session.Key
+	// Mode returns the current permission mode, written on user lines;
+	// nil writes "default".
+	Mode func() string
+	// Notify receives a system/mirror_error message for each batch the
+	// store did not take. It is called from the mirror's goroutine (and
+	// from Close) and must be safe for concurrent use; nil drops them.
+	Notify func(message.Message)
+	// CloseTimeout bounds the final flush to the store in Close; 0 means
+	// DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// StoreTimeout bounds each store append; 0 means
+	// session.DefaultMirrorTimeout.
+	StoreTimeout time.Duration
+}
+
+// Recorder turns the messages entering a session's history into transcript
+// entries. Its methods are safe for concurrent use; a nil *Recorder records
+// nothing.
+type Recorder struct {
+	cfg       Config
+	sessionID string
+
+	mu     sync.Mutex
+	w      *session.Writer
+	m      *session.Mirror // nil without a store
+	failed bool            // a local write failed: nothing more is written
+	closed bool
+	start  time.Time // when the current prompt began (for cost-state)
+}
+
+// New returns a Recorder writing to cfg.Writer (and mirroring to cfg.Store
+// when set).
+func New(cfg Config) (*Recorder, error) {
+	if cfg.Writer == nil {
+		return nil, errors.New("transcript: no writer")
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = DefaultCloseTimeout
+	}
+	r := &Recorder{cfg: cfg, sessionID: cfg.Writer.SessionID(), w: cfg.Writer}
+	if cfg.Store != nil {
+		if err := cfg.Key.Validate(); err != nil {
+			return nil, fmt.Errorf("transcript: store key: %w", err)
+		}
+		r.m = session.NewMirror(cfg.Writer, cfg.Store, cfg.Key, session.MirrorOptions{
+			OnError: r.mirrorFailed, Timeout: cfg.StoreTimeout})
+	}
+	return r, nil
+}
+
+// mirrorFailed reports a batch the store did not take.
+func (r *Recorder) mirrorFailed(e *session.MirrorError) {
+	if r.cfg.Notify != nil {
+		r.cfg.Notify(MirrorErrorMessage(r.sessionID, e))
+	}
+}
+
+// MirrorErrorMessage is the system/mirror_error message of e: its error
+// text and the store key.
+func MirrorErrorMessage(sessionID string, e *session.MirrorError) *message.System {
+	return &message.System{Subtype: "mirror_error", SessionID: sessionID, UUID: uuid.NewString(),
+		Data: fields(map[string]any{"error": e.Error(), "key": map[string]string{
+			"projectKey": e.Key.ProjectKey, "sessionId": e.Key.SessionID}})}
+}
+
+func fields(m map[string]any) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		b, _ := json.Marshal(v)
+		out[k] = b
+	}
+	return out
+}
+
+// Begin marks the start of a prompt's run: the result's cost-state entry
+// counts from now.
+func (r *Recorder) Begin(now time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.start = now
+}
+
+// Record appends the entries of one message entering the history:
+// assistant blocks, user lines (a prompt also gets its last-prompt entry)
+// and a result's cost-state; other messages and those of subagents are not
+// written here. Only the local write happens on the caller's goroutine;
+// the store copy is queued. It returns the system/session_writes_lost
+// notice to show when the local write failed; after a failure (or Close)
+// nothing more is written.
+func (r *Recorder) Record(m message.Message) message.Message {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed || r.closed {
+		return nil
+	}
+	mode := "default"
+	if r.cfg.Mode != nil {
+		mode = r.cfg.Mode()
+	}
+	var err error
+	switch m := m.(type) {
+	case *message.Assistant:
+		if m.ParentToolUseID == nil {
+			err = r.append(session.AssistantEntry(m))
+		}
+	case *message.User:
+		if m.ParentToolUseID == nil {
+			err = r.append(session.UserEntry(m, mode))
+			if text, ok := promptText(m); ok && err == nil {
+				err = r.append(session.LastPromptEntry(text, r.w.Leaf()))
+			}
+		}
+	case *message.Result:
+		err = r.append(session.CostStateEntry(session.CostFromResult(m, r.start)))
+	}
+	if err != nil {
+		r.failed = true
+		return &message.System{Subtype: "session_writes_lost", SessionID: r.sessionID, UUID: uuid.NewString(),
+			Data: fields(map[string]any{"error": err.Error(), "lost": []string{"transcript"}})}
+	}
+	return nil
+}
+
+// append writes entries locally, and queues them for the store when there
+// is one.
+func (r *Recorder) append(e ...session.Entry) error {
+	if r.m != nil {
+		return r.m.Append(e...)
+	}
+	return r.w.Append(e...)
+}
+
+// promptText returns the text of a prompt line: a user line the loop did
+// not write itself, holding no tool results.
+func promptText(u *message.User) (string, bool) {
+	if u.IsSynthetic {
+		return "", false
+	}
+	var parts []string
+	for _, c := range u.Message.Content {
+		switch c.Type {
+		case model.TypeToolResult:
+			return "", false
+		case model.TypeText:
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), true
+}
+
+// Close waits up to CloseTimeout for the store copies still in flight,
+// then closes the transcript. It returns within the bound (plus the local
+// close) even when the store never answers; the copies not made by then
+// are reported through Notify and the error wraps
+// context.DeadlineExceeded. Calls after the first return nil.
+func (r *Recorder) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	// The lock is not held while waiting: nothing more is recorded.
+	if r.m == nil {
+		return r.w.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.CloseTimeout)
+	defer cancel()
+	if err := r.m.Close(ctx); err != nil {
+		return fmt.Errorf("transcript: closing session %s: %w", r.sessionID, err)
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package anthropic
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Environment variables read by [New] when the matching [Options] field is
+// unset. Their names are the reference CLI's.
+const (
+	// EnvStreamIdleTimeout is the idle timeout in milliseconds
+	// (Options.StreamIdleTimeout).
+	EnvStreamIdleTimeout = "CLAUDE_STREAM_IDLE_TIMEOUT_MS"
+	// EnvFirstByteTimeout is the first-byte timeout in milliseconds
+	// (Options.FirstByteTimeout).
+	EnvFirstByteTimeout = "CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS"
+	// EnvRequestTimeout is the per-attempt request timeout in milliseconds
+	// (Options.RequestTimeout).
+	EnvRequestTimeout = "API_TIMEOUT_MS"
+	// EnvMaxRetries is the retry count (Options.MaxRetries).
+	EnvMaxRetries = "CLAUDE_CODE_MAX_RETRIES"
+)
+
+// Timeout defaults.
+const (
+	// DefaultStreamIdleTimeout is the longest silence allowed between two
+	// events of a stream when neither Options.StreamIdleTimeout nor
+	// CLAUDE_STREAM_IDLE_TIMEOUT_MS is set. It is the reference's floor.
+	DefaultStreamIdleTimeout = 300 * time.Second
+	// DefaultFirstByteTimeout is the longest wait from sending a request to
+	// the first event of its stream when neither Options.FirstByteTimeout
+	// nor CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS is set.
+	DefaultFirstByteTimeout = 300 * time.Second
+	// maxEnvRetries caps CLAUDE_CODE_MAX_RETRIES, as the reference does.
+	maxEnvRetries = 15
+)
+
+// TimeoutError is the failure of an attempt that the provider cut short
+// because the API went silent or took too long. It is retried like a
+// connection error; when retries run out, the returned [*model.APIError]
+// wraps it (errors.As finds it).
+type TimeoutError struct {
+	// Which is "first_byte" (nothing came back: no headers, or headers but
+	// no event), "idle" (the stream fell silent after Events events) or
+	// "request" (the attempt as a whole took longer than allowed).
+	Which string
+	// After is the timeout that ran out.
+	After time.Duration
+	// Events is how many events the stream had delivered, pings included.
+	Events int
+}
+
+func (e *TimeoutError) Error() string {
+	switch e.Which {
+	case "idle":
+		return fmt.Sprintf("stream stalled: no event for %v after %d events (%s)", e.After, e.Events, EnvStreamIdleTimeout)
+	case "request":
+		return fmt.Sprintf("request timed out after %v (%s)", e.After, EnvRequestTimeout)
+	}
+	return fmt.Sprintf("no response within %v of sending the request (%s)", e.After, EnvFirstByteTimeout)
+}
+
+// timeouts are a provider's resolved limits; zero means none.
+type timeouts struct {
+	idle, firstByte, request time.Duration
+}
+
+// resolveTimeout applies option > environment > default: a positive option
+// wins, a negative one turns the limit off, zero reads the variable env (a
+// positive whole number of milliseconds) and falls back to def.
+func resolveTimeout(opt time.Duration, env string, def time.Duration) (time.Duration, error) {
+	switch {
+	case opt > 0:
+		return opt, nil
+	case opt < 0:
+		return 0, nil
+	}
+	v, ok := os.LookupEnv(env)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def, nil
+	}
+	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond) {
+		return 0, fmt.Errorf("anthropic: %s=%q: want a whole number of milliseconds between 1 and 86400000", env, v)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// resolveMaxRetries applies option > CLAUDE_CODE_MAX_RETRIES > default. The
+// variable must be a whole number ≥ 0; values above 15 count as 15.
+func resolveMaxRetries(opt *int) (int, error) {
+	if opt != nil {
+		return max(*opt, 0), nil
+	}
+	v, ok := os.LookupEnv(EnvMaxRetries)
+	if !ok || strings.TrimSpace(v) == "" {
+		return DefaultMaxRetries, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("anthropic: %s=%q: want a whole number of retries, 0 or more", EnvMaxRetries, v)
+	}
+	return min(n, maxEnvRetries), nil
+}
+
+// watchdog cancels one attempt's context when the API is silent for too
+// long: first the first-byte timeout runs, then every event restarts the idle
+// timeout. The request timeout runs beside it from the start.
+type watchdog struct {
+	t      timeouts
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	events int
+	gen    int         // bumped whenever timer is replaced
+	timer  *time.Timer // first-byte, then idle
+	whole  *time.Timer // request
+	err    *TimeoutError
+	done   bool
+}
+
+// startWatchdog returns a context for one attempt, derived from ctx, and its
+// watchdog. Call stop when the attempt is over.
+func startWatchdog(ctx context.Context, t timeouts) (context.Context, *watchdog) {
+	actx, cancel := context.WithCancelCause(ctx)
+	w := &watchdog{t: t, cancel: cancel}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t.firstByte > 0 {
+		w.timer = time.AfterFunc(t.firstByte, func() { w.fire(0, "first_byte", t.firstByte) })
+	}
+	if t.request > 0 {
+		w.whole = time.AfterFunc(t.request, func() { w.fire(-1, "request", t.request) })
+	}
+	return actx, w
+}
+
+// fire cancels the attempt unless it is over or the timer that fired was
+// replaced (gen −1 is the request timer, never replaced).
+func (w *watchdog) fire(gen int, which string, after time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || (gen >= 0 && gen != w.gen) {
+		return
+	}
+	w.done = true
+	w.err = &TimeoutError{Which: which, After: after, Events: w.events}
+	w.cancel(w.err)
+}
+
+// event records an event of the stream and restarts the idle timeout.
+func (w *watchdog) event() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.events++
+	w.gen++
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	if idle := w.t.idle; idle > 0 {
+		gen := w.gen
+		w.timer = time.AfterFunc(idle, func() { w.fire(gen, "idle", idle) })
+	}
+}
+
+// stop ends the watchdog and releases the attempt's context. It returns the
+// timeout that cut the attempt short, or nil.
+func (w *watchdog) stop() *TimeoutError {
+	w.mu.Lock()
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if w.whole != nil {
+		w.whole.Stop()
+	}
+	err := w.err
+	w.mu.Unlock()
+	w.cancel(nil)
+	return err
+}

@@ -1,0 +1,369 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/model"
+)
+
+// realProvider returns a provider for url with the real clock, no jitter and
+// a recording sleep that does not wait, after applying edit.
+func realProvider(t *testing.T, url string, edit func(*Options)) (*Provider, *sleeper) {
+	t.Helper()
+	s := &sleeper{}
+	o := &Options{APIKey: "sk-test", BaseURL: url, Sleep: s.Sleep, Jitter: func() float64 { return 0 }}
+	if edit != nil {
+		edit(o)
+	}
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, s
+}
+
+// timeoutOf returns the *TimeoutError err wraps, or fails the test.
+func timeoutOf(t *testing.T, err error) *TimeoutError {
+	t.Helper()
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("error %v does not wrap a *TimeoutError", err)
+	}
+	return te
+}
+
+// A stream that falls silent after two events is cut by the idle timeout
+// and retried; the retry succeeds.
+func TestStreamStallRetried(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.Reply{Content: []model.Content{model.TextBlock("lost")}, Usage: model.Usage{InputTokens: 40, OutputTokens: 1}, StallAfter: 2},
+		agentlooptest.Text("Second try."),
+	)
+	p, sl := realProvider(t, srv.URL, func(o *Options) { o.StreamIdleTimeout = 200 * time.Millisecond })
+	h := &recorder{}
+	start := time.Now()
+	resp, err := p.Stream(context.Background(), simpleRequest(), h)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Stream took %v; the idle timeout is 200ms", took)
+	}
+	if resp.Text() != "Second try." {
+		t.Errorf("reply %q", resp.Text())
+	}
+	if srv.Len() != 2 || len(h.retries) != 1 || len(sl.delays) != 1 {
+		t.Fatalf("%d requests, retries %+v, waits %v; want 2 requests, 1 retry", srv.Len(), h.retries, sl.delays)
+	}
+	ri := h.retries[0]
+	if ri.Kind != "connection_error" || ri.Status != 0 || ri.Attempt != 1 {
+		t.Errorf("retry = %+v", ri)
+	}
+	te := timeoutOf(t, ri.Err)
+	if diff := cmp.Diff(&TimeoutError{Which: "idle", After: 200 * time.Millisecond, Events: 2}, te); diff != "" {
+		t.Errorf("timeout (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(ri.Err.Error(), "stalled") || !strings.Contains(ri.Err.Error(), EnvStreamIdleTimeout) {
+		t.Errorf("retry error %q does not say the stream stalled and which setting cut it", ri.Err)
+	}
+	if resp.FailedUsage.InputTokens != 40 {
+		t.Errorf("FailedUsage = %+v, want the stalled attempt's message_start usage", resp.FailedUsage)
+	}
+}
+
+// Events that keep coming, pings included, keep the idle timer from firing
+// even when the whole stream lasts longer than the idle timeout.
+func TestStreamIdleResetByEvents(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Reply{
+		Content: []model.Content{model.TextBlock("slow but steady")}, Chunk: 4, EventDelay: 60 * time.Millisecond,
+	})
+	p, _ := realProvider(t, srv.URL, func(o *Options) {
+		o.StreamIdleTimeout = 300 * time.Millisecond
+		o.MaxRetries = intp(0)
+	})
+	start := time.Now()
+	resp, err := p.Stream(context.Background(), simpleRequest(), nil)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("stream took %v; the test needs it to outlast the idle timeout", time.Since(start))
+	}
+	if resp.Text() != "slow but steady" {
+		t.Errorf("reply %q", resp.Text())
+	}
+}
+
+// A server that never answers, or sends headers and nothing more, is cut by
+// the first-byte timeout on every attempt, and the call ends in bounded
+// time with an error that says so.
+func TestFirstByteTimeout(t *testing.T) {
+	done := make(chan struct{})
+	wait := func(r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so that the server notices the client leave
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}
+	headersOnly := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		wait(r)
+	}
+	noHeaders := func(w http.ResponseWriter, r *http.Request) { wait(r) }
+	t.Cleanup(func() { close(done) })
+	for name, handler := range map[string]http.HandlerFunc{"no headers": noHeaders, "headers only": headersOnly} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(handler)
+			t.Cleanup(srv.Close)
+			t.Cleanup(srv.CloseClientConnections)
+			p, sl := realProvider(t, srv.URL, func(o *Options) {
+				o.FirstByteTimeout = 200 * time.Millisecond
+				o.MaxRetries = intp(2)
+			})
+			h := &recorder{}
+			start := time.Now()
+			resp, err := p.Stream(context.Background(), simpleRequest(), h)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("Stream took %v; 3 attempts of 200ms", took)
+			}
+			var ae *model.APIError
+			if resp != nil || !errors.As(err, &ae) {
+				t.Fatalf("Stream = %v, %v; want an *APIError", resp, err)
+			}
+			if ae.Retries != 2 || len(h.retries) != 2 || len(sl.delays) != 2 {
+				t.Errorf("Retries %d, Retry calls %d, waits %d; want 2 each", ae.Retries, len(h.retries), len(sl.delays))
+			}
+			te := timeoutOf(t, err)
+			if te.Which != "first_byte" || te.After != 200*time.Millisecond || te.Events != 0 {
+				t.Errorf("timeout = %+v", te)
+			}
+			if !strings.Contains(err.Error(), EnvFirstByteTimeout) {
+				t.Errorf("error %q does not name %s", err, EnvFirstByteTimeout)
+			}
+		})
+	}
+}
+
+// The request timeout bounds an attempt that streams steadily but too long.
+func TestRequestTimeout(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Reply{
+		Content: []model.Content{model.TextBlock(strings.Repeat("x", 100))}, Chunk: 1, EventDelay: 20 * time.Millisecond,
+	})
+	p, _ := realProvider(t, srv.URL, func(o *Options) {
+		o.RequestTimeout = 300 * time.Millisecond
+		o.MaxRetries = intp(0)
+	})
+	start := time.Now()
+	_, err := p.Stream(context.Background(), simpleRequest(), nil)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Stream took %v", took)
+	}
+	te := timeoutOf(t, err)
+	if te.Which != "request" || te.After != 300*time.Millisecond || te.Events == 0 {
+		t.Errorf("timeout = %+v", te)
+	}
+}
+
+// Cancelling the caller's context is not a timeout.
+func TestCancelIsNotTimeout(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Reply{Content: []model.Content{model.TextBlock("x")}, StallAfter: 1})
+	p, _ := realProvider(t, srv.URL, func(o *Options) { o.StreamIdleTimeout = time.Minute })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Stream(ctx, simpleRequest(), nil)
+	var te *TimeoutError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &te) {
+		t.Errorf("Stream = %v; want the context's error, not a timeout", err)
+	}
+}
+
+// The watchdog's timers, in a synctest bubble: the first-byte timeout runs
+// until the first event, then each event restarts the idle timeout.
+func TestWatchdogTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, wd := startWatchdog(context.Background(), timeouts{firstByte: time.Second, idle: 2 * time.Second})
+		time.Sleep(900 * time.Millisecond)
+		wd.event() // within the first-byte timeout
+		time.Sleep(1900 * time.Millisecond)
+		wd.event() // within the idle timeout
+		time.Sleep(1900 * time.Millisecond)
+		if ctx.Err() != nil {
+			t.Fatalf("attempt cut at %v: %v", time.Now(), context.Cause(ctx))
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		if ctx.Err() == nil {
+			t.Fatal("attempt not cut after 2.1s of silence")
+		}
+		te := wd.stop()
+		if diff := cmp.Diff(&TimeoutError{Which: "idle", After: 2 * time.Second, Events: 2}, te); diff != "" {
+			t.Errorf("timeout (-want +got):\n%s", diff)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		ctx, wd := startWatchdog(context.Background(), timeouts{firstByte: time.Second, idle: time.Hour, request: 3 * time.Second})
+		time.Sleep(999 * time.Millisecond)
+		wd.event()
+		for range 3 {
+			time.Sleep(time.Second)
+			wd.event()
+		}
+		synctest.Wait()
+		if te := wd.stop(); ctx.Err() == nil || te == nil || te.Which != "request" {
+			t.Errorf("after 4s: cut %v, timeout %+v; want the 3s request timeout", ctx.Err(), te)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		ctx, wd := startWatchdog(context.Background(), timeouts{})
+		time.Sleep(24 * time.Hour)
+		if te := wd.stop(); te != nil {
+			t.Errorf("no timeouts set, yet cut: %+v", te)
+		}
+		_ = ctx
+	})
+}
+
+// A 401 answer is retried once, not ten times: a bad key stays bad.
+func TestUnauthorizedGivesUpEarly(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.Error(401, "authentication_error", "invalid x-api-key"),
+		agentlooptest.Error(401, "authentication_error", "invalid x-api-key"),
+	)
+	p, sl := realProvider(t, srv.URL, nil)
+	h := &recorder{}
+	_, err := p.Stream(context.Background(), simpleRequest(), h)
+	var ae *model.APIError
+	if !errors.As(err, &ae) || ae.Status != 401 || ae.Retries != 1 {
+		t.Fatalf("Stream error = %v; want a 401 APIError after 1 retry", err)
+	}
+	if srv.Len() != 2 || len(h.retries) != 1 || len(sl.delays) != 1 {
+		t.Errorf("%d requests, %d Retry calls, %d waits; want 2, 1, 1", srv.Len(), len(h.retries), len(sl.delays))
+	}
+}
+
+// A host name that does not resolve gives up after two tries.
+func TestNoSuchHostGivesUpEarly(t *testing.T) {
+	check := func(t *testing.T, p *Provider, sl *sleeper, resolver bool) {
+		t.Helper()
+		h := &recorder{}
+		_, err := p.Stream(context.Background(), simpleRequest(), h)
+		var dns *net.DNSError
+		if (!errors.As(err, &dns) || !dns.IsNotFound) && resolver {
+			t.Skipf("this machine's resolver did not answer no such host: %v", err)
+		}
+		var ae *model.APIError
+		if !errors.As(err, &ae) || ae.Retries != 1 {
+			t.Errorf("Stream error = %#v; want an APIError after 1 retry", err)
+		}
+		if len(h.retries) != 1 || len(sl.delays) != 1 || h.retries[0].Kind != "connection_error" {
+			t.Errorf("Retry calls %+v, waits %v; want one", h.retries, sl.delays)
+		}
+	}
+	t.Run("resolver", func(t *testing.T) {
+		p, sl := realProvider(t, "http://api.agentloop-test.invalid", nil)
+		check(t, p, sl, true)
+	})
+	t.Run("dialer", func(t *testing.T) {
+		dials := 0
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials++
+			return nil, &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}
+		}}
+		p, sl := realProvider(t, "http://api.example.invalid", func(o *Options) { o.HTTPClient = &http.Client{Transport: tr} })
+		check(t, p, sl, false)
+		if dials != 2 {
+			t.Errorf("%d dials, want 2", dials)
+		}
+	})
+}
+
+// Environment variables fill unset options; bad values make New fail naming
+// the variable; options win over the environment.
+func TestTimeoutAndRetryEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		opts    Options
+		want    timeouts
+		retries int
+		wantErr string // substring; "" means success
+	}{
+		{name: "defaults", want: timeouts{idle: DefaultStreamIdleTimeout, firstByte: DefaultFirstByteTimeout}, retries: 10},
+		{
+			name:    "environment",
+			env:     map[string]string{EnvStreamIdleTimeout: "1500", EnvFirstByteTimeout: "2500", EnvRequestTimeout: "60000", EnvMaxRetries: "3"},
+			want:    timeouts{idle: 1500 * time.Millisecond, firstByte: 2500 * time.Millisecond, request: time.Minute},
+			retries: 3,
+		},
+		{
+			name:    "options win",
+			env:     map[string]string{EnvStreamIdleTimeout: "1500", EnvFirstByteTimeout: "2500", EnvRequestTimeout: "60000", EnvMaxRetries: "3"},
+			opts:    Options{StreamIdleTimeout: time.Second, FirstByteTimeout: -1, RequestTimeout: 2 * time.Second, MaxRetries: intp(0)},
+			want:    timeouts{idle: time.Second, request: 2 * time.Second},
+			retries: 0,
+		},
+		{name: "retries capped at 15", env: map[string]string{EnvMaxRetries: "99"}, want: timeouts{idle: DefaultStreamIdleTimeout, firstByte: DefaultFirstByteTimeout}, retries: 15},
+		{name: "idle not a number", env: map[string]string{EnvStreamIdleTimeout: "5m"}, wantErr: EnvStreamIdleTimeout + `="5m"`},
+		{name: "first byte zero", env: map[string]string{EnvFirstByteTimeout: "0"}, wantErr: EnvFirstByteTimeout},
+		{name: "request negative", env: map[string]string{EnvRequestTimeout: "-5"}, wantErr: EnvRequestTimeout},
+		{name: "retries not a number", env: map[string]string{EnvMaxRetries: "ten"}, wantErr: EnvMaxRetries + `="ten"`},
+		{name: "retries negative", env: map[string]string{EnvMaxRetries: "-1"}, wantErr: EnvMaxRetries},
+		{name: "bad env ignored when the option is set", env: map[string]string{EnvStreamIdleTimeout: "x"}, opts: Options{StreamIdleTimeout: time.Second},
+			want: timeouts{idle: time.Second, firstByte: DefaultFirstByteTimeout}, retries: 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{EnvStreamIdleTimeout, EnvFirstByteTimeout, EnvRequestTimeout, EnvMaxRetries} {
+				t.Setenv(k, tt.env[k])
+			}
+			o := tt.opts
+			o.APIKey = "sk-test"
+			p, err := New(&o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("New error = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, p.timeouts, cmp.AllowUnexported(timeouts{})); diff != "" {
+				t.Errorf("timeouts (-want +got):\n%s", diff)
+			}
+			if p.maxRetries != tt.retries {
+				t.Errorf("maxRetries = %d, want %d", p.maxRetries, tt.retries)
+			}
+		})
+	}
+}
+
+// Duration covers every attempt, failed ones included.
+func TestDurationIncludesFailedAttempts(t *testing.T) {
+	f := newFakeAPI(t, errorReply(500, "api_error", "boom"), sseReply(helloStream()))
+	p, _ := testProvider(t, f, nil)
+	resp, err := p.Stream(context.Background(), simpleRequest(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake clock ticks a second a reading: first attempt start (1),
+	// second attempt start (2), message_start (3), end (4).
+	if resp.Duration != 3*time.Second || resp.TTFT != time.Second {
+		t.Errorf("Duration %v, TTFT %v; want 3s over both attempts, TTFT 1s of the last", resp.Duration, resp.TTFT)
+	}
+}
