@@ -163,7 +163,7 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, par
 			return tool.Error(fmt.Sprintf("Cannot give the subagent a worktree: %v", err)), nil
 		}
 	}
-	if false && in.RunInBackground {
+	if in.RunInBackground {
 		return s.launchAgent(def, in, parent, agent, parentTools, task, wt, emit)
 	}
 	sid := s.env.SessionID

@@ -3,6 +3,7 @@ package agentloop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
@@ -40,6 +41,8 @@ func (g *gate) tool() agentloop.Tool {
 		case <-ctx.Done():
 			g.once.Do(func() { close(g.cancelled) })
 			return agentloop.ToolResult{}, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return agentloop.ToolResult{}, errors.New("the gate was never opened")
 		}
 	}, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	rec "github.com/agentloop/agentloop/internal/transcript"
@@ -16,7 +17,7 @@ var ErrSessionNotFound = errors.New("agentloop: session not found")
 
 // restoreTimeout bounds restoring a session from Options.SessionStore (on
 // top of the Query's context); mirrorCloseTimeout bounds the final flush
-// to the store when the session closes. Tests shorten them.
+// to the store when the session closes (tests shorten it).
 var (
 	restoreTimeout     = sessions.DefaultRestoreTimeout
 	mirrorCloseTimeout = rec.DefaultCloseTimeout
@@ -113,6 +114,13 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 		cfg.Store = o.SessionStore
 		cfg.Key = sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: s.env.SessionID}
 		cfg.Notify = func(m message.Message) {
+			// Logged as well: between two runs of a Client, or after the
+			// last, the stream has no place for it.
+			if sys, ok := m.(*message.System); ok && o.Logger != nil {
+				o.Logger.LogAttrs(context.Background(), slog.LevelWarn, "session store copy failed",
+					slog.String("tag", sys.Subtype), slog.String("session_id", s.env.SessionID),
+					slog.String("error", string(sys.Data["error"])))
+			}
 			if s.eng != nil {
 				s.eng.Notify(m)
 			}

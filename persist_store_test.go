@@ -108,8 +108,12 @@ func TestSessionStoreBlockingDoesNotStallStream(t *testing.T) {
 	if elapsed > storeBound+2*time.Second {
 		t.Errorf("stream ended after %v, want about the %v close bound", elapsed, storeBound)
 	}
-	if l := log.String(); !strings.Contains(l, agentloop.DiagSessionStore) || !strings.Contains(l, "context deadline exceeded") {
-		t.Errorf("the lost store copies were not reported; log:\n%s", l)
+	l := log.String()
+	if !strings.Contains(l, agentloop.DiagSessionStore) || !strings.Contains(l, "context deadline exceeded") {
+		t.Errorf("closing with store copies not made was not reported; log:\n%s", l)
+	}
+	if !strings.Contains(l, "mirror_error") {
+		t.Errorf("the batches the store did not take were not reported as mirror_error; log:\n%s", l)
 	}
 }
 

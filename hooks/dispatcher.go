@@ -143,8 +143,25 @@ func (h *hook) key() string {
 // New builds a Dispatcher. It fails if a callback's matcher does not
 // compile or a callback is nil. A settings hook that cannot run (a
 // matcher that does not compile, an agent or mcp_tool hook, a field
-// agentloop does not honour; see settingsHook) is left out and noted in
-// Warnings, as are fields that are ignored.
+// agentloop does not honour) is left out and noted in Warnings, as are
+// fields that are ignored. The decisions, field by field:
+//
+//   - timeout, command, prompt, model, url, headers, allowedEnvVars: honoured.
+//   - onFailure (command, http): "block" makes a failure (an error, a
+//     timeout, invalid output) block the event as exit code 2 would, except
+//     for Stop and SubagentStop; "continue" is the default.
+//   - once (command): the hook runs at most once per Dispatcher.
+//   - async (command): the hook runs in the background; its output has no
+//     effect and its failures go to Config.Report.
+//   - statusMessage: spinner text; agentloop has no spinner, so it has
+//     no effect (and needs none).
+//   - if, args, shell other than "bash": not supported; the hook is
+//     skipped, with a warning, rather than run in a way it was not meant
+//     to run.
+//   - asyncRewake (command), continueOnBlock (prompt): not supported; the
+//     hook runs without them, with a warning.
+//   - any other field: ignored, with a warning naming it.
+//   - agent and mcp_tool hooks: not supported; skipped with a warning.
 func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Cwd == "" {
 		if wd, err := os.Getwd(); err == nil {
@@ -261,7 +278,9 @@ type Notice struct {
 	Output, Stdout, Stderr string
 	// ExitCode is the command's exit status (128+N when killed by
 	// signal N, -1 when it could not start); for a callback 0, or 1 when
-	// it failed.
+	// it failed; for an http hook 0 for a 2xx answer, else the HTTP
+	// status (-1 without an answer); for a prompt hook 0 for ok, 2 for
+	// not ok, 1 when it failed.
 	ExitCode int
 	Outcome  Outcome
 }

@@ -1,5 +1,6 @@
 // Package hooks runs the hooks of a session: Go callbacks registered in
-// code and command hooks from settings files, through one Dispatcher.
+// code and command, http and prompt hooks from settings files, through
+// one Dispatcher.
 //
 // # Registering hooks
 //
@@ -30,6 +31,13 @@
 //
 //	{"hooks": {"PreToolUse": [{"matcher": "Bash",
 //	  "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]}]}}
+//
+// Settings files may also hold http hooks, which POST the input JSON to a
+// url and read the answer's body as a command's stdout, and prompt hooks,
+// which ask a model (through Config.Prompt) for a {"ok": …} verdict,
+// where ok:false blocks as exit code 2 does. Agent and mcp_tool hooks,
+// and fields the dispatcher does not honour, are reported in Warnings;
+// see New for the decisions field by field.
 //
 // # Running an event
 //
@@ -89,4 +97,6 @@
 // Command hooks run with the privileges of the process. They come from
 // settings files, which are trusted configuration: anyone who can write
 // a settings file the session loads can run commands as its user.
+// Likewise an http hook sends every input of its event (tool inputs,
+// prompts) to its url, and a prompt hook sends them to the model.
 package hooks

@@ -24,24 +24,7 @@ var hookFields = map[string][]string{
 var commonFields = []string{"type", "timeout", "if", "statusMessage"}
 
 // settingsHook turns a settings hook entry into a hook, or says why it
-// cannot run. The decisions, field by field:
-//
-//   - timeout, command, prompt, model, url, headers, allowedEnvVars: honoured.
-//   - onFailure (command, http): "block" makes a failure (an error, a
-//     timeout, invalid output) block the event as exit code 2 would, except
-//     for Stop and SubagentStop; "continue" is the default.
-//   - once (command): the hook runs at most once per Dispatcher.
-//   - async (command): the hook runs in the background; its output has no
-//     effect and its failures go to Config.Report.
-//   - statusMessage: spinner text; agentloop has no spinner, so it has
-//     no effect (and needs none).
-//   - if, args, shell other than "bash": not supported; the hook is
-//     skipped, with a warning, rather than run in a way it was not meant
-//     to run.
-//   - asyncRewake (command), continueOnBlock (prompt): not supported; the
-//     hook runs without them, with a warning.
-//   - any other field: ignored, with a warning naming it.
-//   - agent and mcp_tool hooks: not supported; skipped with a warning.
+// cannot run (the decisions are listed on New).
 func (d *Dispatcher) settingsHook(e settings.Hook) (*hook, []string) {
 	var warns []string
 	known, ok := hookFields[e.Type]

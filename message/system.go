@@ -66,6 +66,9 @@ type APIRetry struct {
 	RetryDelayMs int64  `json:"retry_delay_ms"`
 	ErrorStatus  *int   `json:"error_status"` // nil for a connection error
 	Error        string `json:"error"`
+	// Detail is the failure in words (e.g. "no such host", a stalled
+	// stream), for people; it is not part of the wire format.
+	Detail string `json:"-"`
 }
 
 // PermissionDenied reports a tool call that was not allowed to run.

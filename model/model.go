@@ -167,8 +167,10 @@ type Response struct {
 	StartUsage Usage `json:"-"`
 	// RequestID is the request-id response header.
 	RequestID string `json:"-"`
-	// Duration is the time from sending the request to the end of the
-	// successful attempt; TTFT the time to its first event.
+	// Duration is the time from sending the first attempt's request to
+	// the end of the successful attempt, failed attempts and retry waits
+	// included; TTFT the time from sending the successful attempt's request
+	// to its first event.
 	Duration time.Duration `json:"-"`
 	TTFT     time.Duration `json:"-"`
 	// FailedUsage adds up the usage of attempts whose stream failed after

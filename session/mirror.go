@@ -45,7 +45,8 @@ func (e *MirrorError) Unwrap() error { return e.Err }
 type MirrorOptions struct {
 	// OnError receives each batch that could not be stored. The loop turns
 	// it into a system/mirror_error message. It is called from the
-	// Mirror's goroutine.
+	// Mirror's goroutine, and from Close for the batches Close drops, so
+	// it must be safe for concurrent use.
 	OnError func(*MirrorError)
 	// Sleep waits between attempts; nil uses a timer. It returns early
 	// with ctx's error when ctx is done.
@@ -193,11 +194,20 @@ func (m *Mirror) Flush(ctx context.Context) error {
 // the store returns), and the error wraps ctx's error.
 func (m *Mirror) Close(ctx context.Context) error {
 	err := m.Flush(ctx)
-	if err != nil {
-		m.cancel()
-		m.Flush(context.Background())
-	}
 	m.cancel()
+	if err != nil {
+		m.mu.Lock()
+		dropped := m.queue
+		m.queue = nil
+		m.mu.Unlock()
+		for _, b := range dropped {
+			if m.opts.OnError != nil {
+				m.opts.OnError(&MirrorError{Key: m.key, Entries: b, Err: err})
+			}
+		}
+		err = fmt.Errorf("session: mirror %s/%s: closing with copies not stored (%d queued batches dropped, the copy in progress abandoned): %w",
+			m.key.ProjectKey, m.key.SessionID, len(dropped), err)
+	}
 	if cerr := m.w.Close(); err == nil {
 		err = cerr
 	}

@@ -36,9 +36,12 @@
 // source, its file and the directory its "/path" patterns are relative
 // to.
 //
-// Missing files are skipped. A malformed file fails the whole Load with
-// an [Error] per problem, naming the file and the field; nothing is
-// half-applied. Unknown fields are kept, in Settings.Extra and
+// Missing files are skipped, and a UTF-8 byte order mark is ignored. A
+// malformed file fails the whole Load with an [Error] per problem, naming
+// the file and the field; nothing is half-applied. The exception is the
+// user file: a malformed or unreadable ~/.claude/settings.json is left out
+// whole with a warning in Settings.Warnings, so one bad edit there does
+// not stop every project. Unknown fields are kept, in Settings.Extra and
 // Permissions.Extra. A few settings are read but ignored, with a warning
 // in Settings.Warnings: hook events nobody knows, and a project or local
 // file's defaultMode that would start sessions more permissively

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -314,9 +315,15 @@ type Settings struct {
 }
 
 // Load reads and merges the settings files selected by opts. Missing
-// files are skipped, except a --settings file, which must exist. If any
-// file is malformed, Load returns an error naming each bad file and field
-// and no settings at all.
+// files are skipped, except a --settings file, which must exist. A UTF-8
+// byte order mark at the start of a file is ignored.
+//
+// A user settings file (~/.claude/settings.json) that cannot be read or is
+// malformed is left out whole, with a warning in Settings.Warnings naming
+// each problem: it applies to every project, and one bad edit there should
+// not stop them all. If any other file is malformed (the project and local
+// files, --settings, the managed policy), Load returns an error naming
+// each bad file and field and no settings at all.
 //
 // Settings files are trusted configuration: their hooks run commands with
 // the process's privileges. Load only reads; it is safe for concurrent
@@ -328,8 +335,13 @@ func Load(opts Options) (*Settings, error) {
 	}
 	var layers []*layer
 	var errs []error
+	var skipped []string // warnings about user files left out
 	add := func(s Source, path string, data []byte) {
-		l, lerrs := parse(data, s, path, o.display(s, path), o.root(s, path))
+		l, lerrs := parse(stripBOM(data), s, path, o.display(s, path), o.root(s, path))
+		if len(lerrs) > 0 && s == UserSettings {
+			skipped = append(skipped, skipWarning(lerrs))
+			return
+		}
 		errs = append(errs, lerrs...)
 		if len(lerrs) == 0 {
 			layers = append(layers, l)
@@ -349,7 +361,12 @@ func Load(opts Options) (*Settings, error) {
 			return
 		}
 		if err != nil {
-			errs = append(errs, &Error{File: o.display(s, path), Msg: err.Error()})
+			rerr := &Error{File: o.display(s, path), Msg: readError(err), Err: err}
+			if s == UserSettings {
+				skipped = append(skipped, skipWarning([]error{rerr}))
+			} else {
+				errs = append(errs, rerr)
+			}
 			return
 		}
 		add(s, path, data)
@@ -378,7 +395,7 @@ func Load(opts Options) (*Settings, error) {
 			path, _ := o.Path(FlagSettings)
 			data, err := os.ReadFile(path)
 			if err != nil {
-				errs = append(errs, &Error{File: o.Flag, Msg: err.Error()})
+				errs = append(errs, &Error{File: o.Flag, Msg: readError(err), Err: err})
 			} else {
 				add(FlagSettings, path, data)
 			}
@@ -388,7 +405,40 @@ func Load(opts Options) (*Settings, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return merge(layers, o), nil
+	st := merge(layers, o)
+	st.Warnings = append(skipped, st.Warnings...)
+	return st, nil
+}
+
+// utf8BOM is the byte order mark some Windows editors put at the start of
+// a UTF-8 file.
+const utf8BOM = "\xef\xbb\xbf"
+
+// stripBOM drops a UTF-8 byte order mark from the start of a settings
+// file, which JSON itself does not allow.
+func stripBOM(data []byte) []byte {
+	return bytes.TrimPrefix(data, []byte(utf8BOM))
+}
+
+// readError describes a failure to read a file whose name the message
+// already gives: "no such file or directory" rather than "open
+// /etc/x.json: no such file or directory".
+func readError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// skipWarning is the warning for a user settings file that Load left out
+// because of errs.
+func skipWarning(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ") + " (the user settings file is ignored until it is fixed)"
 }
 
 // root is the directory that "/path" rules of a source are relative to.

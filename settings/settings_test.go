@@ -343,7 +343,7 @@ func TestMalformed(t *testing.T) {
 		{ProjectSettings, `{"model": "x"`, ".claude/settings.json: invalid JSON at line 1, column 13: unexpected end of input"},
 		{ProjectSettings, `{"model": "x"} {}`, ".claude/settings.json: invalid JSON at line 1, column 16: invalid character '{' after top-level value"},
 		{ProjectSettings, `["Bash"]`, ".claude/settings.json: want a JSON object, got array"},
-		{UserSettings, `{"model":true}`, "~/.claude/settings.json: model: want a string, got boolean"},
+		{LocalSettings, `{"model":true}`, ".claude/settings.local.json: model: want a string, got boolean"},
 		{ProjectSettings, `{"permissions":"all"}`, ".claude/settings.json: permissions: want an object, got string"},
 		{ProjectSettings, `{"permissions":{"deny":"Bash"}}`, ".claude/settings.json: permissions.deny: want an array of strings, got string"},
 		{ProjectSettings, `{"permissions":{"ask":["Bash(git push"]}}`,
@@ -450,7 +450,7 @@ func TestFlagSettings(t *testing.T) {
 		t.Errorf("inline: %v", err)
 	}
 	o.Flag = "missing.json"
-	if _, err = Load(o); err == nil || !strings.HasPrefix(err.Error(), "missing.json: open ") {
+	if _, err = Load(o); err == nil || err.Error() != "missing.json: no such file or directory" {
 		t.Errorf("missing: %v", err)
 	}
 	write(t, filepath.Join(e.cwd, "bad.json"), `{"model":[]}`)

@@ -32,7 +32,7 @@ func TestVocabularies(t *testing.T) {
 	}
 
 	e := newEnv(t)
-	write(t, e.path(UserSettings), `{"permissions":{"defaultMode":"yolo"}}`)
+	write(t, e.path(ProjectSettings), `{"permissions":{"defaultMode":"yolo"}}`) // a bad user file is only a warning
 	_, err := Load(e.opts())
 	if err == nil || !strings.Contains(err.Error(), "(want "+vocab.PermissionModes.Want()+")") {
 		t.Errorf("bad defaultMode: error %v does not list %s", err, vocab.PermissionModes.Want())

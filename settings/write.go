@@ -181,6 +181,7 @@ func readForWrite(path, display string, src Source) (*object, fs.FileMode, error
 	if err != nil {
 		return nil, 0, err
 	}
+	data = stripBOM(data)
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()

@@ -180,11 +180,18 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 		if readDenied(env, "Grep", base, phys) {
 			return tool.Error(readDeniedMessage("Grep", base)), nil
 		}
-		data, err := readFileNoFollow(phys)
+		data, release, err := grepLoadPath(phys)
 		if err != nil {
 			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, pathErrCause(err))), nil
 		}
-		if err := col.searchFile(ctx, base, data, func() int64 { return info.ModTime().UnixMilli() }); err != nil {
+		err = grepGuardFault(func() error {
+			return col.searchFile(ctx, base, data, func() int64 { return info.ModTime().UnixMilli() })
+		})
+		release()
+		switch {
+		case errors.Is(err, errGrepFault):
+			return tool.Error(fmt.Sprintf("Cannot read %s: %v", base, err)), nil
+		case err != nil:
 			return tool.Result{}, fmt.Errorf("grep: search of %s stopped: %w", base, err)
 		}
 	} else {
@@ -199,23 +206,34 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 				}
 				bp := grepReadPool.Get().(*[]byte)
 				defer grepReadPool.Put(bp)
-				data, err := grepReadFile(abs, *bp)
-				*bp = data[:0]
+				data, mapped, err := grepReadFile(abs, *bp)
+				if !mapped {
+					*bp = data[:0]
+				}
 				if errors.Is(err, errGrepTooLarge) {
 					col.skipLarge(abs)
 				}
 				if err != nil {
 					return
 				}
+				search := func() error {
+					return col.searchFile(ctx, abs, data, func() int64 {
+						fi, err := os.Lstat(abs)
+						if err != nil {
+							return 0
+						}
+						return fi.ModTime().UnixMilli()
+					})
+				}
 				// An error here means that ctx is done, which the walk
-				// reports.
-				_ = col.searchFile(ctx, abs, data, func() int64 {
-					fi, err := os.Lstat(abs)
-					if err != nil {
-						return 0
-					}
-					return fi.ModTime().UnixMilli()
-				})
+				// reports, or that the file shrank while mapped, and
+				// it is skipped as one that cannot be read.
+				if mapped {
+					_ = grepGuardFault(search)
+					grepUnmap(data)
+				} else {
+					_ = search()
+				}
 			},
 		}
 		err := walkTree(ctx, base, cfg)
@@ -658,25 +676,40 @@ var errGrepSkip = errors.New("file skipped")
 var errGrepTooLarge = errors.New("file larger than the search limit")
 
 // grepReadFile reads the file at path into buf, grown as needed, for a
-// search. It returns errGrepTooLarge without reading when the file is
-// larger than grepMaxFileSize (or once it has grown past it), and stops
-// early with errGrepSkip when the file turns out to be binary (see
-// isBinaryData), so that such files are not read whole.
-func grepReadFile(path string, buf []byte) ([]byte, error) {
+// search, or maps it when it has grepMapMin bytes or more (mapped is then
+// set: the caller searches it under grepGuardFault and unmaps it). It
+// returns errGrepTooLarge without reading when the file is larger than
+// grepMaxFileSize (or once it has grown past it), and stops early with
+// errGrepSkip when the file turns out to be binary (see isBinaryData), so
+// that such files are not read whole.
+func grepReadFile(path string, buf []byte) (data []byte, mapped bool, err error) {
 	f, err := openGrepFile(path)
 	if err != nil {
-		return buf[:0], err
+		return buf[:0], false, err
 	}
 	defer f.close()
 	buf = buf[:0]
 	if size, err := f.size(); err == nil {
 		if size > int64(grepMaxFileSize) {
-			return buf, errGrepTooLarge
+			return buf, false, errGrepTooLarge
 		}
-		if int64(cap(buf)) <= size {
-			buf = make([]byte, 0, size+1) // +1: room to see the end
+		if size >= grepMapMin {
+			if m, err := f.mmap(size); err == nil {
+				var binary bool
+				if err := grepGuardFault(func() error { binary = isBinaryData(m); return nil }); err != nil || binary {
+					grepUnmap(m)
+					return buf, false, errGrepSkip
+				}
+				return m, true, nil
+			}
 		}
 	}
+	data, err = grepReadInto(f, buf)
+	return data, false, err
+}
+
+// grepReadInto reads the file f into buf for grepReadFile.
+func grepReadInto(f grepFile, buf []byte) ([]byte, error) {
 	if cap(buf) < 64<<10 {
 		buf = make([]byte, 0, 64<<10)
 	}

@@ -25,68 +25,76 @@ func TestGrepMatcherAgreesWithRegexp(t *testing.T) {
 		n, seed = v, uint64(time.Now().UnixNano())
 		t.Logf("seed %d", seed)
 	}
-	r := rand.New(rand.NewPCG(seed, 2))
-	atoms := []string{"a", "b", "ab", "Ab", "K", "s", "é", "1", " ", "_", ".", `\w`, `\W`, `\d`, `\s`,
-		`[a-c]`, `[^a]`, `[^\n]`, `\b`, `\B`, "^", "$", `\.`, "x", "[ÉéK]", `\p{Greek}`, "(?i:b)", "(?i:é)"}
-	var pattern func(depth int) string
-	pattern = func(depth int) string {
-		var b strings.Builder
-		for range 1 + r.IntN(4) {
-			switch x := r.IntN(10); {
-			case x < 6 || depth > 2:
-				b.WriteString(atoms[r.IntN(len(atoms))])
-			case x == 6:
-				b.WriteString("(" + pattern(depth+1) + "|" + pattern(depth+1) + ")")
-			default:
-				b.WriteString("(?:" + pattern(depth+1) + ")")
+	// The long-line threshold at 1 sends every line that holds the
+	// literal to the automaton.
+	for _, long := range []int{grepLongLine, 1} {
+		t.Run(fmt.Sprintf("long_line_%d", long), func(t *testing.T) {
+			defer func(n int) { grepLongLine = n }(grepLongLine)
+			grepLongLine = long
+			r := rand.New(rand.NewPCG(seed, 2))
+			atoms := []string{"a", "b", "ab", "Ab", "K", "s", "é", "1", " ", "_", ".", `\w`, `\W`, `\d`, `\s`,
+				`[a-c]`, `[^a]`, `[^\n]`, `\b`, `\B`, "^", "$", `\.`, "x", "[ÉéK]", `\p{Greek}`, "(?i:b)", "(?i:é)"}
+			var pattern func(depth int) string
+			pattern = func(depth int) string {
+				var b strings.Builder
+				for range 1 + r.IntN(4) {
+					switch x := r.IntN(10); {
+					case x < 6 || depth > 2:
+						b.WriteString(atoms[r.IntN(len(atoms))])
+					case x == 6:
+						b.WriteString("(" + pattern(depth+1) + "|" + pattern(depth+1) + ")")
+					default:
+						b.WriteString("(?:" + pattern(depth+1) + ")")
+					}
+					if r.IntN(3) == 0 {
+						b.WriteString([]string{"*", "+", "?", "{2}", "{1,3}", "*?"}[r.IntN(6)])
+					}
+				}
+				return b.String()
 			}
-			if r.IntN(3) == 0 {
-				b.WriteString([]string{"*", "+", "?", "{2}", "{1,3}", "*?"}[r.IntN(6)])
+			alphabet := []string{"a", "b", "A", "B", "K", "k", "\u212a", "s", "ſ", "é", "É", "1", " ", "_", ".", "x", "\n", "\n", "\r", "\t", "\xff", "\xc3", "ab", "aB"}
+			text := func() string {
+				var b strings.Builder
+				for range r.IntN([]int{40, 400}[r.IntN(2)]) {
+					b.WriteString(alphabet[r.IntN(len(alphabet))])
+				}
+				return b.String()
 			}
-		}
-		return b.String()
-	}
-	alphabet := []string{"a", "b", "A", "B", "K", "k", "\u212a", "s", "ſ", "é", "É", "1", " ", "_", ".", "x", "\n", "\n", "\r", "\t", "\xff", "\xc3", "ab", "aB"}
-	text := func() string {
-		var b strings.Builder
-		for range r.IntN([]int{40, 400}[r.IntN(2)]) {
-			b.WriteString(alphabet[r.IntN(len(alphabet))])
-		}
-		return b.String()
-	}
-	paths := map[string]int{}
-	for range n {
-		p := pattern(0)
-		m, err := newGrepMatcher(p, r.IntN(3) == 0, false)
-		if err != nil {
-			continue
-		}
-		switch {
-		case m.pure:
-			paths["pure"]++
-		case m.lit != nil:
-			paths["literal"]++
-		case m.dfa != nil:
-			paths["dfa"]++
-		}
-		for range 60 {
-			data := []byte(text())
-			want := m.re.FindAllIndex(data, -1)
-			if len(want) > 0 && phantom(data, want[len(want)-1][0]) {
-				want = want[:len(want)-1]
+			paths := map[string]int{}
+			for range n {
+				p := pattern(0)
+				m, err := newGrepMatcher(p, r.IntN(3) == 0, false)
+				if err != nil {
+					continue
+				}
+				switch {
+				case m.pure:
+					paths["pure"]++
+				case m.lit != nil:
+					paths["literal"]++
+				case m.dfa != nil:
+					paths["dfa"]++
+				}
+				for range 60 {
+					data := []byte(text())
+					want := m.re.FindAllIndex(data, -1)
+					if len(want) > 0 && phantom(data, want[len(want)-1][0]) {
+						want = want[:len(want)-1]
+					}
+					if got := m.matches(data, false); !sameLocs(got, want) {
+						t.Fatalf("pattern %q (literal %q, fold %v) on %q: found %v, the regexp finds %v", p, m.lit, m.fold, data, got, want)
+					}
+					if got := m.matches(data, true); !sameLocs(got, want[:min(1, len(want))]) {
+						t.Fatalf("pattern %q (literal %q, fold %v) on %q: first match %v, the regexp finds %v", p, m.lit, m.fold, data, got, want)
+					}
+				}
 			}
-			if got := m.matches(data, false); !sameLocs(got, want) {
-				t.Fatalf("pattern %q (literal %q, fold %v) on %q: found %v, the regexp finds %v", p, m.lit, m.fold, data, got, want)
+			for _, path := range []string{"pure", "literal", "dfa"} {
+				if paths[path] < n/30 {
+					t.Errorf("only %d patterns took the %s path", paths[path], path)
+				}
 			}
-			if got := m.matches(data, true); !sameLocs(got, want[:min(1, len(want))]) {
-				t.Fatalf("pattern %q (literal %q, fold %v) on %q: first match %v, the regexp finds %v", p, m.lit, m.fold, data, got, want)
-			}
-		}
-	}
-	for _, path := range []string{"pure", "literal", "dfa"} {
-		if paths[path] < n/30 {
-			t.Errorf("only %d patterns took the %s path", paths[path], path)
-		}
+		})
 	}
 }
 
@@ -194,7 +202,10 @@ func TestGrepContentLinesAgree(t *testing.T) {
 		}
 		return out
 	}
-	for range 3000 {
+	// Every other text goes to the automaton as a long line.
+	defer func(n int) { grepLongLine = n }(grepLongLine)
+	for i := range 3000 {
+		grepLongLine = []int{64 << 10, 1}[i%2]
 		multiline := r.IntN(3) == 0
 		p := patterns[r.IntN(len(patterns))]
 		m, err := newGrepMatcher(p, false, multiline)

@@ -262,7 +262,7 @@ func grepRunCtx(t *testing.T, ctx context.Context, dir string, input map[string]
 // than a partial result; in a walk too.
 func TestGrepCancelLongLine(t *testing.T) {
 	dir := ftTempDir(t)
-	ftWriteFile(t, dir, "big.txt", string(longLine(16<<20, 100, "needle"))+"\nA123b\n")
+	ftWriteFile(t, dir, "big.txt", string(longLine(16<<20, 100, "needle"))+"\nA123b\nneedle7\n")
 	for _, tc := range []struct {
 		name  string
 		input map[string]any
@@ -270,6 +270,8 @@ func TestGrepCancelLongLine(t *testing.T) {
 		{"automaton", map[string]any{"pattern": `[A-Z][0-9]{3}[a-z]`, "path": "big.txt"}},
 		{"automaton_content", map[string]any{"pattern": `[A-Z][0-9]{3}[a-z]`, "output_mode": "content", "path": "big.txt"}},
 		{"literal", map[string]any{"pattern": "needle", "output_mode": "content", "-o": true, "multiline": true, "path": "big.txt"}},
+		// The line holds the literal, but the regexp does not match it.
+		{"literal_then_regexp", map[string]any{"pattern": `needle\d`, "output_mode": "content", "path": "big.txt"}},
 		{"walk", map[string]any{"pattern": `[A-Z][0-9]{3}[a-z]`, "output_mode": "count"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -370,5 +372,46 @@ func BenchmarkGrepLongLine(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// TestGrepMappedFileShrinks checks that a mapped file that shrinks while it
+// is searched makes the search fail with errGrepFault instead of a crash.
+func TestGrepMappedFileShrinks(t *testing.T) {
+	if grepMapMin > 1<<30 {
+		t.Skip("files are not mapped on this system")
+	}
+	dir := ftTempDir(t)
+	p := ftWriteFile(t, dir, "big.txt", string(longLine(4<<20, 100, "needle")))
+	data, mapped, err := grepReadFile(p, nil)
+	if err != nil || !mapped {
+		t.Fatalf("grepReadFile: mapped %v, err %v; want a mapping", mapped, err)
+	}
+	defer grepUnmap(data)
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newGrepMatcher("needle", false, false)
+	s := &grepSearch{m: m, lineNumbers: true}
+	err = grepGuardFault(func() error {
+		_, err := s.find(context.Background(), data)
+		return err
+	})
+	if !errors.Is(err, errGrepFault) {
+		t.Errorf("search of a truncated mapping: %v, want errGrepFault", err)
+	}
+}
+
+// TestGrepRuneCount checks grepRuneCount against utf8.RuneCount.
+func TestGrepRuneCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 500 {
+		var b []byte
+		for range r.IntN(200) {
+			b = append(b, []string{"a", "abcdefgh", strings.Repeat("x", 40), strings.Repeat("y", 130), "é", "€", "\xff", "\xe2\x82", "𝄞"}[r.IntN(9)]...)
+		}
+		if got, want := grepRuneCount(b), utf8.RuneCount(b); got != want {
+			t.Fatalf("grepRuneCount(%q) = %d, want %d", b, got, want)
+		}
 	}
 }

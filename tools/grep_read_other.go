@@ -37,7 +37,9 @@ func (f grepFile) size() (int64, error) {
 // Files are never mapped here: grepMapMin is out of reach.
 const grepMapMin = 1 << 62
 
-func (f grepFile) mmap(int64) ([]byte, error) { return nil, errors.New("mapping files is not supported") }
+func (f grepFile) mmap(int64) ([]byte, error) {
+	return nil, errors.New("mapping files is not supported")
+}
 
 func grepUnmap([]byte) {}
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -43,7 +44,8 @@ type grepMatcher struct {
 	pure bool
 	litPlan
 	// dfa decides quickly whether a line matches when there is no literal
-	// to look for; nil when it cannot be used.
+	// to look for, or when a line that holds the literal is long (see
+	// grepLongLine); nil when it cannot be used.
 	dfa *grepDFA
 }
 
@@ -76,7 +78,8 @@ func newGrepMatcher(pattern string, ignoreCase, multiline bool) (grepMatcher, er
 		m.lit, m.fold = []byte(lit), fold
 		m.pure = tree.Op == syntax.OpLiteral && len(lit) == len(string(tree.Rune))
 		m.litPlan = newLitPlan(m.lit, fold)
-	} else if !multiline && !hasTextAnchor(tree) {
+	}
+	if !m.pure && !multiline && !hasTextAnchor(tree) {
 		m.dfa = newGrepDFA(expr)
 	}
 	return m, nil
@@ -157,7 +160,9 @@ func (m *grepMatcher) matches(data []byte, first bool) [][]int {
 // search finds the matches of the pattern in data, as matches does, with
 // two bounds on the work. perLine > 0 keeps at most that many matches of a
 // line (the first ones) and moves on to the next line once it has them;
-// it is ignored in multiline mode, where matches may span lines. And ctx
+// it is ignored in multiline mode, where matches may span lines. A match
+// is then given as {start, end, line start, line end}, the line's bounds
+// being those of lineFrom, which saves its caller finding them. And ctx
 // is checked every grepCancelEvery bytes of progress: once it is done,
 // search returns ctx.Err() with the matches found so far. A single regexp
 // call on one line (or, in multiline mode or without a prefilter, on the
@@ -181,7 +186,8 @@ func (m *grepMatcher) search(ctx context.Context, data []byte, first bool, perLi
 		// The literal is not empty, so none of its occurrences is on
 		// the "line" after a final line break.
 		s := m.scanner(data)
-		lineEnd, onLine := -1, 0 // the end of the line of the last match, and its matches
+		// The line of the last match, and its matches so far.
+		lineStart, lineEnd, onLine := 0, -1, 0
 		for pos := 0; pos < len(data); {
 			if cc.stop(pos) {
 				return locs, ctx.Err()
@@ -191,17 +197,22 @@ func (m *grepMatcher) search(ctx context.Context, data []byte, first bool, perLi
 				break
 			}
 			pos = i + len(m.lit)
-			locs = append(locs, []int{i, pos})
 			if first {
+				locs = append(locs, []int{i, pos})
 				break
 			}
-			if perLine > 0 {
-				if i > lineEnd {
-					lineEnd, onLine = lineEndAt(data, i), 0
-				}
-				if onLine++; onLine == perLine {
-					pos = max(pos, lineEnd+1)
-				}
+			if perLine == 0 {
+				locs = append(locs, []int{i, pos})
+				continue
+			}
+			if i > lineEnd {
+				from := lineEnd + 1 // the start of the line after the last match's
+				lineStart = from + bytes.LastIndexByte(data[from:i], '\n') + 1
+				lineEnd, onLine = lineEndAt(data, i), 0
+			}
+			locs = append(locs, []int{i, pos, lineStart, lineEnd})
+			if onLine++; onLine == perLine {
+				pos = max(pos, lineEnd+1)
 			}
 		}
 		return locs, nil
@@ -223,7 +234,20 @@ func (m *grepMatcher) search(ctx context.Context, data []byte, first bool, perLi
 			}
 			start := bytes.LastIndexByte(data[:i], '\n') + 1
 			end := lineEndAt(data, i)
-			if locs = appendLineMatches(locs, m.re, data, start, end, first, perLine); first && len(locs) > 0 {
+			if m.dfa != nil && end-start >= grepLongLine {
+				// The automaton decides, and can be interrupted, where
+				// the regexp would run over the whole line at once.
+				lc := cancelCheck{ctx: ctx}
+				found, err := m.dfa.search(&lc, m.re, data[start:end], first, perLine)
+				for _, loc := range found {
+					for k := range loc {
+						loc[k] += start
+					}
+				}
+				if locs = append(locs, found...); err != nil || first && len(locs) > 0 {
+					return locs, err
+				}
+			} else if locs = appendLineMatches(locs, m.re, data, start, end, first, perLine); first && len(locs) > 0 {
 				return locs, nil
 			}
 			pos = end + 1
@@ -234,6 +258,12 @@ func (m *grepMatcher) search(ctx context.Context, data []byte, first bool, perLi
 	}
 	return locs, nil
 }
+
+// grepLongLine is the length from which a line that holds the required
+// literal is left to the automaton rather than to the regexp: Go's regexp
+// scans a long text at some 30 MB/s, in one call that cannot be stopped.
+// A variable so that tests can lower it.
+var grepLongLine = 64 << 10
 
 // grepFindN is the n argument of FindAllIndex for a search that wants the
 // first match only, or all.
@@ -255,21 +285,29 @@ func lineEndAt(data []byte, i int) int {
 
 // appendLineMatches appends to locs the matches of re on the line
 // data[start:end], as offsets in data: the first only when first is set,
-// at most perLine of them when perLine > 0.
+// at most perLine of them, with the line's bounds, when perLine > 0.
 func appendLineMatches(locs [][]int, re *regexp.Regexp, data []byte, start, end int, first bool, perLine int) [][]int {
 	line := data[start:end]
-	if first || perLine == 1 {
+	if first {
 		if loc := re.FindIndex(line); loc != nil {
 			locs = append(locs, []int{start + loc[0], start + loc[1]})
 		}
 		return locs
 	}
-	n := -1
-	if perLine > 0 {
-		n = perLine
+	if perLine == 1 {
+		if loc := re.FindIndex(line); loc != nil {
+			locs = append(locs, []int{start + loc[0], start + loc[1], start, end})
+		}
+		return locs
 	}
-	for _, loc := range re.FindAllIndex(line, n) {
-		locs = append(locs, []int{start + loc[0], start + loc[1]})
+	if perLine == 0 {
+		for _, loc := range re.FindAllIndex(line, -1) {
+			locs = append(locs, []int{start + loc[0], start + loc[1]})
+		}
+		return locs
+	}
+	for _, loc := range re.FindAllIndex(line, perLine) {
+		locs = append(locs, []int{start + loc[0], start + loc[1], start, end})
 	}
 	return locs
 }
@@ -450,6 +488,23 @@ func (c *lineCursor) at(pos int) grepLine {
 	return c.cur
 }
 
+// atLine returns the line that starts at offset start and ends at end,
+// which must not be before the line of the previous call, as at does but
+// without looking for the line's bounds.
+func (c *lineCursor) atLine(start, end int) grepLine {
+	if c.cur.end >= 0 && start <= c.cur.end {
+		return c.cur
+	}
+	from, n := 0, 0
+	if c.cur.end >= 0 {
+		from, n = c.cur.end+1, c.cur.n+1
+	}
+	n += bytes.Count(c.data[from:start], []byte{'\n'})
+	c.work += start - from
+	c.cur = grepLine{n, start, end}
+	return c.cur
+}
+
 // find finds the matches of one file: in only-matching output the first
 // grepMaxLineMatches of each line, else the lines that match. It returns
 // nil when there are none, and ctx.Err() when ctx is done first. Line
@@ -472,7 +527,12 @@ func (s *grepSearch) find(ctx context.Context, data []byte) (*fileMatches, error
 	lines := newLineCursor(data)
 	matchLine, onLine := -1, 0 // the line of the last match, and its matches
 	for _, loc := range locs {
-		first := lines.at(loc[0])
+		var first grepLine
+		if len(loc) == 4 {
+			first = lines.atLine(loc[2], loc[3])
+		} else {
+			first = lines.at(loc[0])
+		}
 		last := first
 		if loc[1] > loc[0] {
 			last = lines.at(loc[1] - 1)
@@ -612,5 +672,33 @@ func clipColumns(text []byte) string {
 	if i == len(text) {
 		return kept
 	}
-	return kept + fmt.Sprintf(" [... %d more characters]", utf8.RuneCount(text[i:]))
+	return kept + fmt.Sprintf(" [... %d more characters]", grepRuneCount(text[i:]))
+}
+
+// grepRuneCount is utf8.RuneCount, eight bytes at a time over ASCII, which
+// most of a long line is.
+func grepRuneCount(b []byte) int {
+	const high = 0x8080808080808080
+	n, i := 0, 0
+	for i < len(b) {
+		for ; i+64 <= len(b); i += 64 {
+			k := b[i : i+64 : i+64]
+			le := binary.LittleEndian
+			if (le.Uint64(k)|le.Uint64(k[8:])|le.Uint64(k[16:])|le.Uint64(k[24:])|
+				le.Uint64(k[32:])|le.Uint64(k[40:])|le.Uint64(k[48:])|le.Uint64(k[56:]))&high != 0 {
+				break
+			}
+			n += 64
+		}
+		if i == len(b) {
+			break
+		}
+		w := 1
+		if b[i] >= utf8.RuneSelf {
+			_, w = utf8.DecodeRune(b[i:])
+		}
+		i += w
+		n++
+	}
+	return n
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -53,6 +52,9 @@ type config struct {
 	systemPromptF string
 	debug         bool
 	debugFile     string
+	// warnings are problems with the command line that do not stop the
+	// run, such as unknown fields in --agents.
+	warnings []string
 }
 
 // errUsage marks errors in the command line.
@@ -147,8 +149,8 @@ var flagDefs = []flagDef{
 	}},
 	{[]string{"--add-dir"}, kList, "further directories the tools may use", list(func(c *config) *[]string { return &c.addDirs })},
 	{[]string{"--json-schema"}, kString, "JSON schema the final answer must match (structured output)", func(c *config, v string) error {
-		if !json.Valid([]byte(v)) {
-			return fmt.Errorf("--json-schema: not valid JSON")
+		if err := checkJSON([]byte(v)); err != nil {
+			return fmt.Errorf("--json-schema: %w", err)
 		}
 		c.jsonSchema = v
 		return nil
@@ -183,19 +185,13 @@ var flagDefs = []flagDef{
 		return nil
 	}},
 	{[]string{"--include-hook-events"}, kBool, "add hook_started and hook_response lines (stream-json)", func(c *config, _ string) error { c.hookEvents = true; return nil }},
-	{[]string{"--agents"}, kString, `subagents as JSON: {"name": {"description": …, "prompt": …, "tools": […]}}`, func(c *config, v string) error {
-		var a map[string]agentloop.AgentDefinition
-		dec := json.NewDecoder(strings.NewReader(v))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
-			return fmt.Errorf("--agents: %v", err)
-		}
-		for name, d := range a {
-			if d.Description == "" || d.Prompt == "" {
-				return fmt.Errorf("--agents: agent %q needs a description and a prompt", name)
-			}
+	{[]string{"--agents"}, kString, `subagents as JSON, or a file of it: {"name": {"description": …, "prompt": …, "tools": […]}}`, func(c *config, v string) error {
+		a, warnings, err := parseAgents(v)
+		if err != nil {
+			return fmt.Errorf("--agents: %w", err)
 		}
 		c.agents = a
+		c.warnings = append(c.warnings, warnings...)
 		return nil
 	}},
 	{[]string{"--resume", "-r"}, kString, "resume the session with this id", str(func(c *config) *string { return &c.resume })},
@@ -339,6 +335,8 @@ func usageText() string {
 		}
 		fmt.Fprintf(&b, "  %-44s %s\n", names, d.help)
 	}
+	b.WriteString("\nPiped input is the prompt; with a prompt argument it is added after it, on a new line.\n")
 	b.WriteString("\nEnvironment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (credentials), ANTHROPIC_BASE_URL (endpoint).\n")
+	b.WriteString("\nExit status: " + exitStatusText + "\n")
 	return b.String()
 }

@@ -2,12 +2,16 @@
 //
 //	agentloop -p "What does main.go do?"
 //	echo "Summarise README.md" | agentloop -p --output-format json
+//	cat build.log | agentloop -p "Why did the build fail?"
 //	agentloop -p "Fix the failing test" --allowedTools Edit,Bash --max-turns 20
 //
 // Its flags and its stream-json output follow the reference CLI, so tools
 // written for that CLI can drive agentloop. Credentials come from
 // ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL points it at
-// any compatible endpoint.
+// any compatible endpoint. Exit status: 0 on success; 1 on an error result,
+// a failure to start or a bad command line; 130 on SIGINT and 143 on
+// SIGTERM. In json and stream-json output a failure to start is also an
+// error result on stdout.
 package main
 
 import (
@@ -21,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentloop/agentloop"
@@ -28,81 +33,89 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	code := runSignalled(sigs, func() { signal.Stop(sigs) }, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	os.Exit(code)
 }
 
-// run is the whole command, with its streams passed in for tests. It returns
-// the exit code: 0 on success, 1 on an error result or failure, 2 on a bad
-// command line.
+// errInterrupted is the cause of a run cancelled by a signal.
+var errInterrupted = errors.New("interrupted")
+
+// runSignalled is run with signal handling: the first signal on sigs
+// cancels the run, stopSignals is called so that a second one ends the
+// process at once, and the exit code becomes 128 + the signal's number
+// (130 for SIGINT, 143 for SIGTERM), what a shell reports for a process
+// the signal killed.
+func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var (
+		got  os.Signal
+		wg   sync.WaitGroup
+		done = make(chan struct{})
+	)
+	wg.Go(func() {
+		select {
+		case got = <-sigs:
+			stopSignals()
+			cancel(fmt.Errorf("%w (%v)", errInterrupted, got))
+		case <-done:
+		}
+	})
+	code := run(ctx, args, stdin, stdout, stderr)
+	close(done)
+	wg.Wait()
+	if s, ok := got.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return code
+}
+
+// run is the whole command, with its streams passed in for tests. It
+// returns the exit code (see exitStatusText): 0 on success, 1 on an error
+// result, a failure to start or a bad command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentloop: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
-		return 2
+		return exitFailure
 	}
 	switch {
 	case c.showHelp:
 		fmt.Fprint(stdout, usageText())
-		return 0
+		return exitOK
 	case c.showVersion:
 		fmt.Fprintf(stdout, "agentloop %s\n", agentloop.Version)
-		return 0
+		return exitOK
 	}
-	prompt, err := readPrompt(c, stdin)
+	logger, closeLog, err := c.openLog(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentloop: %v\n", err)
-		return 2
+		return c.startupFailure(err, stdout, stderr)
+	}
+	defer closeLog()
+	warn := func(text string) {
+		if logger != nil {
+			logger.Warn(text, slog.String("tag", "cli"))
+			return
+		}
+		fmt.Fprintf(stderr, "agentloop: warning: %s\n", text)
+	}
+	for _, w := range c.warnings {
+		warn(w)
+	}
+	prompt, err := readPrompt(ctx, c, stdin, warn)
+	if err != nil {
+		return c.startupFailure(err, stdout, stderr)
 	}
 	opts, err := c.options()
 	if err != nil {
-		fmt.Fprintf(stderr, "agentloop: %v\n", err)
-		return 2
+		return c.startupFailure(err, stdout, stderr)
 	}
-	closeLog, err := c.setLogger(opts, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentloop: %v\n", err)
-		return 2
-	}
-	defer closeLog()
+	opts.Logger = logger
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	return printRun(agentloop.Query(ctx, prompt, opts), c, out, stderr)
-}
-
-// readPrompt takes the prompt from the argument, --prompt-file or stdin.
-func readPrompt(c *config, stdin io.Reader) (string, error) {
-	switch {
-	case c.hasPrompt:
-		if strings.TrimSpace(c.prompt) == "" {
-			return "", errors.New("the prompt is empty")
-		}
-		return c.prompt, nil
-	case c.promptFile != "":
-		b, err := os.ReadFile(c.promptFile)
-		if err != nil {
-			return "", fmt.Errorf("reading the prompt file: %w", err)
-		}
-		if strings.TrimSpace(string(b)) == "" {
-			return "", fmt.Errorf("the prompt file %s is empty", c.promptFile)
-		}
-		return string(b), nil
-	}
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return "", errors.New("no prompt: give one as an argument (agentloop -p \"…\") or on standard input")
-		}
-	}
-	b, err := io.ReadAll(stdin)
-	if err != nil {
-		return "", fmt.Errorf("reading the prompt from standard input: %w", err)
-	}
-	if strings.TrimSpace(string(b)) == "" {
-		return "", errors.New("no prompt: give one as an argument (agentloop -p \"…\") or on standard input")
-	}
-	return string(b), nil
 }
 
 // options maps the command line onto agentloop.Options.
@@ -164,30 +177,30 @@ func (c *config) options() (*agentloop.Options, error) {
 	return o, nil
 }
 
-// setLogger points opts.Logger at the diagnostics log the flags ask for:
-// --debug-file appends to a file, --debug writes to stderr.
-func (c *config) setLogger(opts *agentloop.Options, stderr io.Writer) (func(), error) {
+// openLog opens the diagnostics log the flags ask for: --debug-file
+// appends to a file, --debug writes to stderr. It is nil without either.
+func (c *config) openLog(stderr io.Writer) (*slog.Logger, func(), error) {
 	switch {
 	case c.debugFile != "":
 		f, err := os.OpenFile(c.debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("--debug-file: %w", err)
+			return nil, nil, fmt.Errorf("--debug-file: %w", err)
 		}
-		opts.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		return func() { f.Close() }, nil
+		return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
 	case c.debug:
-		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug})), func() {}, nil
 	}
-	return func() {}, nil
+	return nil, func() {}, nil
 }
 
 // printRun consumes the stream and prints it in the chosen format. Lines
 // are flushed as they are written.
 func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.Writer) int {
 	var (
-		result *agentloop.ResultMessage
-		all    []agentloop.Message
-		runErr error
+		result  *agentloop.ResultMessage
+		all     []agentloop.Message
+		runErr  error
+		started bool // a message arrived: the session started
 	)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -196,6 +209,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 			runErr = err
 			break
 		}
+		started = true
 		if r, ok := m.(*agentloop.ResultMessage); ok {
 			result = r
 		}
@@ -203,6 +217,9 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 			// Only stream-json carries the message; elsewhere the
 			// user would not see it.
 			fmt.Fprintf(stderr, "agentloop: warning: %s\n", d.Text)
+		}
+		if sm, ok := m.(*agentloop.SystemMessage); ok && sm.APIRetry != nil && c.outputFormat != "stream-json" {
+			fmt.Fprintln(stderr, retryLine(sm.APIRetry))
 		}
 		switch {
 		case c.outputFormat == "stream-json":
@@ -216,6 +233,9 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		}
 	}
 	if result == nil {
+		if !started && runErr != nil {
+			return c.startupFailure(runErr, out, stderr)
+		}
 		if runErr == nil {
 			runErr = errors.New("the run ended without a result")
 		}

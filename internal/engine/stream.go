@@ -41,12 +41,18 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	}
 	r.shown = nil
 	h := &handler{r: r}
+	callStart := s.cfg.Now()
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
 	if resp != nil {
 		r.apiTime += resp.Duration
 		r.usage = r.usage.Add(resp.FailedUsage)
-	} else if ff, ok := err.(interface{ FailedUsage() model.Usage }); ok {
-		r.usage = r.usage.Add(ff.FailedUsage())
+	} else {
+		// A call that failed took time too (retries, timeouts):
+		// duration_api_ms counts it.
+		r.apiTime += s.cfg.Now().Sub(callStart)
+		if ff, ok := err.(interface{ FailedUsage() model.Usage }); ok {
+			r.usage = r.usage.Add(ff.FailedUsage())
+		}
 	}
 	if h.stopped {
 		r.stopped = true
@@ -127,10 +133,14 @@ func (h *handler) Retry(ri model.RetryInfo) {
 		st := ri.Status
 		status = &st
 	}
+	var detail string
+	if ri.Err != nil {
+		detail = ri.Err.Error()
+	}
 	if !r.send(&message.System{Subtype: message.SubtypeAPIRetry, SessionID: r.s.cfg.Env.SessionID,
 		UUID: r.s.cfg.NewID(), APIRetry: &message.APIRetry{
 			Attempt: ri.Attempt, MaxRetries: ri.MaxRetries, RetryDelayMs: ri.Delay.Milliseconds(),
-			ErrorStatus: status, Error: ri.Kind,
+			ErrorStatus: status, Error: ri.Kind, Detail: detail,
 		}}) {
 		h.stopped = true
 	}

@@ -29,8 +29,32 @@
 //
 // Set fields of Options to override the environment: APIKey, AuthToken,
 // BaseURL (a gateway or a local fake such as agentlooptest), HTTPClient,
-// extra Headers, and MaxRetries. A Provider is safe for concurrent use;
-// subagents share their parent's.
+// extra Headers, MaxRetries and the timeouts. A Provider is safe for
+// concurrent use; subagents share their parent's.
+//
+// # Timeouts
+//
+// No attempt can hang. Three limits cut one short, each set by an Options
+// field, else by the reference CLI's environment variable (whole
+// milliseconds), else by its default:
+//
+//   - StreamIdleTimeout, CLAUDE_STREAM_IDLE_TIMEOUT_MS, 300 s: the longest
+//     silence between two events of the stream; every event restarts it,
+//     pings included. The reference never goes below 300 s; this package
+//     honours smaller values (tests, latency-sensitive hosts).
+//   - FirstByteTimeout, CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS, 300 s: from
+//     sending the request to the stream's first event, so connecting, a
+//     server that never sends headers and one that sends headers and then
+//     nothing are all bounded.
+//   - RequestTimeout, API_TIMEOUT_MS, none: one attempt as a whole, headers
+//     to message_stop. Each retry gets its own; the call as a whole is
+//     bounded by ctx.
+//
+// A negative field turns its limit off; a malformed variable makes [New]
+// fail with an error naming it. An attempt cut short is a connection error
+// whose RetryInfo.Err (and, when retries run out, the returned error) is a
+// [*TimeoutError] that says which limit ran out, e.g. "stream stalled: no
+// event for 5m0s after 3 events (CLAUDE_STREAM_IDLE_TIMEOUT_MS)".
 //
 // # Credentials
 //
@@ -49,10 +73,14 @@
 //
 // The SDK's own retries are off; Stream retries by itself:
 //
-//   - 500 and other 5xx, 401, 429 and connection errors are retried up to
-//     MaxRetries times (10 by default, so 11 requests);
+//   - 500 and other 5xx, 429, connection errors and timeouts are retried
+//     up to MaxRetries times (CLAUDE_CODE_MAX_RETRIES, capped at 15, else
+//     10, so 11 requests);
 //   - 529 (overloaded) gives up on the third 529, even with retries left
 //     (an overloaded_error event in the stream counts as a 529);
+//   - failures that cannot succeed on retry end sooner: a 401 is retried
+//     once (the reference retries it ten times, three minutes of silence
+//     for a bad key), and so is a "no such host" DNS answer;
 //   - 400 and every other 4xx fail at once.
 //
 // Before retry n the provider waits min(500ms × 2^(n−1), 32s) plus up to a
@@ -76,6 +104,8 @@
 //
 // When the provider gives up it returns a [*model.APIError] with the HTTP
 // status, the API's error type and message, the number of retries made and
-// the request-id header. Cancelling ctx stops a wait or a stream at once;
+// the request-id header. [model.Response.Duration] runs from the first
+// attempt's request to the end of the successful one, so failed attempts
+// and the waits between them count. Cancelling ctx stops a wait or a stream at once;
 // Stream then returns an error that wraps ctx.Err().
 package anthropic

@@ -34,6 +34,14 @@ func realProvider(t *testing.T, url string, edit func(*Options)) (*Provider, *sl
 	return p, s
 }
 
+// bounded returns a context that ends after 10 s, so that a test whose
+// timeouts do not work fails instead of hanging.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // timeoutOf returns the *TimeoutError err wraps, or fails the test.
 func timeoutOf(t *testing.T, err error) *TimeoutError {
 	t.Helper()
@@ -54,7 +62,7 @@ func TestStreamStallRetried(t *testing.T) {
 	p, sl := realProvider(t, srv.URL, func(o *Options) { o.StreamIdleTimeout = 200 * time.Millisecond })
 	h := &recorder{}
 	start := time.Now()
-	resp, err := p.Stream(context.Background(), simpleRequest(), h)
+	resp, err := p.Stream(bounded(t), simpleRequest(), h)
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -94,7 +102,7 @@ func TestStreamIdleResetByEvents(t *testing.T) {
 		o.MaxRetries = intp(0)
 	})
 	start := time.Now()
-	resp, err := p.Stream(context.Background(), simpleRequest(), nil)
+	resp, err := p.Stream(bounded(t), simpleRequest(), nil)
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -137,7 +145,7 @@ func TestFirstByteTimeout(t *testing.T) {
 			})
 			h := &recorder{}
 			start := time.Now()
-			resp, err := p.Stream(context.Background(), simpleRequest(), h)
+			resp, err := p.Stream(bounded(t), simpleRequest(), h)
 			if took := time.Since(start); took > 10*time.Second {
 				t.Errorf("Stream took %v; 3 attempts of 200ms", took)
 			}
@@ -169,7 +177,7 @@ func TestRequestTimeout(t *testing.T) {
 		o.MaxRetries = intp(0)
 	})
 	start := time.Now()
-	_, err := p.Stream(context.Background(), simpleRequest(), nil)
+	_, err := p.Stream(bounded(t), simpleRequest(), nil)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("Stream took %v", took)
 	}
