@@ -68,7 +68,7 @@ func runTaskStop(ctx context.Context, in taskStopInput, call *tool.Call) (tool.R
 	shells := BackgroundShells(env)
 	info, err := shells.Info(id)
 	if err != nil {
-		for _, o := range shells.attached()[:0] {
+		for _, o := range shells.attached() {
 			res, found, err := o.StopTask(id)
 			if !found {
 				continue

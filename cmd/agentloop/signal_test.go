@@ -59,7 +59,6 @@ func TestSignalExitCodes(t *testing.T) {
 			if code != want || !stopped {
 				t.Errorf("exit %d (signal handling stopped: %v), want %d; stderr %q", code, stopped, want, errOut.String())
 			}
-			t.Logf("stdout %q stderr %q", out.String(), errOut.String())
 			if !strings.Contains(out.String(), tc.wantOut) {
 				t.Errorf("stdout %q, want %q in it", out.String(), tc.wantOut)
 			}
