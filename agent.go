@@ -138,7 +138,6 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, par
 		sort.Strings(known)
 		return tool.Error(fmt.Sprintf("Agent type %q not found. Available agents: %s", typ, strings.Join(known, ", "))), nil
 	}
-	if in.Isolation == "remote" { in.Isolation = "" }
 	switch in.Isolation {
 	case "", "worktree":
 	case "remote":
