@@ -28,6 +28,7 @@ const (
 	DiagSettings     = "settings_ignored"    // a settings key or value is not honoured
 	DiagHook         = "hook_ignored"        // a configured hook never runs
 	DiagHookFailed   = "hook_failed"         // a hook ran and failed; its answer was treated as empty
+	DiagHookMessage  = "hook_system_message" // a hook's systemMessage for the user
 	DiagRule         = "permission_rule"     // a permission rule can never match
 	DiagTool         = "unknown_tool"        // a tool name that names no tool
 	DiagOption       = "option_ignored"      // an option is not honoured in this configuration

@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/hooks"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestDiagnostics: what a session accepts but does not honour is reported
@@ -76,5 +78,29 @@ func TestDiagnosticsClean(t *testing.T) {
 		if d, ok := agentloop.DiagnosticOf(m); ok {
 			t.Errorf("unexpected diagnostic %+v", d)
 		}
+	}
+}
+
+// TestHookSystemMessageShown: a hook's systemMessage reaches the user as a
+// system/informational message.
+func TestHookSystemMessageShown(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("done"))
+	cb := func(ctx context.Context, in hooks.Input, id string) (hooks.Output, error) {
+		return hooks.Output{SystemMessage: "remember to rotate the keys"}, nil
+	}
+	var got []agentloop.Diagnostic
+	for m, err := range agentloop.Query(context.Background(), "go", &agentloop.Options{
+		Provider: provider(t, srv, nil), Cwd: t.TempDir(), Tools: []string{"Read"},
+		Hooks: map[hooks.Event][]hooks.Matcher{hooks.UserPromptSubmit: {{Hooks: []hooks.Callback{cb}}}}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := agentloop.DiagnosticOf(m); ok {
+			got = append(got, d)
+		}
+	}
+	want := []agentloop.Diagnostic{{Tag: agentloop.DiagHookMessage, Text: "remember to rotate the keys"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 }

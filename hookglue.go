@@ -27,6 +27,9 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		Env:       s.env.Environ,
 		Prompt:    s.askModel,
 		Report:    func(text string) { s.diag.add(DiagHookFailed, text) },
+		// A hook's systemMessage is for the user: the stream shows it
+		// as system/informational, the reference's shape for it.
+		SystemMessage: func(text string) { s.diag.add(DiagHookMessage, text) },
 	}
 	if s.transcript != nil {
 		// Empty when persistence is off: there is no transcript file.

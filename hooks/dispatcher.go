@@ -91,6 +91,10 @@ type Config struct {
 	// method returned and have no result to go in. It may be called
 	// concurrently.
 	Report func(text string)
+	// SystemMessage, if set, receives each hook's systemMessage (a
+	// warning for the user, never shown to the model) as the event's
+	// results are merged. It may be called concurrently.
+	SystemMessage func(text string)
 }
 
 // MaxOutputChars caps each hook text that reaches the model or the user

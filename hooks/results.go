@@ -54,7 +54,11 @@ func (d *Dispatcher) common(ev Event, runs []*run) Common {
 			c.Halt = true
 		}
 		if r.out.SystemMessage != "" {
-			c.SystemMessages = append(c.SystemMessages, d.capText(r.out.SystemMessage))
+			msg := d.capText(r.out.SystemMessage)
+			c.SystemMessages = append(c.SystemMessages, msg)
+			if d.cfg.SystemMessage != nil {
+				d.cfg.SystemMessage(msg)
+			}
 		}
 	}
 	return c
