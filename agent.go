@@ -204,6 +204,10 @@ func (s *session) launchAgent(def AgentDefinition, in agentIn, parent, agent lin
 			s.finishWorktree(ctx, wt, t)
 			return o
 		},
+		Started: func(t subagent.Task) {
+			emit(subagent.Started(sid, t))
+			emit(s.subagentPromptLine(t))
+		},
 		Notify: func(o subagent.Outcome, t subagent.Task) {
 			emit(subagent.Updated(sid, t, o.Status()))
 			emit(subagent.Notification(sid, t, o))
@@ -213,8 +217,6 @@ func (s *session) launchAgent(def AgentDefinition, in agentIn, parent, agent lin
 		s.finishWorktree(context.Background(), wt, &task)
 		return tool.Error(fmt.Sprintf("Cannot start the subagent in the background: %v", err)), nil
 	}
-	emit(subagent.Started(sid, started))
-	emit(s.subagentPromptLine(started))
 	text := fmt.Sprintf("The %s subagent is running in the background.\nagentId: %s\nIts final report will be written to %s. "+
 		"You will be told when it ends, with its report; do not wait or poll for it. To stop it, call TaskStop with task_id %q.",
 		task.Type, started.ID, started.OutputFile, started.ID)
@@ -234,8 +236,9 @@ func (s *session) subagentPromptLine(t subagent.Task) *message.User {
 		AgentID: t.ID, SubagentType: t.Type, TaskDescription: t.Description}
 }
 
-// runChild runs the subagent agent of the loop parent under ctx, in wt when it is not nil,
-// with the SubagentStart and SubagentStop hooks around it. The background
+// runChild runs the subagent agent of the loop parent under ctx, in wt
+// when it is not nil, with the SubagentStart and SubagentStop hooks around
+// it. The background
 // subagents it started itself are stopped when it ends.
 func (s *session) runChild(ctx context.Context, def AgentDefinition, in agentIn, parent, agent lineage.Agent, parentTools []string, parentID string, wt *subagent.Worktree, emit func(message.Message)) subagent.Outcome {
 	if sub := s.hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: s.hookBaseFor(parent), AgentID: agent.ID, AgentType: agent.Type}); len(sub.AdditionalContext) > 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 )
@@ -57,9 +58,9 @@ func parseVerdict(text string) permission.ClassifierResult {
 		return permission.ClassifierResult{}
 	}
 	switch v.Decision {
-	case "allow":
+	case string(vocab.Allow):
 		return permission.ClassifierResult{Behavior: permission.Allow, Reason: v.Reason}
-	case "deny":
+	case string(vocab.Deny):
 		return permission.ClassifierResult{Behavior: permission.Deny, Reason: v.Reason}
 	}
 	return permission.ClassifierResult{}

@@ -163,7 +163,7 @@ func (c *Client) SetMaxThinkingTokens(n int) error {
 	case n < 1024:
 		return fmt.Errorf("%w: thinking budget %d is below 1024 tokens", ErrInvalidOption, n)
 	default:
-		c.sess.eng.SetThinking(&model.Thinking{Type: "enabled", BudgetTokens: n})
+		c.sess.eng.SetThinking(&model.Thinking{Type: ThinkingEnabled, BudgetTokens: n})
 	}
 	return nil
 }

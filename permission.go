@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -58,12 +59,12 @@ type PermissionResult struct {
 type PermissionUpdate = settings.PermissionUpdate
 
 // Allow returns a PermissionResult that lets the call run as asked.
-func Allow() PermissionResult { return PermissionResult{Behavior: "allow"} }
+func Allow() PermissionResult { return PermissionResult{Behavior: string(vocab.Allow)} }
 
 // Deny returns a PermissionResult that refuses the call, telling the model
 // why.
 func Deny(message string) PermissionResult {
-	return PermissionResult{Behavior: "deny", Message: message}
+	return PermissionResult{Behavior: string(vocab.Deny), Message: message}
 }
 
 // newChecker builds the permission checker from the options and settings.

@@ -283,7 +283,7 @@ func (s *session) close() {
 
 func thinkingFor(o *Options) *model.Thinking {
 	if o.MaxThinkingTokens > 0 {
-		return &model.Thinking{Type: "enabled", BudgetTokens: o.MaxThinkingTokens}
+		return &model.Thinking{Type: ThinkingEnabled, BudgetTokens: o.MaxThinkingTokens}
 	}
 	return o.Thinking.model()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -172,7 +173,7 @@ func (o *Output) validate(ev Event) error {
 		return fmt.Errorf("hookSpecificOutput.updatedInput is not an object")
 	}
 	if d := h.Decision; d != nil {
-		if d.Behavior != "allow" && d.Behavior != "deny" {
+		if d.Behavior != string(vocab.Allow) && d.Behavior != string(vocab.Deny) {
 			return fmt.Errorf("hookSpecificOutput.decision.behavior %q is not allow or deny", d.Behavior)
 		}
 		d.UpdatedInput = dropNull(d.UpdatedInput)

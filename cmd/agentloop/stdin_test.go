@@ -106,3 +106,29 @@ func TestStdinWait(t *testing.T) {
 		})
 	})
 }
+
+// TestOpenPipeDoesNotHang: the command given a prompt and an open pipe
+// that nobody writes to goes on without the input after stdinWait, and
+// says so on stderr.
+func TestOpenPipeDoesNotHang(t *testing.T) {
+	old := stdinWait
+	stdinWait = 20 * time.Millisecond
+	t.Cleanup(func() { stdinWait = old })
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	t.Chdir(t.TempDir())
+	r, w := io.Pipe()
+	defer w.Close()
+	var out, errOut strings.Builder
+	code := run(t.Context(), []string{"-p", "explain this"}, r, &out, &errOut)
+	if code != 0 || out.String() != "ok\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if want := "agentloop: warning: no input arrived on standard input within 20ms"; !strings.HasPrefix(errOut.String(), want) {
+		t.Errorf("stderr %q, want it to start %q", errOut.String(), want)
+	}
+	if got := srv.Requests()[0].LastUserText(); got != "explain this" {
+		t.Errorf("prompt sent %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -180,7 +181,7 @@ func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
 	switch {
 	case err != nil:
 		return o.deny("user", "user", fmt.Sprintf("The permission check for %s failed: %v", call.Name, err), false)
-	case res.Behavior == "allow":
+	case res.Behavior == string(vocab.Allow):
 		if err := a.apply(res.UpdatedPermissions); err != nil {
 			return o.deny("user", "user", err.Error(), false)
 		}

@@ -93,8 +93,11 @@ type Launch struct {
 	// Run runs the subagent under ctx and reports how it ended; it may
 	// fill in Task's worktree fields through the pointer it gets.
 	Run func(ctx context.Context, t *Task) Outcome
-	// Notify puts a message into the parent loop's stream; any goroutine
-	// may call it.
+	// Started, when set, is called with the task (its output file set)
+	// before the subagent starts, so that what it reports comes first.
+	Started func(Task)
+	// Notify is called, on the subagent's goroutine, when it has ended;
+	// it puts the end into the parent loop's stream.
 	Notify func(Outcome, Task)
 }
 
@@ -122,6 +125,9 @@ func (r *Registry) Start(l Launch) (Task, error) {
 	t.cancel = cancel
 	r.tasks[t.ID] = t
 	r.mu.Unlock()
+	if l.Started != nil {
+		l.Started(t.Task)
+	}
 	go func() {
 		defer cancel()
 		defer stopOnEnd()
