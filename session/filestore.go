@@ -69,7 +69,7 @@ func (s *FileStore) Append(ctx context.Context, key Key, entries []Entry) error 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.path(key)
-	f, err := s.openLocked(p)
+	f, err := s.openLocked(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -113,10 +113,10 @@ func (s *FileStore) Append(ctx context.Context, key Key, entries []Entry) error 
 
 // openLocked opens the transcript at p for appending, creating it, under
 // an exclusive lock: another FileStore on the same directory (another
-// process, say) waits until the file is closed. A file that a Delete
+// process, say) waits until the file is closed, or until ctx is done. A file that a Delete
 // removed while this one waited for the lock is not written to: the new
 // one at p is opened instead.
-func (s *FileStore) openLocked(p string) (*os.File, error) {
+func (s *FileStore) openLocked(ctx context.Context, p string) (*os.File, error) {
 	for range 100 {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return nil, fmt.Errorf("session: %w", err)
@@ -128,7 +128,7 @@ func (s *FileStore) openLocked(p string) (*os.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session: %w", err)
 		}
-		if err := lockFile(f, true); err != nil {
+		if err := lockFile(ctx, f, true); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("session: locking %s: %w", p, err)
 		}
@@ -187,7 +187,7 @@ func (s *FileStore) Load(ctx context.Context, key Key) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.path(key)
-	data, err := readLocked(p)
+	data, err := readLocked(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -270,13 +270,13 @@ func (s *FileStore) Delete(ctx context.Context, key Key) error {
 
 // readLocked reads the file at p under a shared lock, so that it sees no
 // append of another FileStore half done.
-func readLocked(p string) ([]byte, error) {
+func readLocked(ctx context.Context, p string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if err := lockFile(f, false); err != nil {
+	if err := lockFile(ctx, f, false); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", p, err)
 	}
 	return io.ReadAll(f)

@@ -37,7 +37,7 @@ func Fork(configDir, sessionID, upTo string) (string, error) {
 		return "", err
 	}
 	newID := uuid.NewString()
-	entries, err := forkEntries(t.Entries, sessionID, newID, upTo, time.Now())
+	entries, err := forkBridged(t.Entries, t.bridge, sessionID, newID, upTo, time.Now())
 	if err != nil {
 		return "", err
 	}
@@ -58,6 +58,13 @@ func Fork(configDir, sessionID, upTo string) (string, error) {
 
 // forkEntries returns the entries of a fork of a session.
 func forkEntries(all []Entry, oldID, newID, upTo string, now time.Time) ([]Entry, error) {
+	return forkBridged(all, nil, oldID, newID, upTo, now)
+}
+
+// forkBridged is forkEntries over a transcript read with skipped lines:
+// bridge (see lines.bridge) links the entries after a skipped one to the
+// chain before it.
+func forkBridged(all []Entry, bridge map[string]string, oldID, newID, upTo string, now time.Time) ([]Entry, error) {
 	src := all
 	if upTo != "" {
 		cut := -1
@@ -75,6 +82,9 @@ func forkEntries(all []Entry, oldID, newID, upTo string, now time.Time) ([]Entry
 	// New uuids; a dropped entry maps to its parent's new uuid.
 	remap := map[string]string{}
 	parentOf := map[string]string{}
+	for from, to := range bridge {
+		parentOf[from] = to
+	}
 	keep := map[string]bool{}
 	for _, e := range src {
 		if e.UUID == "" || !IsChainType(e.Type) {
@@ -166,16 +176,27 @@ func writeEntries(path string, entries []Entry, excl bool) error {
 	return nil
 }
 
-// appendTo appends entries to an existing transcript file, first
-// removing a final line cut short by a crash.
+// appendTo appends entries to an existing transcript file. When no Writer
+// holds the session, it takes the lock for the while and first removes a
+// final line cut short by a crash. When a Writer holds it (the session is
+// live), it appends without repairing anything: the final line may be that
+// Writer's write still under way, and an O_APPEND write of whole lines
+// lands after it.
 func appendTo(path string, entries ...Entry) error {
+	lock, err := tryLock(path)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer f.Close()
-	if err := repair(f); err != nil {
-		return fmt.Errorf("session: %s: %w", path, err)
+	if lock != nil {
+		if err := repair(f); err != nil {
+			return fmt.Errorf("session: %s: %w", path, err)
+		}
 	}
 	var buf bytes.Buffer
 	for _, e := range entries {
@@ -224,6 +245,11 @@ func Delete(configDir, sessionID string) error {
 	}
 	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("session: %w", err)
+	}
+	// A lock file left by a crash goes too; a live Writer's stays, and
+	// that Writer removes it when it closes.
+	if l, err := tryLock(p); err == nil && l != nil {
+		l.release()
 	}
 	if err := os.RemoveAll(strings.TrimSuffix(p, ".jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("session: %w", err)

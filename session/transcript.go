@@ -28,8 +28,8 @@ func (e *LineError) Unwrap() error { return e.Err }
 type Transcript struct {
 	// Path is the file the transcript was read from.
 	Path string
-	// Entries are all lines, in file order (blank lines and a truncated
-	// final line left out).
+	// Entries are all valid lines, in file order (blank lines, malformed
+	// lines and a truncated final line left out).
 	Entries []Entry
 	// Chain is the conversation: the entries from the root to Leaf,
 	// following parentUuid (see [NewTranscript]).
@@ -39,48 +39,68 @@ type Transcript struct {
 	Leaf string
 	// Cost is the last cost-state entry's content, nil if there is none.
 	Cost *CostState
-	// Warnings describes what was skipped while reading, such as a
-	// truncated final line.
+	// Warnings describes, for a person, each line skipped while reading:
+	// file:line and what was wrong with it (see [Load]).
 	Warnings []string
+
+	// bridge carries the chain across skipped lines (see lines.bridge).
+	bridge map[string]string
 }
 
-// Load reads a transcript file. A line that is not a valid entry makes Load
-// fail with a [*LineError] naming the file and line, except a final line
-// without a newline (a write cut short by a crash), which is skipped and
-// reported in Warnings.
+// ErrEmptyTranscript reports a transcript file without a single valid
+// entry: there is no conversation to resume.
+var ErrEmptyTranscript = errors.New("transcript is empty")
+
+// Load reads a transcript file to resume it. It never modifies the file.
+//
+// As the reference does, a line that is not a valid entry (not JSON, JSON
+// of the wrong shape, a final line cut short by a crash or by a write still
+// under way) is skipped and everything else is kept: each skipped line is
+// described in Warnings by file:line and what was wrong. The chain is kept
+// whole across a skipped conversation entry: the entry after it continues
+// from the skipped entry's parent (when the damaged line still shows it)
+// or from the last entry before the damage.
+//
+// A file without a single valid entry (empty, blank, or all lines
+// malformed) is an error wrapping [ErrEmptyTranscript]: resuming it would
+// silently start a fresh conversation.
 func Load(path string) (*Transcript, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	t, err := parseBytes(data, path)
-	if err != nil {
-		return nil, err
-	}
+	t := parseBytes(data, path)
 	t.Path = path
+	if len(t.Entries) == 0 {
+		why := "it has no lines"
+		if len(bytes.TrimSpace(data)) > 0 {
+			why = fmt.Sprintf("all its lines are malformed (%s)", strings.Join(t.Warnings, "; "))
+		}
+		return nil, fmt.Errorf("session: %s: %w, nothing to resume: %s", path, ErrEmptyTranscript, why)
+	}
 	return t, nil
 }
 
-// Parse reads a transcript from r; name is used in errors.
+// Parse reads a transcript from r as [Load] does; name is used in
+// Warnings. An empty transcript is not an error here.
 func Parse(r io.Reader, name string) (*Transcript, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("session: read %s: %w", name, err)
 	}
-	return parseBytes(data, name)
+	return parseBytes(data, name), nil
 }
 
-func parseBytes(data []byte, name string) (*Transcript, error) {
-	entries, warnings, err := parseLines(data, name)
-	if err != nil {
-		return nil, err
-	}
-	t := NewTranscript(entries)
-	t.Warnings = warnings
-	return t, nil
+func parseBytes(data []byte, name string) *Transcript {
+	l := readLines(data, name)
+	t := buildTranscript(l.entries, l.bridge)
+	t.Warnings = l.warnings
+	return t
 }
 
-// parseLines splits data into entries.
+// parseLines splits data into entries strictly: a malformed line is a
+// [*LineError], except a final line without a newline, which is skipped
+// with a warning. Stores read their files with it.
 func parseLines(data []byte, name string) ([]Entry, []string, error) {
 	var entries []Entry
 	var warnings []string
@@ -104,7 +124,7 @@ func parseLines(data []byte, name string) ([]Entry, []string, error) {
 				warnings = append(warnings, fmt.Sprintf("%s:%d: truncated final line skipped (%d bytes)", name, line, len(b)))
 				break
 			}
-			return nil, nil, &LineError{Path: name, Line: line, Err: err}
+			return nil, nil, &LineError{Path: name, Line: line, Err: errors.New(plainReason(err))}
 		}
 		entries = append(entries, e)
 	}
@@ -123,26 +143,72 @@ func parseLines(data []byte, name string) ([]Entry, []string, error) {
 // entry before them) back along parentUuid to the root (logicalParentUuid is not
 // followed, so a compaction starts a new chain).
 func NewTranscript(entries []Entry) *Transcript {
-	t := &Transcript{Entries: entries}
+	return buildTranscript(entries, nil)
+}
+
+// chainIndex finds conversation entries by uuid, following bridge over
+// uuids whose lines were skipped.
+type chainIndex struct {
+	idx    map[string]int
+	bridge map[string]string
+}
+
+func newChainIndex(entries []Entry, bridge map[string]string) chainIndex {
+	c := chainIndex{idx: map[string]int{}, bridge: bridge}
+	for i, e := range entries {
+		if e.UUID == "" || !IsChainType(e.Type) {
+			continue
+		}
+		if _, dup := c.idx[e.UUID]; !dup {
+			c.idx[e.UUID] = i
+		}
+	}
+	return c
+}
+
+// resolve returns the uuid of the entry that stands for id: id itself, or
+// where the bridge leads from a skipped uuid. "" when none does.
+func (c chainIndex) resolve(id string) string {
+	for range len(c.bridge) + 1 {
+		if id == "" {
+			return ""
+		}
+		if _, ok := c.idx[id]; ok {
+			return id
+		}
+		next, ok := c.bridge[id]
+		if !ok {
+			return ""
+		}
+		id = next
+	}
+	return ""
+}
+
+// parent returns the index of the entry e continues from.
+func (c chainIndex) parent(e Entry) (int, bool) {
+	i, ok := c.idx[c.resolve(e.ParentUUID)]
+	return i, ok
+}
+
+// buildTranscript is NewTranscript with a bridge over skipped lines.
+func buildTranscript(entries []Entry, bridge map[string]string) *Transcript {
+	t := &Transcript{Entries: entries, bridge: bridge}
 	for i := range entries {
 		if entries[i].Type == TypeCostState && entries[i].Cost != nil {
 			t.Cost = entries[i].Cost
 		}
 	}
-	idx := map[string]int{}
+	ci := newChainIndex(entries, bridge)
 	hasChild := map[string]bool{}
 	var nodes []int
 	for i, e := range entries {
-		if e.UUID == "" || !IsChainType(e.Type) {
+		if e.UUID == "" || !IsChainType(e.Type) || ci.idx[e.UUID] != i {
 			continue
 		}
-		if _, dup := idx[e.UUID]; dup {
-			continue
-		}
-		idx[e.UUID] = i
 		nodes = append(nodes, i)
-		if e.ParentUUID != "" {
-			hasChild[e.ParentUUID] = true
+		if p := ci.resolve(e.ParentUUID); p != "" {
+			hasChild[p] = true
 		}
 	}
 	best, bestLeaf, bestPreferred := -1, -1, false
@@ -170,8 +236,8 @@ func NewTranscript(entries []Entry) *Transcript {
 					break
 				}
 			}
-			p, ok := idx[e.ParentUUID]
-			if !ok || e.ParentUUID == "" {
+			p, ok := ci.parent(e)
+			if !ok {
 				break
 			}
 			j = p
@@ -191,21 +257,21 @@ func NewTranscript(entries []Entry) *Transcript {
 		}
 	}
 	if best >= 0 {
-		t.Chain = walk(entries, idx, best)
+		t.Chain = walk(entries, ci, best)
 		t.Leaf = entries[best].UUID
 	}
 	return t
 }
 
 // walk returns the chain from the root to entries[from].
-func walk(entries []Entry, idx map[string]int, from int) []Entry {
+func walk(entries []Entry, ci chainIndex, from int) []Entry {
 	var rev []Entry
 	seen := map[int]bool{}
 	for j := from; !seen[j]; {
 		seen[j] = true
 		rev = append(rev, entries[j])
-		p, ok := idx[entries[j].ParentUUID]
-		if !ok || entries[j].ParentUUID == "" {
+		p, ok := ci.parent(entries[j])
+		if !ok {
 			break
 		}
 		j = p
@@ -235,20 +301,13 @@ func (t *Transcript) SessionID() string {
 // the given uuid, for resuming a session at an earlier point
 // (resumeSessionAt). Entries stay as they are.
 func (t *Transcript) At(uuid string) (*Transcript, error) {
-	idx := map[string]int{}
-	for i, e := range t.Entries {
-		if e.UUID != "" && IsChainType(e.Type) {
-			if _, dup := idx[e.UUID]; !dup {
-				idx[e.UUID] = i
-			}
-		}
-	}
-	i, ok := idx[uuid]
+	ci := newChainIndex(t.Entries, t.bridge)
+	i, ok := ci.idx[uuid]
 	if !ok {
 		return nil, fmt.Errorf("session: no entry %s in the transcript: %w", uuid, ErrNotFound)
 	}
 	c := *t
-	c.Chain = walk(t.Entries, idx, i)
+	c.Chain = walk(t.Entries, ci, i)
 	c.Leaf = uuid
 	return &c, nil
 }

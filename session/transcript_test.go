@@ -118,44 +118,122 @@ func TestTruncatedLastLineWarning(t *testing.T) {
 	}
 }
 
+// TestMalformedLine replaces one line of a good transcript with a damaged
+// one: Load skips just that line, keeps every other entry and the chain
+// across the gap, and says in one warning, in plain words, where and what.
 func TestMalformedLine(t *testing.T) {
 	good, err := os.ReadFile(filepath.Join("testdata", "resumed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(good), "\n")
+	const (
+		u1 = "b0000001-0000-4000-8000-000000000001"
+		a1 = "b0000002-0000-4000-8000-000000000002"
+		u2 = "b0000003-0000-4000-8000-000000000003"
+		a2 = "b0000004-0000-4000-8000-000000000004"
+	)
 	tests := []struct {
-		name string
-		line int // 1-based line replaced
-		bad  string
-		want string
+		name  string
+		line  int // 1-based line replaced
+		bad   string
+		want  string   // in the warning
+		chain []string // uuids of the chain rebuilt
 	}{
-		{"not JSON", 3, "{\"type\":\"assistant\",\n", "not JSON"},
-		{"no type", 2, `{"uuid":"x"}` + "\n", "missing type"},
-		{"not an object", 4, "[1,2]\n", "not a JSON object"},
-		{"bad content block", 3, `{"type":"assistant","message":{"role":"assistant","content":[{"text":"no type"}]}}` + "\n", "assistant message"},
-		{"a cut line followed by more", 5, `{"type":"cost-st` + "\n", "cut"},
+		{"not JSON", 3, "{\"type\":\"assistant\",\n", "not valid JSON", []string{u1, u2, a2}},
+		{"no type", 2, `{"uuid":"x"}` + "\n", "missing type", []string{a1, u2, a2}},
+		{"not an object", 4, "[1,2]\n", "not a JSON object", []string{u1, a1, u2, a2}},
+		{"bad content block", 3, `{"type":"assistant","message":{"role":"assistant","content":[{"text":"no type"}]}}` + "\n",
+			"content block: missing type", []string{u1, u2, a2}},
+		{"message of the wrong shape", 7, `{"parentUuid":"` + a1 + `","type":"user","message":"Which word?","uuid":"` + u2 + `"}` + "\n",
+			"user message: expected an object, found a string", []string{u1, a1, a2}},
+		{"content of the wrong shape", 7, `{"parentUuid":"` + a1 + `","type":"user","message":{"role":"user","content":7},"uuid":"` + u2 + `"}` + "\n",
+			"content: expected a list, found a number", []string{u1, a1, a2}},
+		{"a block field of the wrong shape", 8, `{"parentUuid":"` + u2 + `","type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":5}]},"uuid":"` + a2 + `"}` + "\n",
+			`field "text": expected a string, found a number`, []string{u1, a1, u2}},
+		{"a cut line followed by more", 5, `{"type":"cost-st` + "\n", "not valid JSON", []string{u1, a1, u2, a2}},
+		{"a cut conversation line", 7, `{"parentUuid":"` + a1 + `","isSidechain":false,"type":"user","message":{"role":"us` + "\n",
+			"not valid JSON", []string{u1, a1, a2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := append([]string(nil), lines...)
 			ls[tc.line-1] = tc.bad
 			p := filepath.Join(t.TempDir(), "bad.jsonl")
-			if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o600); err != nil {
+			data := []byte(strings.Join(ls, ""))
+			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load(p)
-			var le *LineError
-			if !errors.As(err, &le) {
-				t.Fatalf("Load = %v, want a *LineError", err)
+			tr, err := Load(p)
+			if err != nil {
+				t.Fatalf("Load = %v, want the damaged line skipped", err)
 			}
-			if le.Line != tc.line || le.Path != p {
-				t.Errorf("error at %s:%d, want %s:%d", le.Path, le.Line, p, tc.line)
+			if want := strings.Count(string(good), "\n") - 1; len(tr.Entries) != want {
+				t.Errorf("%d entries, want %d: every line but the damaged one", len(tr.Entries), want)
 			}
-			if msg := err.Error(); !strings.Contains(msg, p) || !strings.Contains(msg, ":"+itoa(tc.line)+":") {
-				t.Errorf("error %q does not name the file and line", msg)
+			var chain []string
+			for _, e := range tr.Chain {
+				chain = append(chain, e.UUID)
+			}
+			if d := cmp.Diff(tc.chain, chain); d != "" {
+				t.Errorf("chain (-want +got):\n%s", d)
+			}
+			if len(tr.Warnings) != 1 {
+				t.Fatalf("warnings %q, want one", tr.Warnings)
+			}
+			w := tr.Warnings[0]
+			if !strings.HasPrefix(w, p+":"+itoa(tc.line)+": ") || !strings.Contains(w, tc.want) {
+				t.Errorf("warning %q, want %s:%d: … %s", w, p, tc.line, tc.want)
+			}
+			for _, leak := range []string{"Go ", "json.", "map[", "model."} {
+				if strings.Contains(w, leak) {
+					t.Errorf("warning %q names Go types (%q)", w, leak)
+				}
+			}
+			if after, _ := os.ReadFile(p); !bytes.Equal(after, data) {
+				t.Error("Load modified the file")
 			}
 		})
+	}
+}
+
+// TestLoadEmpty: a transcript without a valid entry cannot be resumed; Load
+// says so rather than hand back an empty conversation.
+func TestLoadEmpty(t *testing.T) {
+	for name, data := range map[string]string{
+		"empty":         "",
+		"blank":         "\n\n  \n",
+		"all malformed": "garbage\n{\"type\":\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "x.jsonl")
+			os.WriteFile(p, []byte(data), 0o600)
+			_, err := Load(p)
+			if !errors.Is(err, ErrEmptyTranscript) || !strings.Contains(err.Error(), p) {
+				t.Errorf("Load = %v, want ErrEmptyTranscript naming the file", err)
+			}
+			if name == "all malformed" && !strings.Contains(err.Error(), p+":1: skipped a malformed line") {
+				t.Errorf("Load = %v, want the skipped lines named", err)
+			}
+		})
+	}
+}
+
+// TestManyMalformedLines: the warnings name the first lines one by one and
+// count the rest.
+func TestManyMalformedLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}` + "\n")
+	for range 25 {
+		b.WriteString("not json\n")
+	}
+	tr, err := Parse(strings.NewReader(b.String()), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Entries) != 1 || len(tr.Warnings) != maxLineWarnings+1 ||
+		tr.Warnings[maxLineWarnings] != "t.jsonl: 15 more malformed lines skipped" {
+		t.Errorf("%d entries, warnings %q", len(tr.Entries), tr.Warnings)
 	}
 }
 

@@ -43,9 +43,17 @@ type Envelope struct {
 // opened with O_APPEND. The Writer keeps the chain: a conversation entry
 // appended without ParentUUID gets the uuid of the previous conversation
 // entry (a compact boundary starts a new chain instead).
+//
+// A Writer holds the session's advisory lock from Create or Open until
+// Close (see [ErrSessionBusy]): one session has one writer at a time, in
+// this process and across processes, so two processes resuming one
+// session cannot interleave their entries, and only the lock's holder
+// ever repairs the file. A crash releases the lock with the process.
 type Writer struct {
 	mu       sync.Mutex
 	f        *os.File
+	lock     *sessionLock
+	loaded   *Transcript // what Open read under the lock; nil after Create
 	path     string
 	env      Envelope
 	leaf     string
@@ -55,27 +63,57 @@ type Writer struct {
 }
 
 // Create creates a new transcript file (and its directory), failing if the
-// file exists.
+// file exists, and takes the session's lock (an error wrapping
+// [ErrSessionBusy] if another Writer holds it).
 func Create(path string, env Envelope) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	lock, err := acquireLock(path, env.SessionID)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
+		lock.release()
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	return newWriter(f, path, env), nil
+	w := newWriter(f, path, env)
+	w.lock = lock
+	return w, nil
 }
 
 // Open opens a transcript file for appending, creating it (and its
-// directory) if needed. For an existing file, it reads the transcript to
-// continue its chain: the next conversation entry's parent is the
-// transcript's leaf, as when a session is resumed. A final line cut short by
-// a crash is removed first. Open fails if the file has a malformed line.
+// directory) if needed, and takes the session's lock for the Writer's
+// lifetime. When another Writer holds the lock, in this process or
+// another, Open fails at once with an error wrapping [ErrSessionBusy],
+// naming the session and its holder, and leaves the file alone.
+//
+// Holding the lock, it makes the file end with a complete line (a final
+// line cut short by a crash is removed, one that lacks only its newline is
+// completed) and reads the transcript as [Load] does to continue its
+// chain: the next conversation entry's parent is the transcript's leaf,
+// as when a session is resumed. Malformed lines are skipped and reported
+// in [Writer.Transcript]'s Warnings; an empty file is not an error here.
 func Open(path string, env Envelope) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	lock, err := acquireLock(path, env.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := openLocked(path, env)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	w.lock = lock
+	return w, nil
+}
+
+// openLocked is Open once the lock is held.
+func openLocked(path string, env Envelope) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
@@ -84,12 +122,15 @@ func Open(path string, env Envelope) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("session: %s: %w", path, err)
 	}
-	w := newWriter(f, path, env)
-	t, err := Load(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("session: %w", err)
 	}
+	t := parseBytes(data, path)
+	t.Path = path
+	w := newWriter(f, path, env)
+	w.loaded = t
 	w.leaf = t.Leaf
 	for _, e := range t.Entries {
 		w.track(e)
@@ -109,6 +150,8 @@ func newWriter(f *os.File, path string, env Envelope) *Writer {
 
 // repair makes f end with a complete line: a final line without its
 // newline is completed when it is a valid entry and cut off otherwise.
+// Only the holder of the file's lock may call it: the final line of a file
+// that a live Writer holds may be a write still under way.
 func repair(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
@@ -153,6 +196,11 @@ func repair(f *os.File) error {
 
 // Path returns the file's path.
 func (w *Writer) Path() string { return w.path }
+
+// Transcript returns the transcript Open read while holding the lock (its
+// Warnings name the lines it skipped), or nil for a Writer from Create.
+// It is not updated by Append.
+func (w *Writer) Transcript() *Transcript { return w.loaded }
 
 // SessionID returns the envelope's session id.
 func (w *Writer) SessionID() string { return w.env.SessionID }
@@ -313,7 +361,8 @@ func (w *Writer) Sync() error {
 	return w.f.Sync()
 }
 
-// Close closes the file. Appending afterwards fails.
+// Close closes the file and releases the session's lock. Appending
+// afterwards fails.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -322,5 +371,9 @@ func (w *Writer) Close() error {
 	}
 	err := w.f.Close()
 	w.f = nil
+	if lerr := w.lock.release(); err == nil && lerr != nil {
+		err = fmt.Errorf("session: releasing the lock: %w", lerr)
+	}
+	w.lock = nil
 	return err
 }
