@@ -358,6 +358,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		Effort:          effort,
 		Thinking:        thinkingFor(&s.opts),
 		Env:             &env,
+		OpeningContext:  s.memoryContext(),
 		ParentToolUseID: &parentID,
 		Authorize:       s.lin.AuthorizerFor(agent),
 		Hooks:           s.backgroundHooks(agent.ID, hp),

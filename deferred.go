@@ -17,14 +17,24 @@ import (
 //
 // A reply's calls count as deferred when the reply is the last message of
 // the main chain and the run's result (its cost-state entry) was written
-// after it: a run that ended any other way answered its calls, and one
-// that crashed wrote no result.
-func resumeHistory(tr *sessions.Transcript) []model.Message {
-	h := tr.History()
-	blocks, ok := pendingReply(tr)
+// after it: a run that ended any other way answered its calls. A reply
+// with calls and no result after it is a run that died in the middle of a
+// tool round (a killed process): its calls are put back too, and crashed
+// is set, so that the next run tells the model they were interrupted
+// (engine.SetHistoryInterrupted) instead of dropping them silently or
+// running them again.
+func resumeHistory(tr *sessions.Transcript) (h []model.Message, crashed bool) {
+	h = tr.History()
+	blocks, deferred, ok := pendingReply(tr)
 	if !ok {
-		return h
+		return h, false
 	}
+	return withCalls(h, blocks), !deferred
+}
+
+// withCalls puts the tool calls of blocks (the last reply) back at the end
+// of h.
+func withCalls(h []model.Message, blocks []model.Content) []model.Message {
 	var calls []model.Content
 	for _, b := range blocks {
 		if b.Type == model.TypeToolUse {
@@ -47,9 +57,9 @@ func resumeHistory(tr *sessions.Transcript) []model.Message {
 }
 
 // pendingReply returns the blocks of the main chain's last reply when it
-// ends the chain, holds tool calls, and a result was recorded after it.
-func pendingReply(tr *sessions.Transcript) ([]model.Content, bool) {
-	var blocks []model.Content
+// ends the chain and holds tool calls; deferred reports whether a result
+// was recorded after it.
+func pendingReply(tr *sessions.Transcript) (blocks []model.Content, deferred, ok bool) {
 	var id, last string
 	for i := len(tr.Chain) - 1; i >= 0; i-- {
 		e := tr.Chain[i]
@@ -72,7 +82,7 @@ func pendingReply(tr *sessions.Transcript) ([]model.Content, bool) {
 		hasCall = hasCall || b.Type == model.TypeToolUse
 	}
 	if !hasCall {
-		return nil, false
+		return nil, false, false
 	}
 	// The result of the run that deferred is written after the reply.
 	seen := false
@@ -81,8 +91,8 @@ func pendingReply(tr *sessions.Transcript) ([]model.Content, bool) {
 		case e.UUID == last && last != "":
 			seen = true
 		case seen && e.Type == sessions.TypeCostState:
-			return blocks, true
+			return blocks, true, true
 		}
 	}
-	return nil, false
+	return blocks, false, seen
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// resumeHistory puts the last reply's calls back only for a deferral (a
-// result written after the reply), never after a crash in the middle of
-// a tool round.
+// resumeHistory puts the last reply's calls back, and tells a deferral (a
+// result written after the reply) from a crash in the middle of a tool
+// round, whose calls the next run answers as interrupted.
 func TestResumeHistoryPendingCall(t *testing.T) {
 	prompt := sessions.Entry{Type: sessions.TypeUser, UUID: "u1",
 		Message: &sessions.Message{Role: "user", Content: []model.Content{model.TextBlock("go")}}}
@@ -28,20 +28,24 @@ func TestResumeHistoryPendingCall(t *testing.T) {
 		name    string
 		entries []sessions.Entry
 		want    []model.Message
+		crashed bool
 	}{
 		{name: "deferred after text", entries: []sessions.Entry{prompt, text, call, cost},
 			want: []model.Message{user, {Role: "assistant", Content: []model.Content{model.TextBlock("writing"), use}}}},
 		{name: "deferred alone", entries: []sessions.Entry{prompt, bare, cost},
 			want: []model.Message{user, {Role: "assistant", Content: []model.Content{use}}}},
-		{name: "crashed", entries: []sessions.Entry{prompt, text, call},
-			want: []model.Message{user, {Role: "assistant", Content: []model.Content{model.TextBlock("writing")}}}},
-		{name: "cost before the reply", entries: []sessions.Entry{prompt, cost, bare},
-			want: []model.Message{user}},
+		{name: "crashed", entries: []sessions.Entry{prompt, text, call}, crashed: true,
+			want: []model.Message{user, {Role: "assistant", Content: []model.Content{model.TextBlock("writing"), use}}}},
+		{name: "cost before the reply", entries: []sessions.Entry{prompt, cost, bare}, crashed: true,
+			want: []model.Message{user, {Role: "assistant", Content: []model.Content{use}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := resumeHistory(sessions.NewTranscript(tc.entries))
+			got, crashed := resumeHistory(sessions.NewTranscript(tc.entries))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("resumeHistory (-want +got):\n%s", diff)
+			}
+			if crashed != tc.crashed {
+				t.Errorf("crashed = %v, want %v", crashed, tc.crashed)
 			}
 		})
 	}

@@ -35,6 +35,7 @@ const (
 	DiagTranscript   = "transcript_repaired" // a damaged transcript was read around
 	DiagSandbox      = "sandbox"             // the sandbox cannot do what the settings ask
 	DiagSessionStore = "session_store"       // copies to Options.SessionStore were not made when the session closed
+	DiagMemory       = "memory_file"         // a CLAUDE.md file or @import was left out (unreadable, not text, missing, cyclic, too deep)
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a

@@ -51,6 +51,13 @@ type Options struct {
 	// AppendSystemPrompt is added to whichever prompt is used.
 	SystemPrompt       string
 	AppendSystemPrompt string
+	// ExcludeDynamicSystemPrompt keeps agentloop's system prompt the same
+	// for every session, so that its prompt cache is shared across
+	// sessions: the per-session environment section (working directory,
+	// git, platform, shell, OS version, date, model) is sent in the first
+	// user message of the conversation instead, like the CLAUDE.md files.
+	// It has no effect (and a diagnostic says so) with SystemPrompt.
+	ExcludeDynamicSystemPrompt bool
 
 	// Cwd is the working directory of the session's tools; empty means
 	// the process's working directory.
@@ -88,6 +95,16 @@ type Options struct {
 	// (.claude/settings.local.json). Nil loads all three, as the reference
 	// CLI does; an empty non-nil slice loads none. The managed policy and
 	// Settings always load.
+	//
+	// The same sources select the CLAUDE.md instruction files, sent to the
+	// model in the first user message of each conversation (subagents'
+	// too): user ~/.claude/CLAUDE.md; project CLAUDE.md and
+	// .claude/CLAUDE.md in the working directory and each parent up to the
+	// repository root or the home directory; local CLAUDE.local.md in
+	// those directories. @path imports in them are followed. The settings'
+	// claudeMdExcludes (glob patterns of absolute paths) leave files out.
+	// A file or import that cannot be used is reported as a DiagMemory
+	// diagnostic, never an error.
 	SettingSources []settings.SettingSource
 	// Sandbox confines Bash commands with the kernel; it is merged into
 	// the inline settings (see SandboxSettings). Nil leaves the sandbox
@@ -112,6 +129,9 @@ type Options struct {
 	Effort string
 	// MaxTokens caps each reply; 0 means the model's maximum.
 	MaxTokens int
+	// ContextManagement, when set, has the API clear old tool results or
+	// thinking on its side (see [ContextManagement]). Nil: off.
+	ContextManagement *ContextManagement
 	// Thinking configures extended thinking, independently of Effort. Nil
 	// means the model's default: adaptive thinking where the model
 	// supports it. MaxThinkingTokens > 0 is a shorthand for thinking
@@ -221,6 +241,9 @@ func (o *Options) validate() error {
 	}
 	if o.SessionStore != nil && o.NoSessionPersistence {
 		return fmt.Errorf("%w: SessionStore needs session persistence", ErrInvalidOption)
+	}
+	if err := checkContextManagement(o.ContextManagement); err != nil {
+		return err
 	}
 	if o.MaxThinkingTokens < 0 {
 		return fmt.Errorf("%w: MaxThinkingTokens %d is negative", ErrInvalidOption, o.MaxThinkingTokens)

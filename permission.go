@@ -81,6 +81,9 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		}
 	}
 	rs.Sources = append(rs.Sources, cli)
+	if r, ok := s.resultsReadRule(); ok {
+		rs.Sources = append(rs.Sources, r)
+	}
 	if st != nil {
 		bySource := map[settings.Source]*permission.SourceRules{}
 		var order []settings.Source

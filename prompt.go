@@ -1,30 +1,30 @@
 package agentloop
 
 import (
-	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/memory"
+	"github.com/agentloop/agentloop/internal/sysprompt"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 )
 
-// basePrompt is agentloop's own system prompt.
-const basePrompt = `You are an agent working in a software project on the user's behalf, through the tools you are given.
-
-Work in small, verifiable steps: look before you change anything, prefer the dedicated file tools over shell commands for reading and editing files, and check the effect of each change. When a tool reports an error, read it and adapt instead of repeating the same call. Keep answers short and concrete; when the task is done, say what you did and what remains.`
-
-// systemPrompt assembles the system blocks: the prompt (agentloop's own or
-// Options.SystemPrompt), the environment, and Options.AppendSystemPrompt.
+// systemPrompt assembles the system blocks: the prompt (agentloop's own,
+// internal/sysprompt, or Options.SystemPrompt), the environment (with
+// agentloop's prompt, unless ExcludeDynamicSystemPrompt moves it to the
+// first user message) and Options.AppendSystemPrompt.
 func systemPrompt(o *Options, env *tool.Env, modelID string) []model.Content {
-	text := basePrompt
+	var blocks []model.Content
 	if o.SystemPrompt != "" {
-		text = o.SystemPrompt
-	}
-	blocks := []model.Content{model.TextBlock(text)}
-	if o.SystemPrompt == "" {
-		blocks = append(blocks, model.TextBlock(envBlock(env, modelID)))
+		blocks = append(blocks, model.TextBlock(o.SystemPrompt))
+	} else {
+		blocks = append(blocks, model.TextBlock(sysprompt.Base))
+		if !o.ExcludeDynamicSystemPrompt {
+			blocks = append(blocks, model.TextBlock(envBlock(env, modelID)))
+		}
 	}
 	if o.AppendSystemPrompt != "" {
 		blocks = append(blocks, model.TextBlock(o.AppendSystemPrompt))
@@ -32,14 +32,25 @@ func systemPrompt(o *Options, env *tool.Env, modelID string) []model.Content {
 	return blocks
 }
 
-// envBlock describes the environment the tools work in.
+// envBlock describes the environment the tools of env work in.
 func envBlock(env *tool.Env, modelID string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Environment:\n- working directory: %s\n", env.Cwd)
-	for _, d := range env.AdditionalDirs {
-		fmt.Fprintf(&b, "- additional directory: %s\n", d)
+	_, git := memory.RepoRoot(env.Cwd)
+	return sysprompt.Environment(sysprompt.Env{
+		Cwd: env.Cwd, AdditionalDirs: env.AdditionalDirs, GitRepo: git,
+		Platform: runtime.GOOS + "/" + runtime.GOARCH, Shell: shellOf(env.Environ),
+		OSVersion: sysprompt.OSVersion(), Date: time.Now().Format("2006-01-02"), Model: modelID,
+	})
+}
+
+// shellOf is the user's shell: SHELL in environ (nil: the process's).
+func shellOf(environ []string) string {
+	if environ == nil {
+		environ = os.Environ()
 	}
-	fmt.Fprintf(&b, "- platform: %s/%s\n- model: %s\n- date: %s", runtime.GOOS, runtime.GOARCH, modelID,
-		time.Now().Format("2006-01-02"))
-	return b.String()
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], "SHELL="); ok {
+			return v
+		}
+	}
+	return ""
 }

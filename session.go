@@ -45,6 +45,8 @@ type session struct {
 	ended        bool   // SessionEnd hooks have run
 	origin       string // "resume" or "fork" when it goes on from a saved session (hookglue.go)
 	endReason    string // the SessionEnd reason; "" is "other" (hookglue.go)
+	tempResults  bool   // env.ResultsDir is a temporary directory (results_dir.go)
+	memory       string // the rendered CLAUDE.md block, "" for none (memory.go)
 }
 
 // newSession resolves opts into a ready engine session.
@@ -139,6 +141,9 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.setupResultsDir(); err != nil {
+		return nil, err
+	}
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
@@ -175,12 +180,14 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		MaxBudgetUSD:         opts.MaxBudgetUSD,
 		Budget:               s.lin,
 		MaxTokens:            opts.MaxTokens,
+		ContextManagement:    opts.ContextManagement,
 		Effort:               opts.Effort,
 		Thinking:             thinkingFor(&opts),
 		Partial:              opts.IncludePartialMessages,
 		OutputSchema:         outputSchema(&opts),
 		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
 		Env:                  s.env,
+		OpeningContext:       s.loadContext(st),
 		Authorize:            s.authorize,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),
 		Record:               s.record,
@@ -191,7 +198,11 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	s.eng = eng
 	s.tools = eng.ToolNames()
 	if tr != nil {
-		eng.SetHistory(resumeHistory(tr))
+		if h, crashed := resumeHistory(tr); crashed {
+			eng.SetHistoryInterrupted(h)
+		} else {
+			eng.SetHistory(h)
+		}
 		if tr.Cost != nil {
 			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)
 		}
@@ -279,6 +290,7 @@ func (s *session) close() {
 	tools.Cleanup(s.env)
 	s.closeSandbox()
 	s.transcript.close()
+	s.removeResultsDir()
 }
 
 func thinkingFor(o *Options) *model.Thinking {

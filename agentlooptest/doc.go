@@ -8,8 +8,10 @@
 // content_block_delta…, content_block_stop, message_delta, message_stop)
 // when the request asks to stream, one JSON message otherwise. It records
 // every request, so a test can check what the client sent. It also answers
-// POST /v1/messages/count_tokens with a rough estimate and GET /v1/models
-// with an empty list; anything else gets a 404 error body.
+// POST /v1/messages/count_tokens with a deterministic estimate, the body's
+// length in bytes divided by 4 (at least 1), recorded with Kind
+// [KindCountTokens] in [Server.AllRequests], and GET /v1/models with an
+// empty list; anything else gets a 404 error body.
 //
 // # Scripting turns
 //

@@ -31,6 +31,16 @@ type Provider interface {
 	Stream(ctx context.Context, req *Request, h Handler) (*Response, error)
 }
 
+// TokenCounter is implemented by providers that can count the input tokens
+// of a request without running it (the Messages API's count_tokens
+// endpoint). It is optional: callers check for it with a type assertion
+// and fall back to an estimate. CountTokens counts the request's system
+// prompt, tools and messages as the model would see them; it must be safe
+// for concurrent use.
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req *Request) (int64, error)
+}
+
 // Handler receives what happens while a reply streams. Any method may be a
 // no-op; [NopHandler] implements all of them. The provider calls the methods
 // from the goroutine that called Stream, in stream order.
@@ -81,15 +91,18 @@ type RetryInfo struct {
 
 // Request is one call to the model.
 type Request struct {
-	Model     string        `json:"model"`
-	Messages  []Message     `json:"messages"`
-	System    []Content     `json:"system,omitempty"`
-	Tools     []ToolDef     `json:"tools,omitempty"`
-	Metadata  *Metadata     `json:"metadata,omitempty"`
-	MaxTokens int           `json:"max_tokens"`
-	Thinking  *Thinking     `json:"thinking,omitempty"`
-	Output    *OutputConfig `json:"output_config,omitempty"`
-	Stream    bool          `json:"stream"`
+	Model     string    `json:"model"`
+	Messages  []Message `json:"messages"`
+	System    []Content `json:"system,omitempty"`
+	Tools     []ToolDef `json:"tools,omitempty"`
+	Metadata  *Metadata `json:"metadata,omitempty"`
+	MaxTokens int       `json:"max_tokens"`
+	Thinking  *Thinking `json:"thinking,omitempty"`
+	// ContextManagement asks the API to edit the context on its side
+	// (see [ContextManagement]); nil sends nothing.
+	ContextManagement *ContextManagement `json:"context_management,omitempty"`
+	Output            *OutputConfig      `json:"output_config,omitempty"`
+	Stream            bool               `json:"stream"`
 	// Betas are sent in the anthropic-beta header by providers that
 	// support it.
 	Betas []string `json:"-"`

@@ -63,6 +63,12 @@ func readLines(data []byte, name string) lines {
 			if last {
 				warn(fmt.Sprintf("%s:%d: skipped the final line: it is cut short (%d bytes, no newline), a write that did not finish", name, line, len(b)))
 			} else {
+				if !json.Valid(b) {
+					var v any
+					if jerr := json.Unmarshal(b, &v); jerr != nil {
+						err = jerr // say why it is not JSON, not that it is no object
+					}
+				}
 				warn(fmt.Sprintf("%s:%d: skipped a malformed line: %s", name, line, plainReason(err)))
 			}
 			if u, p := lineLinks(b); u != "" {

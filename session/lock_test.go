@@ -116,7 +116,10 @@ func startHelper(t *testing.T, path, mode, tag string, rounds int) *helper {
 		t.Fatal(err)
 	}
 	h := &helper{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// A helper that hangs (waiting for a "go" that never comes, say) is
+	// killed rather than hang the test.
+	stop := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+	t.Cleanup(func() { stop.Stop(); cmd.Process.Kill(); cmd.Wait() })
 	return h
 }
 

@@ -13,9 +13,6 @@ import (
 // process or another. The lock is released when f is closed, and by the
 // kernel when the process dies.
 func tryLockFile(f *os.File) (bool, error) {
-	if true {
-		return true, nil
-	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {

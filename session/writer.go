@@ -118,17 +118,19 @@ func openLocked(path string, env Envelope) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	if err := repair(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("session: %s: %w", path, err)
-	}
-	data, err := os.ReadFile(path)
+	// Read before the repair, so that Warnings name a cut final line too;
+	// the entries are the same either way.
+	data, err := io.ReadAll(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	t := parseBytes(data, path)
 	t.Path = path
+	if err := repair(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session: %s: %w", path, err)
+	}
 	w := newWriter(f, path, env)
 	w.loaded = t
 	w.leaf = t.Leaf
@@ -197,9 +199,11 @@ func repair(f *os.File) error {
 // Path returns the file's path.
 func (w *Writer) Path() string { return w.path }
 
-// Transcript returns the transcript Open read while holding the lock (its
-// Warnings name the lines it skipped), or nil for a Writer from Create.
-// It is not updated by Append.
+// Transcript returns the transcript Open read while holding the lock,
+// before any repair (its Warnings name the lines it skipped), or nil for a
+// Writer from Create. It is not updated by Append. Resume from it rather
+// than from an earlier [Load]: another writer may have appended between
+// the two.
 func (w *Writer) Transcript() *Transcript { return w.loaded }
 
 // SessionID returns the envelope's session id.

@@ -19,6 +19,8 @@ type Options struct {
 	Schema json.RawMessage
 	// AlwaysReportError sends "is_error": false with successful results.
 	AlwaysReportError bool
+	// MaxResultChars sets Info.MaxResultChars.
+	MaxResultChars int
 }
 
 // Func is the handler of a typed tool: it receives the decoded input.
@@ -41,6 +43,7 @@ func New[In any](name, description string, fn Func[In], opts *Options) Tool {
 	t := &typed[In]{info: Info{
 		Name: name, Description: description, ReadOnly: opts.ReadOnly,
 		AlwaysReportError: opts.AlwaysReportError,
+		MaxResultChars:    opts.MaxResultChars,
 	}, fn: fn}
 	switch {
 	case fn == nil:

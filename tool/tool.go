@@ -61,7 +61,24 @@ type Info struct {
 	// AlwaysReportError makes a successful result carry an explicit
 	// "is_error": false, as the reference's Bash tool does.
 	AlwaysReportError bool
+	// MaxResultChars is the longest result, in characters of text, that
+	// the model gets inline. A longer one is saved to a file in
+	// Env.ResultsDir and the model gets a preview and the file's path.
+	// Zero means DefaultMaxResultChars; values above MaxResultCharsCeiling
+	// count as the ceiling; a negative value keeps results inline
+	// whatever their size.
+	MaxResultChars int
 }
+
+// Result size limits (see Info.MaxResultChars).
+const (
+	// DefaultMaxResultChars is the inline limit of a tool that sets none,
+	// the reference's Bash threshold.
+	DefaultMaxResultChars = 30_000
+	// MaxResultCharsCeiling is the highest inline limit a tool can ask
+	// for, as the reference's anthropic/maxResultSizeChars ceiling.
+	MaxResultCharsCeiling = 500_000
+)
 
 // Call is one invocation of a tool.
 type Call struct {
@@ -116,6 +133,12 @@ type Env struct {
 	// after the check makes the call fail rather than reach another file.
 	// It must be safe for concurrent use.
 	CheckedPath func(callID string) (string, bool)
+	// ResultsDir, when set, is where the loop saves tool results too long
+	// to send inline (see Info.MaxResultChars), one file per call; the
+	// session lets Read read it. Tools may then return longer output than
+	// they would otherwise (Bash does), knowing the loop bounds what the
+	// model sees. Empty: results are sent as the tools return them.
+	ResultsDir string
 }
 
 // Result is what a call returns to the model.

@@ -138,7 +138,11 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 		return bashStartBackground(env, shell, dir, in, policy)
 	}
 	timeout := bashClamp(in.Timeout, bashDefaultTimeout, bashMaxTimeout)
-	run := bashRun(ctx, bashEnviron(env), shell, dir, in.Command, timeout, policy)
+	limit := bashMaxOutputChars
+	if env != nil && env.ResultsDir != "" {
+		limit = bashSpillChars // the loop saves what is over its limit to a file
+	}
+	run := bashRun(ctx, bashEnviron(env), shell, dir, in.Command, timeout, limit, policy)
 	return run.result(in.Command), nil
 }
 
@@ -217,11 +221,12 @@ type bashOutcome struct {
 }
 
 // bashRun runs command in the foreground until it exits, times out or ctx
-// is done, and returns its captured output. A non-nil policy confines it.
-func bashRun(ctx context.Context, environ []string, shell, dir, command string, timeout time.Duration, policy *sandbox.Policy) bashOutcome {
+// is done, and returns its captured output, limit characters of each
+// stream at most. A non-nil policy confines it.
+func bashRun(ctx context.Context, environ []string, shell, dir, command string, timeout time.Duration, limit int, policy *sandbox.Policy) bashOutcome {
 	out := bashOutcome{
-		stdout: newBashCapture(bashMaxOutputChars, bashLeadBlankLines),
-		stderr: newBashCapture(bashMaxOutputChars, bashLeadSpace),
+		stdout: newBashCapture(limit, bashLeadBlankLines),
+		stderr: newBashCapture(limit, bashLeadSpace),
 	}
 	if ctx.Err() != nil {
 		out.cancelled = true

@@ -11,6 +11,12 @@ import (
 // sees, as the reference's BASH_MAX_OUTPUT_LENGTH default.
 const bashMaxOutputChars = 30000
 
+// bashSpillChars is how many characters of each stream a command keeps when
+// the session saves oversized results to files (tool.Env.ResultsDir): the
+// loop then shows the model a preview and the path of the whole output,
+// up to this much (at most 8 MB of memory per stream).
+const bashSpillChars = 2_000_000
+
 // bashCapture is an io.Writer that keeps the head of a stream and only counts
 // the rest, so that a command printing gigabytes costs a fixed amount of
 // memory. It always accepts everything written, so the command never blocks

@@ -9,9 +9,12 @@ import (
 )
 
 // bashIsolate puts the command in a process group of its own, so that
-// everything it starts can be signalled together.
+// everything it starts can be signalled together, and where the platform
+// allows has the kernel kill the shell when agentloop dies without
+// cleaning up (bashDeathSignal).
 func bashIsolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	bashDeathSignal(cmd.SysProcAttr)
 }
 
 // bashSignalGroup signals the process group led by pid. Errors are ignored:

@@ -52,6 +52,7 @@ type config struct {
 	systemPromptF string
 	debug         bool
 	debugFile     string
+	excludeDyn    bool
 	// warnings are problems with the command line that do not stop the
 	// run, such as unknown fields in --agents.
 	warnings []string
@@ -124,6 +125,8 @@ var flagDefs = []flagDef{
 	{[]string{"--system-prompt"}, kString, "replace the system prompt", str(func(c *config) *string { return &c.systemPrompt })},
 	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", str(func(c *config) *string { return &c.systemPromptF })},
 	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", str(func(c *config) *string { return &c.appendSystem })},
+	{[]string{"--exclude-dynamic-system-prompt-sections"}, kBool, "send the environment in the first user message, keeping the system prompt the same across sessions",
+		func(c *config, _ string) error { c.excludeDyn = true; return nil }},
 	{[]string{"--effort"}, kString, vocab.Efforts.Want(), func(c *config, v string) error {
 		e, err := vocab.ParseEffort(v)
 		if err != nil {

@@ -143,6 +143,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		ForkSession:            c.fork,
 		NoSessionPersistence:   c.noPersist,
 	}
+	o.ExcludeDynamicSystemPrompt = c.excludeDyn
 	if c.sourcesSet {
 		o.SettingSources = []settings.SettingSource{}
 		for _, s := range c.sources {

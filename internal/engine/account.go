@@ -17,11 +17,19 @@ type totals struct {
 	mu         sync.Mutex
 	cost       float64
 	modelUsage map[string]*message.ModelUsage
+	// last is the usage of the session's latest reply (not a
+	// subagent's), on lastModel; see LastUsage.
+	last      *model.Usage
+	lastModel string
 }
 
 // account adds one successful reply to the session totals.
 func (r *run) account(resp *model.Response) {
 	r.s.AddUsage(resp.Model, resp.Usage)
+	u := resp.Usage
+	r.s.totals.mu.Lock()
+	r.s.totals.last, r.s.totals.lastModel = &u, resp.Model
+	r.s.totals.mu.Unlock()
 }
 
 // AddUsage adds one reply's usage on a model to the session's cost and

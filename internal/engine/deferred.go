@@ -32,6 +32,15 @@ func (s *Session) PendingCalls() []model.Content {
 	return out
 }
 
+// SetHistoryInterrupted is SetHistory for a history whose last reply's
+// calls were cut off by a crash rather than deferred: the next Run gives
+// each of them an is_error result with the Interrupted text (recorded like
+// any result) before its prompt, instead of authorising them again.
+func (s *Session) SetHistoryInterrupted(h []model.Message) {
+	s.SetHistory(h)
+	s.pendingInterrupted = len(s.PendingCalls()) > 0
+}
+
 // resumeDeferred settles the calls a deferral left pending, before the
 // run's prompt: each is authorised again (PreToolUse fires again) and runs
 // if allowed, its result going first into the user turn that then takes
@@ -49,6 +58,14 @@ func (r *run) resumeDeferred() (e ending, done bool) {
 		o.ids = append(o.ids, b.ID)
 	}
 	r.open = o
+	if r.s.pendingInterrupted {
+		// A run that died with these calls in flight (a killed process):
+		// they are not run again, the model is told they were
+		// interrupted, and the prompt follows in the same user turn.
+		r.s.pendingInterrupted = false
+		r.closeTurn(Interrupted)
+		return ending{}, false
+	}
 	for _, b := range calls {
 		if _, ok := r.s.tools[b.Name]; ok {
 			continue

@@ -53,6 +53,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 			o.block.ToolUseID = o.call.ID
 			open.extra = append(open.extra, out.Context...)
 		}
+		r.bound(&o)
 		m := r.userMessage([]model.Content{o.block}, false)
 		m.ToolUseResult, m.ToolResultMeta = o.structured, o.meta
 		r.addResult(o.block, m)

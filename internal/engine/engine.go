@@ -41,7 +41,11 @@ type Config struct {
 	Thinking       *model.Thinking
 	Effort         string
 	Betas          []string
-	Partial        bool // emit stream events and status messages
+	// ContextManagement, when set, is sent as every request's
+	// context_management (with its beta) for the API to edit the context
+	// on its side.
+	ContextManagement *model.ContextManagement
+	Partial           bool // emit stream events and status messages
 	// OutputSchema, when set, requires the run to end with structured
 	// output matching this JSON schema, delivered through the
 	// StructuredOutput tool. MaxStructuredRetries bounds the failed
@@ -49,6 +53,13 @@ type Config struct {
 	OutputSchema         json.RawMessage
 	MaxStructuredRetries int
 	Env                  *tool.Env
+	// OpeningContext are blocks for the model (a CLAUDE.md reminder, the
+	// environment) put before the prompt in the first user message of the
+	// conversation: sent once, when the history is empty, and recorded as
+	// a synthetic user line of their own just before the prompt's line.
+	// Later runs, and a conversation resumed with its history, do not
+	// repeat them.
+	OpeningContext []model.Content
 	// ParentToolUseID is set for subagents, and Parent is the session
 	// whose cost and per-model usage a subagent's usage also counts in.
 	ParentToolUseID *string
@@ -134,6 +145,9 @@ type Session struct {
 	totals  totals
 	current *run // the run in progress, if any (loop goroutine only)
 	notes   notes
+	// pendingInterrupted: the history's pending calls were cut off by a
+	// crash (SetHistoryInterrupted), not deferred.
+	pendingInterrupted bool
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a

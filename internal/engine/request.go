@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
@@ -24,6 +25,12 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 		Output:    output,
 		Stream:    true,
 		Betas:     s.cfg.Betas,
+	}
+	if cm := s.cfg.ContextManagement; cm != nil {
+		req.ContextManagement = cm
+		if !slices.Contains(req.Betas, model.ContextManagementBeta) {
+			req.Betas = append(slices.Clip(req.Betas), model.ContextManagementBeta)
+		}
 	}
 	if req.MaxTokens == 0 {
 		p, _, ok := pricing.Lookup(modelID)

@@ -82,13 +82,21 @@ func (r *run) userMessage(blocks []model.Content, synthetic bool) *message.User 
 }
 
 // commitPrompt adds the prompt, and the context hooks added to it, as the
-// user turn that opens the run.
+// user turn that opens the run; the conversation's first prompt is
+// preceded by Config.OpeningContext.
 func (r *run) commitPrompt(prompt, context []model.Content) {
-	msgs := []message.Message{r.userMessage(prompt, false)}
+	var blocks []model.Content
+	var msgs []message.Message
+	if opening := r.s.cfg.OpeningContext; len(r.s.history) == 0 && len(opening) > 0 {
+		blocks = append(blocks, opening...)
+		msgs = append(msgs, r.userMessage(append([]model.Content(nil), opening...), true))
+	}
+	blocks = append(append(blocks, prompt...), context...)
+	msgs = append(msgs, r.userMessage(prompt, false))
 	if len(context) > 0 {
 		msgs = append(msgs, r.userMessage(context, true))
 	}
-	r.commitUser(append(append([]model.Content(nil), prompt...), context...), msgs...)
+	r.commitUser(blocks, msgs...)
 }
 
 // commitReply adds a finished reply to the history as the blocks the stream

@@ -92,6 +92,11 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 		return err
 	}
 	defer unix.Close(ruleset)
+	if cmd.SysProcAttr != nil {
+		// The parent-death signal fires when the starting thread exits,
+		// and that thread is discarded right after the start.
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	if env := p.Env(); len(env) > 0 {
 		if cmd.Env == nil {
 			cmd.Env = cmd.Environ()

@@ -1,0 +1,219 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
+)
+
+// ContextUsage is how full a session's context window is, by category:
+// the answer to the stream-json protocol's get_context_usage.
+type ContextUsage struct {
+	// Categories split the window. Those of kind "used" (system prompt,
+	// tools, memory files, messages) add up to TotalTokens; with the
+	// "free" one (and the "reserved" autocompact buffer, when compaction
+	// is on) they add up to MaxTokens, unless the context is over it.
+	Categories []ContextCategory `json:"categories"`
+	// TotalTokens is the context in use: the input and output tokens of
+	// the last reply as the API reported them when there is one, else
+	// the count of what the next request would send.
+	TotalTokens int64 `json:"totalTokens"`
+	// MaxTokens is the model's context window (pricing's table;
+	// DefaultContextWindow for a model it does not know).
+	MaxTokens int64 `json:"maxTokens"`
+	// Percentage is TotalTokens as a percentage of MaxTokens.
+	Percentage float64 `json:"percentage"`
+	Model      string  `json:"model"`
+	// AutoCompactThreshold is the input size past which the session's
+	// conversation counts as due for compaction (window − reserved
+	// output − a buffer); IsAutoCompactEnabled says whether the session
+	// compacts by itself (not yet: agentloop has no compaction).
+	AutoCompactThreshold int64 `json:"autoCompactThreshold"`
+	IsAutoCompactEnabled bool  `json:"isAutoCompactEnabled"`
+	// Measured says how the categories were sized: "count_tokens" (the
+	// provider's token-counting call) or "estimate" (4 bytes of JSON a
+	// token, for providers that cannot count).
+	Measured string `json:"measured"`
+	// FromAPIUsage is set when TotalTokens comes from the last reply's
+	// usage.
+	FromAPIUsage bool `json:"fromApiUsage"`
+}
+
+// ContextCategory is one part of the context window.
+type ContextCategory struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Tokens int64  `json:"tokens"`
+	// Kind is "used", "free" or "reserved".
+	Kind string `json:"kind"`
+}
+
+// The category ids.
+const (
+	ContextSystemPrompt      = "system_prompt"
+	ContextSystemTools       = "system_tools"
+	ContextMemoryFiles       = "memory_files"
+	ContextMessages          = "messages"
+	ContextFreeSpace         = "free_space"
+	ContextAutocompactBuffer = "autocompact_buffer"
+)
+
+// DefaultContextWindow is the window assumed for a model pricing's table
+// does not know.
+const DefaultContextWindow = 200_000
+
+// ContextUsage measures the conversation's context as the next request
+// would send it. It calls the provider's token counter
+// ([model.TokenCounter], the count_tokens endpoint for the built-in
+// provider) a few times to split system prompt, tools and messages, and
+// estimates when the provider has none. It cannot run while a query of
+// the client is being consumed (it returns ErrBusy; a Query started while
+// it measures yields ErrBusy too); after Close it returns ErrClosed. A
+// failed count is returned as an error wrapping the provider's.
+func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return nil, ErrClosed
+	case c.active != nil:
+		c.mu.Unlock()
+		return nil, ErrBusy
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	q := &activeQuery{cancel: cancel}
+	c.active = q
+	c.mu.Unlock()
+	defer c.endQuery(q)
+	return c.sess.contextUsage(ctx)
+}
+
+// contextUsage measures the session's context; no run may be in progress.
+func (s *session) contextUsage(ctx context.Context) (*ContextUsage, error) {
+	req := s.eng.ContextRequest()
+	modelID := req.Model
+	window, maxOut := int64(DefaultContextWindow), int64(req.MaxTokens)
+	if p, _, ok := pricing.Lookup(modelID); ok && p.ContextWindow > 0 {
+		window = p.ContextWindow
+	}
+	parts, err := s.measure(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	u := &ContextUsage{Model: modelID, MaxTokens: window, Measured: parts.how,
+		AutoCompactThreshold: engine.AutoCompactThreshold(window, maxOut)}
+	u.TotalTokens = parts.total
+	if last, _, ok := s.eng.LastUsage(); ok {
+		u.TotalTokens = last.InputTokens + last.CacheCreationInputTokens + last.CacheReadInputTokens + last.OutputTokens
+		u.FromAPIUsage = true
+	}
+	// The API's total is exact; the split follows the counts, and the
+	// messages take what the other parts leave.
+	msgs := max(u.TotalTokens-parts.system-parts.tools-parts.memory, 0)
+	used := []ContextCategory{
+		{ID: ContextSystemPrompt, Name: "System prompt", Tokens: parts.system, Kind: "used"},
+		{ID: ContextSystemTools, Name: "System tools", Tokens: parts.tools, Kind: "used"},
+		{ID: ContextMemoryFiles, Name: "Memory files", Tokens: parts.memory, Kind: "used"},
+		{ID: ContextMessages, Name: "Messages", Tokens: msgs, Kind: "used"},
+	}
+	// Counts can exceed a small total from the API (a resumed session's
+	// first reply, say): then the total is what the parts add up to.
+	var sum int64
+	for _, c := range used {
+		sum += c.Tokens
+	}
+	u.TotalTokens = sum
+	u.Categories = append(used, ContextCategory{ID: ContextFreeSpace, Name: "Free space",
+		Tokens: max(window-sum, 0), Kind: "free"})
+	if window > 0 {
+		u.Percentage = float64(sum) * 100 / float64(window)
+	}
+	return u, nil
+}
+
+// contextParts are the measured parts of a request, in tokens.
+type contextParts struct {
+	system, tools, memory, total int64
+	how                          string
+}
+
+// memoryText is the CLAUDE.md / memory content the session sends, for the
+// memory_files category. Memory files are not loaded yet: this is the hook
+// for that work, and the category is zero until it returns their text.
+func (s *session) memoryText() string { return "" }
+
+// measure sizes the system prompt, the tools, the memory and the whole
+// request, with the provider's counter when it has one. Each part is the
+// difference between two counts that differ only by that part, so the
+// counter's fixed overhead falls to the messages.
+func (s *session) measure(ctx context.Context, req *model.Request) (contextParts, error) {
+	count := estimateTokens
+	how := "estimate"
+	if tc, ok := s.env.Provider.(model.TokenCounter); ok {
+		how = "count_tokens"
+		count = func(ctx context.Context, r *model.Request) (int64, error) {
+			n, err := tc.CountTokens(ctx, r)
+			if err != nil {
+				return 0, fmt.Errorf("agentloop: context usage: counting tokens: %w", err)
+			}
+			return n, nil
+		}
+	}
+	probe := []model.Message{{Role: "user", Content: []model.Content{model.TextBlock(".")}}}
+	base := &model.Request{Model: req.Model, Messages: probe, Betas: req.Betas}
+	withSystem := *base
+	withSystem.System = req.System
+	withTools := withSystem
+	withTools.Tools = req.Tools
+	var p contextParts
+	p.how = how
+	c0, err := count(ctx, base)
+	if err != nil {
+		return p, err
+	}
+	c1, err := count(ctx, &withSystem)
+	if err != nil {
+		return p, err
+	}
+	c2, err := count(ctx, &withTools)
+	if err != nil {
+		return p, err
+	}
+	p.system, p.tools = max(c1-c0, 0), max(c2-c1, 0)
+	if mem := s.memoryText(); mem != "" {
+		m := *base
+		m.Messages = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock(mem)}}}
+		cm, err := count(ctx, &m)
+		if err != nil {
+			return p, err
+		}
+		p.memory = max(cm-c0, 0)
+	}
+	p.total = c2
+	if len(req.Messages) > 0 {
+		full := &model.Request{Model: req.Model, Messages: req.Messages, System: req.System,
+			Tools: req.Tools, Thinking: req.Thinking, Betas: req.Betas}
+		if p.total, err = count(ctx, full); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// estimateTokens is a provider-free estimate: 4 bytes of the request's
+// JSON a token.
+func estimateTokens(_ context.Context, r *model.Request) (int64, error) {
+	b, err := json.Marshal(struct {
+		M []model.Message `json:"messages"`
+		S []model.Content `json:"system,omitempty"`
+		T []model.ToolDef `json:"tools,omitempty"`
+	}{r.Messages, r.System, r.Tools})
+	if err != nil {
+		return 0, fmt.Errorf("agentloop: context usage: encoding the request: %w", err)
+	}
+	return max(int64(len(b))/4, 1), nil
+}

@@ -1,0 +1,47 @@
+package engine
+
+import "github.com/agentloop/agentloop/model"
+
+// Measuring the context (the host's context-usage report) and the point
+// at which the context counts as full.
+
+// Auto-compaction numbers, in tokens: the threshold is the window less the
+// output reserved for a summary (at most CompactOutputReserve, less for a
+// model with smaller replies) less AutoCompactBuffer. The compaction work
+// and the context-usage report both use [AutoCompactThreshold].
+const (
+	CompactOutputReserve = 20_000
+	AutoCompactBuffer    = 13_000
+)
+
+// AutoCompactThreshold returns the input size, in tokens, past which a
+// conversation on a model with this context window and maximum output
+// should be compacted: window − min(maxOutput, CompactOutputReserve) −
+// AutoCompactBuffer, and never below zero. A maxOutput of 0 counts as
+// CompactOutputReserve.
+func AutoCompactThreshold(window, maxOutput int64) int64 {
+	reserve := int64(CompactOutputReserve)
+	if maxOutput > 0 {
+		reserve = min(maxOutput, reserve)
+	}
+	return max(window-reserve-AutoCompactBuffer, 0)
+}
+
+// ContextRequest returns the request the session's next model call would
+// send with the history as it is (system prompt, tools, messages), for
+// measuring it. The request is the caller's to change.
+func (s *Session) ContextRequest() *model.Request {
+	return s.buildRequest(s.Model())
+}
+
+// LastUsage returns the usage of the session's latest reply and the model
+// that gave it; ok is false before the first reply. A resumed session has
+// none until it gets a reply. Safe for concurrent use.
+func (s *Session) LastUsage() (u model.Usage, modelID string, ok bool) {
+	s.totals.mu.Lock()
+	defer s.totals.mu.Unlock()
+	if s.totals.last == nil {
+		return model.Usage{}, "", false
+	}
+	return *s.totals.last, s.totals.lastModel, true
+}

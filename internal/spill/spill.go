@@ -1,0 +1,189 @@
+// Package spill keeps oversized tool results out of the model's context:
+// a result whose text is longer than the tool's inline limit is saved to a
+// file and replaced by a preview (its head and tail) and the file's path,
+// which the model can read in pieces with the Read tool.
+//
+// The engine calls [Apply] on each tool_result block after the tool and
+// its hooks ran and before the block enters the history, so the
+// transcript, the stream and the next request all carry the preview.
+package spill
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// Sizes of what is kept.
+const (
+	// MaxFileBytes bounds a saved file; longer output is cut there, as
+	// the reference cuts its saved output at 64 MiB.
+	MaxFileBytes = 64 << 20
+	// HeadChars and TailChars are the preview's parts.
+	HeadChars = 2000
+	TailChars = 1000
+)
+
+// Limit returns the inline limit for a tool whose Info.MaxResultChars is
+// n: the default for 0, the ceiling for more than the ceiling, and -1
+// (no limit) for a negative n.
+func Limit(n int) int {
+	switch {
+	case n == 0:
+		return tool.DefaultMaxResultChars
+	case n < 0:
+		return -1
+	case n > tool.MaxResultCharsCeiling:
+		return tool.MaxResultCharsCeiling
+	}
+	return n
+}
+
+// Apply returns b (a tool_result block) as the model should see it. When
+// limit ≥ 0, dir is set and the text of b (its string content, or its
+// text blocks together) is longer than limit characters, the text goes to
+// dir/<tool_use_id>.txt (dir is created, 0700; the file is 0600) and is
+// replaced by one text block with a preview and the path; image and other
+// blocks stay as they are. It reports whether b was replaced. If the file
+// cannot be written the preview says so instead of giving a path, so the
+// context stays bounded either way.
+func Apply(b model.Content, limit int, dir string) (model.Content, bool) {
+	if limit < 0 || dir == "" || b.Type != model.TypeToolResult {
+		return b, false
+	}
+	text, n := resultText(b)
+	if n <= limit {
+		return b, false
+	}
+	path, err := save(dir, b.ToolUseID, text)
+	preview := Preview(text, n, path, err)
+	if b.Blocks == nil {
+		b.Text = preview
+		return b, true
+	}
+	blocks := make([]model.Content, 0, len(b.Blocks))
+	placed := false
+	for _, c := range b.Blocks {
+		if c.Type != model.TypeText {
+			blocks = append(blocks, c)
+			continue
+		}
+		if !placed {
+			blocks = append(blocks, model.TextBlock(preview))
+			placed = true
+		}
+	}
+	b.Blocks = blocks
+	return b, true
+}
+
+// resultText returns the text of a tool_result and its length in
+// characters.
+func resultText(b model.Content) (string, int) {
+	if b.Blocks == nil {
+		return b.Text, utf8.RuneCountInString(b.Text)
+	}
+	var parts []string
+	for _, c := range b.Blocks {
+		if c.Type == model.TypeText {
+			parts = append(parts, c.Text)
+		}
+	}
+	s := strings.Join(parts, "\n")
+	return s, utf8.RuneCountInString(s)
+}
+
+// save writes text to dir/<id>.txt, cut at MaxFileBytes.
+func save(dir, id, text string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, fileName(id))
+	if len(text) > MaxFileBytes {
+		cut := MaxFileBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "\n[output cut here: it went on past 64 MiB]\n"
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// fileName makes a file name of a tool_use id: characters other than
+// letters, digits, '-' and '_' become '_'.
+func fileName(id string) string {
+	if id == "" {
+		id = "result"
+	}
+	b := []byte(id)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	return string(b) + ".txt"
+}
+
+// Preview is the text the model gets for a result of n characters saved
+// at path (or not saved, when err is set): a pointer sentence, the first
+// HeadChars and the last TailChars characters.
+func Preview(text string, n int, path string, err error) string {
+	var sb strings.Builder
+	if err == nil {
+		fmt.Fprintf(&sb, "This result is %d characters long, more than fits here, so it was saved in full to %s. "+
+			"Below are its beginning and its end; read the file with the Read tool (offset and limit) or search it with Grep for the rest.\n", n, path)
+	} else {
+		fmt.Fprintf(&sb, "This result is %d characters long, more than fits here, and saving it to a file failed (%v). "+
+			"Below are its beginning and its end; the middle is lost.\n", n, err)
+	}
+	head, tail := split(text, n)
+	sb.WriteString("\n--- beginning ---\n")
+	sb.WriteString(head)
+	if tail != "" {
+		sb.WriteString("\n--- end ---\n")
+		sb.WriteString(tail)
+	}
+	return sb.String()
+}
+
+// split returns the head and tail of a text of n characters, each cut at a
+// line break when one is near.
+func split(text string, n int) (head, tail string) {
+	h := byteOffset(text, HeadChars)
+	head = text[:h]
+	if i := strings.LastIndexByte(head, '\n'); i > len(head)/2 {
+		head = head[:i]
+	}
+	if n <= HeadChars+TailChars {
+		return text[:byteOffset(text, n-TailChars)], text[byteOffset(text, n-TailChars):]
+	}
+	t := byteOffset(text, n-TailChars)
+	tail = text[t:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
+		tail = tail[i+1:]
+	}
+	return head, tail
+}
+
+// byteOffset returns the byte offset of character k of s.
+func byteOffset(s string, k int) int {
+	if k <= 0 {
+		return 0
+	}
+	for i := range s {
+		if k == 0 {
+			return i
+		}
+		k--
+	}
+	return len(s)
+}

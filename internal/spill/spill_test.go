@@ -1,0 +1,111 @@
+package spill
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+func TestLimit(t *testing.T) {
+	for _, tt := range []struct{ in, want int }{
+		{0, tool.DefaultMaxResultChars},
+		{-1, -1},
+		{100, 100},
+		{tool.MaxResultCharsCeiling + 1, tool.MaxResultCharsCeiling},
+	} {
+		if got := Limit(tt.in); got != tt.want {
+			t.Errorf("Limit(%d) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	long := strings.Repeat("abcdefghi\n", 1000) // 10,000 characters
+	image := model.Content{Type: "image"}
+	tests := []struct {
+		name    string
+		block   model.Content
+		limit   int
+		noDir   bool
+		spilled bool
+		file    string // what the file must hold
+		kept    int    // blocks of the result when spilled
+	}{
+		{name: "short text stays", block: model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: "hi"}, limit: 10},
+		{name: "at the limit stays", block: model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: long}, limit: 10_000},
+		{name: "over the limit", block: model.Content{Type: model.TypeToolResult, ToolUseID: "toolu_1", Text: long}, limit: 9_999, spilled: true, file: long},
+		{name: "characters, not bytes", block: model.Content{Type: model.TypeToolResult, ToolUseID: "u", Text: strings.Repeat("é", 100)}, limit: 100},
+		{name: "negative limit keeps all", block: model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: long}, limit: -1},
+		{name: "no directory keeps all", block: model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: long}, limit: 10, noDir: true},
+		{name: "blocks: text joined, image kept", block: model.Content{Type: model.TypeToolResult, ToolUseID: "b/../x",
+			Blocks: []model.Content{model.TextBlock(long), image, model.TextBlock("tail")}}, limit: 100, spilled: true, file: long + "\ntail", kept: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "tool-results")
+			if tt.noDir {
+				dir = ""
+			}
+			got, spilled := Apply(tt.block, tt.limit, dir)
+			if spilled != tt.spilled {
+				t.Fatalf("spilled = %v, want %v", spilled, tt.spilled)
+			}
+			if !spilled {
+				if got.Text != tt.block.Text || len(got.Blocks) != len(tt.block.Blocks) {
+					t.Errorf("block changed though not spilled")
+				}
+				return
+			}
+			path := filepath.Join(dir, fileName(tt.block.ToolUseID))
+			if filepath.Dir(path) != dir {
+				t.Fatalf("file %s escapes %s", path, dir)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil || string(b) != tt.file {
+				t.Fatalf("file %s: %d bytes, err %v; want the whole text", path, len(b), err)
+			}
+			text := got.Text
+			if tt.kept > 0 {
+				if len(got.Blocks) != tt.kept || got.Blocks[1].Type != "image" {
+					t.Fatalf("blocks = %+v, want the preview and the image", got.Blocks)
+				}
+				text = got.Blocks[0].Text
+			}
+			if !strings.Contains(text, path) || len(text) > HeadChars+TailChars+1000 {
+				t.Errorf("preview (%d bytes) does not name %s or is too long:\n%s", len(text), path, text)
+			}
+		})
+	}
+}
+
+func TestApplyWriteFailure(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 50_000)
+	got, spilled := Apply(model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: long}, 100, filepath.Join(file, "sub"))
+	if !spilled || len(got.Text) > 5000 || !strings.Contains(got.Text, "saving it to a file failed") {
+		t.Errorf("on a write failure got %d bytes: %.300s", len(got.Text), got.Text)
+	}
+}
+
+func TestPreviewHeadAndTail(t *testing.T) {
+	var lines []string
+	for i := range 2000 {
+		lines = append(lines, strings.Repeat("z", 20)+string(rune('a'+i%26)))
+	}
+	text := strings.Join(lines, "\n")
+	p := Preview(text, len(text), "/x/y.txt", nil)
+	head, tail, ok := strings.Cut(strings.SplitN(p, "--- beginning ---\n", 2)[1], "\n--- end ---\n")
+	if !ok || !strings.HasPrefix(text, head) || !strings.HasSuffix(text, tail) {
+		t.Fatalf("preview parts are not the text's head and tail")
+	}
+	if len(head) > HeadChars || len(tail) > TailChars || strings.HasSuffix(head, "\n") || strings.HasPrefix(tail, "\n") {
+		t.Errorf("head %d, tail %d bytes; want at most %d and %d, cut at line breaks", len(head), len(tail), HeadChars, TailChars)
+	}
+}
