@@ -1,12 +1,12 @@
 package agentloop
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/google/uuid"
 )
 
 // Oversized tool results (internal/spill) are saved in the session's
@@ -24,18 +24,19 @@ import (
 const resultsDirName = "tool-results"
 
 // setupResultsDir sets env.ResultsDir. It runs after openTranscript and
-// before the permission checker is built.
+// before the permission checker is built. It cannot fail today; the error
+// is for a directory that must exist up front.
 func (s *session) setupResultsDir() error {
 	if s.transcript != nil {
 		base := strings.TrimSuffix(s.transcript.w.Path(), ".jsonl")
 		s.env.ResultsDir = filepath.Join(base, resultsDirName)
 		return nil
 	}
-	dir, err := os.MkdirTemp("", "agentloop-tool-results-")
-	if err != nil {
-		return fmt.Errorf("agentloop: creating a directory for large tool results: %w", err)
-	}
-	s.env.ResultsDir, s.tempResults = dir, true
+	// Created by the first result saved (0700), under a random name no
+	// other user can guess; nothing is left behind by a session that
+	// saves nothing or fails to start.
+	s.env.ResultsDir = filepath.Join(os.TempDir(), "agentloop-tool-results-"+uuid.NewString())
+	s.tempResults = true
 	return nil
 }
 
