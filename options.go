@@ -1,11 +1,11 @@
 package agentloop
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/assemble"
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
 	sessions "github.com/agentloop/agentloop/session"
@@ -209,7 +209,7 @@ type Options struct {
 // ErrInvalidOption reports an option value that cannot be used. The error
 // also wraps its cause where there is one: [ErrUnknownValue] for a value
 // outside a vocabulary, a *settings.Error for a malformed settings file.
-var ErrInvalidOption = errors.New("invalid option")
+var ErrInvalidOption = assemble.ErrInvalidOption
 
 // efforts lists the effort levels for the checks outside this file.
 var efforts = vocab.Efforts.Strings()

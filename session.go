@@ -5,19 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/assemble"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/internal/toolenv"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
-	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tools"
@@ -65,53 +64,24 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	cwd := opts.Cwd
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("agentloop: working directory: %w", err)
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
+	cwd, dirs, err := assemble.Workspace(opts.Cwd, opts.AdditionalDirectories, os.Getwd)
 	if err != nil {
-		return nil, fmt.Errorf("agentloop: working directory %q: %w", opts.Cwd, err)
+		return nil, err
 	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: working directory %q is not a directory", ErrInvalidOption, cwd)
-	}
-	var dirs []string
-	for _, d := range opts.AdditionalDirectories {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(cwd, d)
-		}
-		dirs = append(dirs, filepath.Clean(d))
-	}
-	id := opts.SessionID
-	if id == "" {
-		id = uuid.NewString()
-	} else if _, err := uuid.Parse(id); err != nil {
-		return nil, fmt.Errorf("%w: session id %q is not a UUID", ErrInvalidOption, id)
+	id, err := assemble.SessionID(opts.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	s := &session{opts: opts, model: pricing.Resolve(opts.Model), mode: opts.PermissionMode,
-		diag: &diagnostics{logger: opts.Logger, sessionID: id}}
-	if s.mode == "" {
-		s.mode = PermissionDefault
-	}
+	s := &session{opts: opts, diag: &diagnostics{logger: opts.Logger, sessionID: id},
+		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
 	provider := opts.Provider
-	s.apiKeySource = "none"
 	if provider == nil {
 		p, err := anthropic.New(opts.API.providerOptions())
 		if err != nil {
 			return nil, fmt.Errorf("agentloop: %w", err)
 		}
 		provider = p
-		if os.Getenv("ANTHROPIC_API_KEY") != "" {
-			s.apiKeySource = "ANTHROPIC_API_KEY"
-		} else if os.Getenv("ANTHROPIC_AUTH_TOKEN") != "" {
-			s.apiKeySource = "ANTHROPIC_AUTH_TOKEN"
-		}
 	} else if opts.API.set() {
 		s.diag.add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
 	}
@@ -124,15 +94,9 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
 	s.diag.addAll(DiagSettings, st.Warnings)
-	if opts.PermissionMode == "" && st.Permissions.DefaultMode != "" {
-		s.mode = PermissionMode(st.Permissions.DefaultMode)
-	}
-	for _, d := range st.Permissions.AdditionalDirectories {
-		dirs = append(dirs, d.Path)
-	}
-	if opts.Model == "" && st.Model != "" {
-		s.model = pricing.Resolve(st.Model)
-	}
+	s.mode = PermissionMode(assemble.Mode(vocab.PermissionMode(opts.PermissionMode), st))
+	s.model = assemble.Model(opts.Model, st)
+	dirs = assemble.SettingsDirs(dirs, st)
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
 		Environ: toolenv.Build(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
@@ -164,12 +128,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fallbacks []string
-	for _, m := range opts.FallbackModels {
-		if r := pricing.Resolve(m); r != s.model {
-			fallbacks = append(fallbacks, r)
-		}
-	}
+	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
 	eng, err := engine.New(engine.Config{
 		Provider:             provider,
 		Model:                s.model,
@@ -210,57 +169,17 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	return s, nil
 }
 
-// selectTools picks the built-in tools by Options.Tools (nil: the default
-// set), drops the disallowed ones and adds the custom tools.
+// selectTools picks the session's tools (assemble.Select): the built-in
+// ones by Options.Tools, the Agent tool, the custom tools, less the
+// disallowed ones.
 func (s *session) selectTools() ([]tool.Tool, error) {
-	names := s.opts.Tools
-	if names == nil {
-		names = append([]string{"Agent"}, tools.DefaultNames()...)
-		if s.opts.AskUser != nil {
-			names = append(names, "AskUserQuestion")
-		}
-	}
-	var out []tool.Tool
-	seen := map[string]bool{}
-	for _, n := range names {
-		if n == "Agent" || n == "Task" {
-			if !seen["Agent"] {
-				seen["Agent"] = true
-				out = append(out, s.mainAgentTool())
-			}
-			continue
-		}
-		if n == "default" {
-			for _, d := range tools.DefaultNames() {
-				if t, ok := tools.Builtin(d); ok && !seen[d] {
-					seen[d] = true
-					out = append(out, t)
-				}
-			}
-			continue
-		}
-		t, ok := tools.Builtin(n)
-		if !ok {
-			// The reference ignores unknown names; so do we, but say so.
-			s.diag.add(DiagTool, fmt.Sprintf("tool %q is not a built-in tool agentloop knows; not offered", n))
-			continue
-		}
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		out = append(out, t)
-	}
-	for _, t := range s.opts.CustomTools {
-		if t == nil {
-			return nil, fmt.Errorf("%w: nil custom tool", ErrInvalidOption)
-		}
-		out = append(out, t)
-	}
-	out = slices.DeleteFunc(out, func(t tool.Tool) bool {
-		return s.lin.Disallowed(t.Info().Name)
+	out, warnings, err := assemble.Select(assemble.ToolSet{
+		Names: s.opts.Tools, Defaults: tools.DefaultNames(), Builtin: tools.Builtin,
+		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: s.opts.CustomTools,
+		Disallowed: s.lin.Disallowed,
 	})
-	return out, nil
+	s.diag.addAll(DiagTool, warnings)
+	return out, err
 }
 
 // initMessage is the system/init line that opens the stream.
