@@ -141,10 +141,10 @@ type contextParts struct {
 	how                          string
 }
 
-// memoryText is the CLAUDE.md / memory content the session sends, for the
-// memory_files category. Memory files are not loaded yet: this is the hook
-// for that work, and the category is zero until it returns their text.
-func (s *session) memoryText() string { return "" }
+// memoryText is the CLAUDE.md block the session sends in its first user
+// message (memory.go), for the memory_files category; it is counted out of
+// the messages.
+func (s *session) memoryText() string { return s.memory }
 
 // measure sizes the system prompt, the tools, the memory and the whole
 // request, with the provider's counter when it has one. Each part is the

@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +50,15 @@ func (s *session) loadMemory(st *settings.Settings) string {
 	src := s.opts.SettingSources
 	has := func(x settings.SettingSource) bool { return src == nil || slices.Contains(src, x) }
 	o := memory.Options{Cwd: s.env.Cwd, Home: s.env.Home, UserDir: s.userConfigDir(),
-		User: has(settings.User), Project: has(settings.Project), Local: has(settings.Local)}
+		User: has(settings.User), Project: has(settings.Project), Local: has(settings.Local),
+		// A Read deny rule is a promise: no CLAUDE.md, found or imported,
+		// reaches the model from a path it covers.
+		Admit: func(path string, _ memory.Kind) error {
+			if s.checker != nil && s.readDenied("Read", path) {
+				return errReadDenied
+			}
+			return nil
+		}}
 	if raw, ok := st.Extra["claudeMdExcludes"]; ok {
 		if err := json.Unmarshal(raw, &o.Excludes); err != nil {
 			s.diag.add(DiagSettings, "claudeMdExcludes is ignored: it must be a list of glob patterns")
@@ -60,6 +69,9 @@ func (s *session) loadMemory(st *settings.Settings) string {
 	s.diag.addAll(DiagMemory, res.Problems)
 	return memory.Render(res.Files)
 }
+
+// errReadDenied leaves out a CLAUDE.md file a Read deny rule covers.
+var errReadDenied = errors.New("a Read deny rule covers it")
 
 // userConfigDir is the directory of the user's CLAUDE.md, the one that
 // holds the user settings file: $CLAUDE_CONFIG_DIR, else ~/.claude (""

@@ -367,3 +367,57 @@ func TestClaudeMdSurvivesResume(t *testing.T) {
 		t.Errorf("resumed history = %+v", h)
 	}
 }
+
+// TestClaudeMdRespectsReadDeny: a CLAUDE.md import never sends the model
+// a file a Read deny rule covers, nor (from a project file) one outside
+// the project; both are reported.
+func TestClaudeMdRespectsReadDeny(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	repo := filepath.Join(home, "repo")
+	for p, text := range map[string]string{
+		".claude/CLAUDE.md":          "USER-RULES @~/vault/token.md",
+		"vault/token.md":             "DENIED-TOKEN",
+		".ssh/id_rsa":                "SSH-KEY",
+		"repo/CLAUDE.md":             "REPO-RULES @~/.ssh/id_rsa",
+		"repo/.claude/settings.json": `{"permissions":{"deny":["Read(~/vault/**)"]}}`,
+	} {
+		full := filepath.Join(home, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+	var diags []string
+	for m, err := range agentloop.Query(context.Background(), "go", &agentloop.Options{
+		Provider: provider(t, srv, nil), Cwd: repo, Tools: []string{"Read"}, NoSessionPersistence: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := agentloop.DiagnosticOf(m); ok {
+			diags = append(diags, d.Text)
+		}
+	}
+	text := allUserText(srv.Requests()[0])
+	if !strings.Contains(text, "USER-RULES") || !strings.Contains(text, "REPO-RULES") {
+		t.Fatalf("the CLAUDE.md files are missing:\n%s", text)
+	}
+	for _, banned := range []string{"DENIED-TOKEN", "SSH-KEY"} {
+		if strings.Contains(text, banned) {
+			t.Errorf("the request carries %s", banned)
+		}
+	}
+	all := strings.Join(diags, "\n")
+	for _, want := range []string{"token.md", "id_rsa"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no diagnostic names %s: %q", want, diags)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -80,6 +81,18 @@ type Options struct {
 	Excludes []string
 	// MaxDepth bounds the @import hops; 0 means DefaultMaxDepth.
 	MaxDepth int
+	// Admit, if set, is asked before any file is read (found by location
+	// or imported); a non-nil error leaves the file out, as a problem
+	// naming the error. The caller's permission rules go here.
+	Admit func(path string, k Kind) error
+	// ProjectRoots are the directories project and local files may
+	// import from (with their subdirectories), besides the user dir: an
+	// import in such a file that leads elsewhere — ~/.ssh, /etc — is
+	// left out, so a checked-in file cannot send the user's private
+	// files to the model. Empty means the walk's top directory (the
+	// repository root, or where the walk stopped). User files may
+	// import anything.
+	ProjectRoots []string
 }
 
 // File is one loaded file.
@@ -106,6 +119,17 @@ type Result struct {
 // Load finds and reads the files o selects. It only reads the file system.
 func Load(o Options) Result {
 	l := &loader{o: o, seen: map[string]bool{}}
+	if len(l.o.ProjectRoots) == 0 && (o.Project || o.Local) {
+		if dirs := walkUp(o.Cwd, o.Home); len(dirs) > 0 {
+			l.o.ProjectRoots = []string{dirs[0]}
+		}
+	}
+	if d := userDirOf(o); d != "" {
+		// Personal instructions kept in the user dir may be imported by
+		// a project file: the usual way to add one's own rules to a
+		// shared CLAUDE.md.
+		l.o.ProjectRoots = append(slices.Clip(l.o.ProjectRoots), d)
+	}
 	if l.o.MaxDepth <= 0 {
 		l.o.MaxDepth = DefaultMaxDepth
 	}
@@ -116,10 +140,7 @@ func Load(o Options) Result {
 			l.problem("claudeMdExcludes pattern %q is not a valid glob; it excludes nothing", p)
 		}
 	}
-	userDir := o.UserDir
-	if userDir == "" && o.Home != "" {
-		userDir = filepath.Join(o.Home, ".claude")
-	}
+	userDir := userDirOf(o)
 	userFile := ""
 	if userDir != "" {
 		userFile = filepath.Join(userDir, "CLAUDE.md")
@@ -141,6 +162,15 @@ func Load(o Options) Result {
 		}
 	}
 	return l.res
+}
+
+// userDirOf is the directory of the user file: Options.UserDir, else
+// Home/.claude, else "".
+func userDirOf(o Options) string {
+	if o.UserDir == "" && o.Home != "" {
+		return filepath.Join(o.Home, ".claude")
+	}
+	return o.UserDir
 }
 
 // RepoRoot returns the repository root of dir: dir or its nearest parent
@@ -195,6 +225,41 @@ func (l *loader) problem(format string, args ...any) {
 	l.res.Problems = append(l.res.Problems, fmt.Sprintf(format, args...))
 }
 
+// errOutsideProject leaves out an import of a project or local file that
+// leads outside the project.
+var errOutsideProject = errors.New("a project file may only import files inside the project")
+
+// admit asks Options.Admit about path, and keeps imports of project and
+// local files inside the project roots.
+func (l *loader) admit(path string, k Kind, imported bool) error {
+	if imported && k != User && !l.insideProject(path) {
+		return errOutsideProject
+	}
+	if l.o.Admit != nil {
+		return l.o.Admit(path, k)
+	}
+	return nil
+}
+
+// insideProject reports whether path, with its links resolved, is inside
+// one of the project roots.
+func (l *loader) insideProject(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = filepath.Clean(path)
+	}
+	for _, r := range l.o.ProjectRoots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			rr = filepath.Clean(r)
+		}
+		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
 // excluded reports whether path matches a claudeMdExcludes pattern.
 func (l *loader) excluded(path string) bool {
 	for _, p := range l.excludes {
@@ -224,7 +289,11 @@ func (l *loader) found(path string, k Kind) {
 // written there, depth the import hops from a file found by location, and
 // stack the identities of the files on the way.
 func (l *loader) load(path string, k Kind, from, imp string, depth int, stack []string) {
-	text, err := readText(path)
+	err := l.admit(path, k, from != "")
+	var text string
+	if err == nil {
+		text, err = readText(path)
+	}
 	if err != nil {
 		if from == "" {
 			l.problem("CLAUDE.md file %s is left out: %v", path, err)

@@ -35,9 +35,9 @@ var tree = map[string]string{
 	"home/repo/docs/style.md":         "Style guide, which pulls in @../CLAUDE.md again and @more/deep.md\n",
 	"home/repo/docs/more/deep.md":     "Deep notes.\n",
 	"home/repo/sub/CLAUDE.md":         "Sub rules.\n```\n@not/an/import.md\n```\nAlso `@code/span.md` is not one.\n",
-	"home/repo/sub/.claude/CLAUDE.md": "Sub dot-claude rules, with @~/notes/personal.md\n",
+	"home/repo/sub/.claude/CLAUDE.md": "Sub dot-claude rules, with @~/.claude/personal.md\n",
 	"home/repo/sub/CLAUDE.local.md":   "My local rules.\n",
-	"home/notes/personal.md":          "Personal notes.\n",
+	"home/.claude/personal.md":        "Personal notes.\n",
 	"home/CLAUDE.md":                  "Above the repository: never loaded.\n",
 }
 
@@ -70,7 +70,7 @@ func TestLoadOrderKindsAndProblems(t *testing.T) {
 		"project home/repo/docs/more/deep.md",
 		"project home/repo/sub/CLAUDE.md",
 		"project home/repo/sub/.claude/CLAUDE.md",
-		"project home/notes/personal.md",
+		"project home/.claude/personal.md",
 		"local home/repo/sub/CLAUDE.local.md",
 	}
 	if d := cmp.Diff(want, rel(root, res.Files)); d != "" {
@@ -155,7 +155,7 @@ func TestImportLimits(t *testing.T) {
 	for _, w := range []string{"@d4.md in " + filepath.Join(root, "home/repo/d3.md") + " is left out: imports nest at most 3 deep",
 		"@bin.md in " + local + " is left out: " + filepath.Join(root, "home/repo/bin.md") + ": it is not a UTF-8 text file",
 		"@dir.md in " + local + " is left out: " + filepath.Join(root, "home/repo/dir.md") + ": it is a directory",
-		"@~/nohome.md in " + local + " is left out: " + filepath.Join(root, "home/nohome.md") + ": no such file"} {
+		"@~/nohome.md in " + local + " is left out: " + filepath.Join(root, "home/nohome.md") + ": a project file may only import files inside the project"} {
 		if !strings.Contains(probs, w) {
 			t.Errorf("problems lack %q:\n%s", w, probs)
 		}
@@ -243,4 +243,57 @@ func FuzzImports(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestImportBoundaries: a project or local file cannot import files from
+// outside the project (a checked-in CLAUDE.md must not send ~/.ssh to the
+// model); the user's own file can; Admit leaves out what the caller's
+// rules deny, found or imported.
+func TestImportBoundaries(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"home/.claude/CLAUDE.md":    "User rules @~/private/notes.md\n",
+		"home/private/notes.md":     "private notes\n",
+		"home/.ssh/id_rsa":          "SECRET KEY\n",
+		"home/repo/.git/HEAD":       "ref: refs/heads/main\n",
+		"home/repo/CLAUDE.md":       "Repo @~/.ssh/id_rsa and @../private/notes.md and @docs/ok.md\n",
+		"home/repo/CLAUDE.local.md": "Local @/etc/hostname\n",
+		"home/repo/docs/ok.md":      "inside is fine\n",
+		"home/repo/denied.md":       "denied text\n",
+		"home/repo/sub/CLAUDE.md":   "Sub @../denied.md\n",
+	})
+	home := filepath.Join(root, "home")
+	res := Load(Options{Cwd: filepath.Join(home, "repo", "sub"), Home: home, User: true, Project: true, Local: true,
+		Admit: func(path string, k Kind) error {
+			if strings.HasSuffix(path, "denied.md") {
+				return os.ErrPermission
+			}
+			return nil
+		}})
+	var texts []string
+	for _, f := range res.Files {
+		texts = append(texts, strings.TrimSpace(f.Text))
+	}
+	all := strings.Join(texts, "\n")
+	for _, banned := range []string{"SECRET KEY", "denied text"} {
+		if strings.Contains(all, banned) {
+			t.Errorf("loaded %q:\n%s", banned, all)
+		}
+	}
+	for _, want := range []string{"private notes", "inside is fine"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("did not load %q:\n%s", want, all)
+		}
+	}
+	problems := strings.Join(res.Problems, "\n")
+	for _, want := range []string{"id_rsa", "hostname", "denied.md"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("no problem reported for %s:\n%s", want, problems)
+		}
+	}
+	// The project's own import of the user's notes is left out too, even
+	// though the user file loads them.
+	if n := strings.Count(all, "private notes"); n != 1 {
+		t.Errorf("private notes loaded %d times", n)
+	}
 }
