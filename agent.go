@@ -20,7 +20,6 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/tool"
-	"github.com/agentloop/agentloop/tools"
 	"github.com/google/uuid"
 )
 
@@ -48,6 +47,33 @@ type AgentDefinition struct {
 	// more than the loop that starts it; 0 means that loop's limit, or
 	// lineage's default of 100 when there is none.
 	MaxTurns int `json:"maxTurns,omitempty"`
+	// PermissionMode runs the agent in its own permission mode, when that
+	// mode allows no more than its parent's does (see projectfiles.go):
+	// under a parent in bypassPermissions, acceptEdits or auto the agent
+	// keeps the parent's mode, and an agent never escalates. A mode it may
+	// not have is reported as a diagnostic when it starts.
+	PermissionMode PermissionMode `json:"permissionMode,omitempty"`
+	// Skills are loaded into the agent's first message, as if it had
+	// called the Skill tool for each (names the session has no skill for
+	// are reported).
+	Skills []string `json:"skills,omitempty"`
+	// Background always runs the agent in the background, whatever the
+	// Agent call's run_in_background says.
+	Background bool `json:"background,omitempty"`
+	// OmitClaudeMd leaves the CLAUDE.md files out of the agent's context.
+	OmitClaudeMd bool `json:"omitClaudeMd,omitempty"`
+	// CriticalSystemReminder is sent to the agent, after its task, as a
+	// reminder it must keep to.
+	CriticalSystemReminder string `json:"criticalSystemReminder_EXPERIMENTAL,omitempty"`
+	// The fields below are accepted and reported as not honoured (a
+	// DiagAgent diagnostic at session start): MCPServers (servers by name
+	// or inline, until MCP servers exist), InitialPrompt (agentloop has
+	// no main-thread agent option; subagents ignore it in the reference
+	// too), Memory (agent memory directories) and AutoCompactWindow.
+	MCPServers        []any  `json:"mcpServers,omitempty"`
+	InitialPrompt     string `json:"initialPrompt,omitempty"`
+	Memory            string `json:"memory,omitempty"`
+	AutoCompactWindow int    `json:"autoCompactWindow,omitempty"`
 }
 
 // GeneralPurposeAgent is the agent used when the model names none.
@@ -79,6 +105,9 @@ var agentSchema = `{"type":"object","properties":{"description":{"type":"string"
 // included unless the caller defined their own under that name.
 func (s *session) agents() map[string]AgentDefinition {
 	out := map[string]AgentDefinition{GeneralPurposeAgent: generalPurpose}
+	for k, v := range s.files.agents { // .claude/agents/*.md (projectfiles.go)
+		out[k] = v
+	}
 	for k, v := range s.opts.Agents {
 		out[k] = v
 	}
@@ -154,6 +183,8 @@ func (s *session) runAgent(ctx context.Context, in agentIn, call *tool.Call, par
 		emit = func(message.Message) {}
 	}
 	agent := s.lin.Child(parent, newAgentID(), typ, def.MaxTurns)
+	in.RunInBackground = in.RunInBackground || def.Background
+	s.setAgentMode(parent, agent, def.PermissionMode)
 	task := subagent.Task{ID: agent.ID, ToolUseID: call.ID, Description: in.Description, Type: typ, Prompt: in.Prompt,
 		Depth: agent.Depth, Background: in.RunInBackground}
 	var wt *subagent.Worktree
@@ -335,7 +366,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 			ts = append(ts, s.agentTool(agent, func() []string { return names }))
 			continue
 		}
-		if t, ok := tools.Builtin(n); ok {
+		if t, ok := s.builtinTool(n); ok {
 			ts = append(ts, t)
 			continue
 		}
@@ -358,7 +389,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		Effort:          effort,
 		Thinking:        thinkingFor(&s.opts),
 		Env:             &env,
-		OpeningContext:  s.memoryContext(),
+		OpeningContext:  s.subagentContext(def),
 		ParentToolUseID: &parentID,
 		Authorize:       s.lin.AuthorizerFor(agent),
 		Hooks:           s.backgroundHooks(agent.ID, hp),

@@ -30,8 +30,9 @@ type ContextUsage struct {
 	Model      string  `json:"model"`
 	// AutoCompactThreshold is the input size past which the session's
 	// conversation counts as due for compaction (window − reserved
-	// output − a buffer); IsAutoCompactEnabled says whether the session
-	// compacts by itself (not yet: agentloop has no compaction).
+	// output − a buffer, of Options.AutoCompactWindow or the settings'
+	// autoCompactWindow when set); IsAutoCompactEnabled says whether the
+	// session compacts by itself.
 	AutoCompactThreshold int64 `json:"autoCompactThreshold"`
 	IsAutoCompactEnabled bool  `json:"isAutoCompactEnabled"`
 	// Measured says how the categories were sized: "count_tokens" (the
@@ -104,8 +105,13 @@ func (s *session) contextUsage(ctx context.Context) (*ContextUsage, error) {
 	if err != nil {
 		return nil, err
 	}
+	compactWindow := window
+	if c := s.compactCfg; c != nil && c.Window > 0 {
+		compactWindow = c.Window
+	}
 	u := &ContextUsage{Model: modelID, MaxTokens: window, Measured: parts.how,
-		AutoCompactThreshold: engine.AutoCompactThreshold(window, maxOut)}
+		AutoCompactThreshold: engine.AutoCompactThreshold(compactWindow, maxOut),
+		IsAutoCompactEnabled: s.autoCompactOn()}
 	u.TotalTokens = parts.total
 	if last, _, ok := s.eng.LastUsage(); ok {
 		u.TotalTokens = last.InputTokens + last.CacheCreationInputTokens + last.CacheReadInputTokens + last.OutputTokens

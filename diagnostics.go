@@ -36,6 +36,9 @@ const (
 	DiagSandbox      = "sandbox"             // the sandbox cannot do what the settings ask
 	DiagSessionStore = "session_store"       // copies to Options.SessionStore were not made when the session closed
 	DiagMemory       = "memory_file"         // a CLAUDE.md file or @import was left out (unreadable, not text, missing, cyclic, too deep)
+	DiagProjectFile  = "project_file"        // a skill, command or agent file was left out or is partly not honoured
+	DiagAgent        = "agent_ignored"       // an agent definition field is not honoured
+	DiagMCP          = "mcp_server"          // an MCP server is not started or failed to start
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a

@@ -81,6 +81,7 @@ func (s *session) hookPoints() engine.HookPoints {
 	return engine.HookPoints{
 		PromptSubmit: func(ctx context.Context, prompt string) engine.PromptVerdict {
 			var v engine.PromptVerdict
+			v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (compaction.go)
 			if !s.started {
 				s.started = true
 				st := d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()})
@@ -197,8 +198,7 @@ func replaceOutput(out *engine.ToolOutput, raw json.RawMessage) {
 // startSource is the SessionStart source: "resume" when the session goes
 // on from a saved transcript (Options.Resume, or Continue that found
 // one), "fork" when it was forked from one (ForkSession), else "startup".
-// ("compact" and "clear" do not arise: agentloop does not compact yet and
-// has no /clear.)
+// (A /clear fires SessionStart with "clear" itself: see cleared.)
 func (s *session) startSource() string {
 	if s.origin != "" {
 		return s.origin

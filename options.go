@@ -3,6 +3,7 @@ package agentloop
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/assemble"
@@ -70,6 +71,29 @@ type Options struct {
 	Tools []string
 	// CustomTools are offered alongside the built-in ones.
 	CustomTools []Tool
+	// ToolSearch switches tool search: deferrable tools (tool.Info.Defer
+	// or MCP, unless AlwaysLoad) are named to the model and declared only
+	// once it loads them with the ToolSearch tool. The default
+	// (ToolSearchDefault) follows ENABLE_TOOL_SEARCH and is on; see
+	// [ToolSearchMode]. An invalid value is an ErrInvalidOption.
+	ToolSearch ToolSearchMode
+	// MCPServers are MCP servers, by name, whose tools are offered as
+	// mcp__<name>__<tool> (see package github.com/agentloop/agentloop/mcp).
+	// They override same-named servers of the project's .mcp.json. Each
+	// configuration is checked when the session starts: one without a
+	// command (stdio) or url (http, sse) is an ErrInvalidOption.
+	MCPServers map[string]MCPServerConfig
+	// MCPConnector connects the MCP servers; set it to mcp.Connector{} of
+	// package github.com/agentloop/agentloop/mcp (the core does not import
+	// the MCP SDK). When it is nil and servers are configured, the servers
+	// are reported failed and a diagnostic says why.
+	MCPConnector MCPConnector
+	// StrictMCPConfig uses only MCPServers: the project's .mcp.json is
+	// not read.
+	StrictMCPConfig bool
+	// MCPStartTimeout bounds the start of each MCP server (they start
+	// concurrently); zero means $MCP_TIMEOUT (milliseconds), else 30s.
+	MCPStartTimeout time.Duration
 	// AllowedTools are rules for calls that run without asking, such as
 	// "Bash" or "Write"; DisallowedTools are removed from the model's
 	// tool list altogether, in every subagent too (a name with a rule
@@ -132,6 +156,17 @@ type Options struct {
 	// ContextManagement, when set, has the API clear old tool results or
 	// thinking on its side (see [ContextManagement]). Nil: off.
 	ContextManagement *ContextManagement
+	// AutoCompactWindow is the context window, in tokens, that automatic
+	// compaction keeps the conversation within: before a request whose
+	// input would pass the window less the output reserved for a summary
+	// and a buffer, the older part of the conversation is replaced by a
+	// summary the model writes, the latest exchanges kept as they are.
+	// 0 takes the settings' autoCompactWindow, else the model's window.
+	// DisableAutoCompact turns automatic compaction off, as the settings'
+	// autoCompactEnabled: false does. A prompt "/compact [instructions]"
+	// compacts either way; "/clear" starts the conversation afresh.
+	AutoCompactWindow  int64
+	DisableAutoCompact bool
 	// Thinking configures extended thinking, independently of Effort. Nil
 	// means the model's default: adaptive thinking where the model
 	// supports it. MaxThinkingTokens > 0 is a shorthand for thinking
@@ -229,6 +264,9 @@ func (o *Options) validate() error {
 	}
 	if o.MaxBudgetUSD < 0 || o.MaxBudgetUSD != o.MaxBudgetUSD {
 		return fmt.Errorf("%w: MaxBudgetUSD %v must be a positive number", ErrInvalidOption, o.MaxBudgetUSD)
+	}
+	if o.AutoCompactWindow < 0 {
+		return fmt.Errorf("%w: AutoCompactWindow %d is negative", ErrInvalidOption, o.AutoCompactWindow)
 	}
 	if o.MaxTokens < 0 {
 		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidOption, o.MaxTokens)

@@ -182,7 +182,7 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 			return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
 				ToolInput: c.Input, ToolUseID: c.ID})
 		},
-		Checker:       s.checker,
+		Checker:       s.checkerFor(a), // a subagent's own mode (projectfiles.go)
 		SandboxAllows: s.sandboxAutoAllows,
 		PermissionRequest: func(ctx context.Context, c authorize.Call, input json.RawMessage, sug []settings.PermissionUpdate) hooks.PermissionRequestResult {
 			return s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: c.Name,

@@ -71,8 +71,13 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 			// Not on this host: bring it over from the shared store.
 			key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: id}
 			rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
-			path, err = sessions.Restore(rctx, o.SessionStore, key, dir)
+			var st sessions.StoreState
+			path, st, err = sessions.RestoreChecked(rctx, o.SessionStore, key, dir)
 			cancel()
+			if err == nil && st.Behind() {
+				s.diag.add(DiagSessionStore, fmt.Sprintf(
+					"session %s was restored from the session store, whose copy is known to be behind the host that wrote it: %s; the resumed history may be truncated", id, st))
+			}
 		}
 		if err != nil {
 			if errors.Is(err, sessions.ErrNotFound) {
@@ -83,6 +88,7 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 		if tr, err = sessions.Load(path); err != nil {
 			return nil, fmt.Errorf("agentloop: reading session %s: %w", id, err)
 		}
+		s.diag.addAll(DiagTranscript, tr.Warnings) // damaged lines read around
 		s.env.SessionID = id
 		s.origin = "resume"
 		if o.ForkSession {
@@ -146,6 +152,21 @@ func (s *session) record(m message.Message) {
 	if notice := s.transcript.r.Record(m); notice != nil && s.eng != nil {
 		s.eng.Notify(notice)
 	}
+}
+
+// settle runs before a result enters the stream: it waits (bounded) until
+// the store has the run's entries and returns the mirror_error messages
+// to show before the result, and marks the result when the transcript
+// lost writes.
+func (s *session) settle(ctx context.Context, res *message.Result) []message.Message {
+	if s.transcript == nil || res == nil {
+		return nil
+	}
+	out := s.transcript.r.Settle(ctx)
+	if l := s.transcript.r.WritesLost(); l != nil && res.SessionWritesLost == nil {
+		res.SessionWritesLost = l
+	}
+	return out
 }
 
 // begin marks the start of a prompt's run.

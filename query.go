@@ -64,7 +64,15 @@ func runTurn(ctx context.Context, sess *session, prompt string, yield func(Messa
 		}
 	}
 	sess.transcript.begin(time.Now())
+	prompt = sess.expandPrompt(prompt) // file-defined slash commands (projectfiles.go)
 	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
+		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
+			for _, n := range sess.settle(ctx, r) {
+				if !yield(n, nil) {
+					return false
+				}
+			}
+		}
 		return yield(m, nil)
 	})
 	switch {

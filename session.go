@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -40,12 +41,16 @@ type session struct {
 	configDir    string
 	transcript   *transcript
 	diag         *diagnostics
-	started      bool   // SessionStart hooks have run
-	ended        bool   // SessionEnd hooks have run
-	origin       string // "resume" or "fork" when it goes on from a saved session (hookglue.go)
-	endReason    string // the SessionEnd reason; "" is "other" (hookglue.go)
-	tempResults  bool   // env.ResultsDir is a temporary directory (results_dir.go)
-	memory       string // the rendered CLAUDE.md block, "" for none (memory.go)
+	started      bool               // SessionStart hooks have run
+	ended        bool               // SessionEnd hooks have run
+	origin       string             // "resume" or "fork" when it goes on from a saved session (hookglue.go)
+	endReason    string             // the SessionEnd reason; "" is "other" (hookglue.go)
+	tempResults  bool               // env.ResultsDir is a temporary directory (results_dir.go)
+	memory       string             // the rendered CLAUDE.md block, "" for none (memory.go)
+	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
+	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
+	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
+	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
 }
 
 // newSession resolves opts into a ready engine session.
@@ -123,9 +128,20 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		return nil, fmt.Errorf("%w: hooks: %w", ErrInvalidOption, err)
 	}
 	s.diag.addAll(DiagHook, s.hooks.Warnings())
+	s.loadProjectFiles()
 	s.lin = s.newLineage()
-	toolset, err := s.selectTools()
+	mcpTools, err := s.startMCP(ctx, st)
 	if err != nil {
+		return nil, err
+	}
+	toolset, err := s.selectTools(mcpTools)
+	if err != nil {
+		s.closeMCP()
+		return nil, err
+	}
+	toolset, deferred, err := s.toolSearch(toolset)
+	if err != nil {
+		s.closeMCP()
 		return nil, err
 	}
 	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
@@ -146,12 +162,15 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		OutputSchema:         outputSchema(&opts),
 		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
 		Env:                  s.env,
-		OpeningContext:       s.loadContext(st),
+		OpeningContext:       append(s.loadContext(st), s.skillListing()...),
+		Compaction:           s.setCompaction(st),
+		Deferred:             deferred,
 		Authorize:            s.authorize,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),
 		Record:               s.record,
 	})
 	if err != nil {
+		s.closeMCP()
 		return nil, fmt.Errorf("agentloop: %w", err)
 	}
 	s.eng = eng
@@ -171,11 +190,11 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 
 // selectTools picks the session's tools (assemble.Select): the built-in
 // ones by Options.Tools, the Agent tool, the custom tools, less the
-// disallowed ones.
-func (s *session) selectTools() ([]tool.Tool, error) {
+// disallowed ones. The MCP servers' tools join the custom ones.
+func (s *session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
 	out, warnings, err := assemble.Select(assemble.ToolSet{
-		Names: s.opts.Tools, Defaults: tools.DefaultNames(), Builtin: tools.Builtin,
-		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: s.opts.CustomTools,
+		Names: s.opts.Tools, Defaults: s.defaultToolNames(), Builtin: s.builtinTool,
+		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: append(slices.Clone(s.opts.CustomTools), mcpTools...),
 		Disallowed: s.lin.Disallowed,
 	})
 	s.diag.addAll(DiagTool, warnings)
@@ -187,9 +206,9 @@ func (s *session) initMessage() *message.System {
 	return &message.System{
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
-			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: []message.MCPServer{}, Model: s.eng.Model(),
-			PermissionMode: string(s.currentMode()), SlashCommands: []string{}, APIKeySource: s.apiKeySource,
-			Version: Version, OutputStyle: "default", Agents: []string{}, Skills: []string{},
+			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: s.mcpInit(), Model: s.eng.Model(),
+			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
+			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
 			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
 			SandboxEnabled: s.sandboxEnabled(),
 		},
@@ -206,6 +225,7 @@ func orEmpty(s []string) []string {
 // close releases what the session's tools left running.
 func (s *session) close() {
 	s.endSession()
+	s.closeMCP()
 	tools.Cleanup(s.env)
 	s.closeSandbox()
 	s.transcript.close()

@@ -544,7 +544,7 @@ func TestNewRejectsAndWarns(t *testing.T) {
 			{Matcher: "Bash(", File: "/x/settings.json", Hooks: []settings.Hook{{Type: "command", Command: "touch bad"}}},
 			{Matcher: "Bash", Hooks: []settings.Hook{{Type: "prompt"}, {Type: "command", Command: "touch good"}}},
 		},
-		"PostCompact": {{Hooks: []settings.Hook{{Type: "command", Command: "true"}}}},
+		"PostToolBatch": {{Hooks: []settings.Hook{{Type: "command", Command: "true"}}}},
 	}
 	d, err := New(cfg)
 	if err != nil {

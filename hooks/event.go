@@ -23,13 +23,14 @@ const (
 	SubagentStart      Event = "SubagentStart"
 	SubagentStop       Event = "SubagentStop"
 	PreCompact         Event = "PreCompact"
+	PostCompact        Event = "PostCompact"
 	PermissionRequest  Event = "PermissionRequest"
 )
 
 // Events lists the dispatched events in the reference's order.
 var Events = []Event{
 	PreToolUse, PostToolUse, PostToolUseFailure, Notification, UserPromptSubmit,
-	SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact, PermissionRequest,
+	SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact, PostCompact, PermissionRequest,
 }
 
 // DefaultTimeout is how long a hook may run, unless its matcher or
@@ -227,6 +228,15 @@ type PreCompactInput struct {
 	CustomInstructions *string `json:"custom_instructions"`
 }
 
+// PostCompactInput is sent after the conversation was compacted.
+type PostCompactInput struct {
+	Base
+	// Trigger is manual or auto; matchers match it.
+	Trigger string `json:"trigger"`
+	// CompactSummary is the summary that replaced the conversation.
+	CompactSummary string `json:"compact_summary"`
+}
+
 // PermissionRequestInput is sent when a tool call is about to be put to
 // the user (or the permission callback) for approval.
 type PermissionRequestInput struct {
@@ -272,6 +282,9 @@ func (SubagentStopInput) EventName() Event { return SubagentStop }
 // EventName is PreCompact.
 func (PreCompactInput) EventName() Event { return PreCompact }
 
+// EventName is PostCompact.
+func (PostCompactInput) EventName() Event { return PostCompact }
+
 // EventName is PermissionRequest.
 func (PermissionRequestInput) EventName() Event { return PermissionRequest }
 
@@ -286,6 +299,7 @@ func (in StopInput) target() string               { return "" }
 func (in SubagentStartInput) target() string      { return in.AgentType }
 func (in SubagentStopInput) target() string       { return in.AgentType }
 func (in PreCompactInput) target() string         { return in.Trigger }
+func (in PostCompactInput) target() string        { return in.Trigger }
 func (in PermissionRequestInput) target() string  { return in.ToolName }
 
 // toolUseID is the id passed to callbacks along with the input.

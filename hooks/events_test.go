@@ -186,6 +186,19 @@ func eventCases(cwd string) []eventCase {
 			},
 		},
 		{
+			ev: PostCompact, matcher: "manual",
+			call: func(ctx context.Context, d *Dispatcher) any {
+				return d.PostCompact(ctx, PostCompactInput{Base: base, Trigger: "manual", CompactSummary: "the gist"})
+			},
+			input:  common(PostCompact, map[string]any{"trigger": "manual", "compact_summary": "the gist"}),
+			output: `{"continue":false}`,
+			check: func(t *testing.T, res any) {
+				if r := res.(Common); r.Halt {
+					t.Errorf("result %+v (continue:false must be ignored)", r)
+				}
+			},
+		},
+		{
 			ev: SessionStart, matcher: "startup|resume",
 			call: func(ctx context.Context, d *Dispatcher) any {
 				return d.SessionStart(ctx, SessionStartInput{Base: base, Source: "startup", Model: "claude-opus-5-5"})

@@ -31,7 +31,7 @@ type Common struct {
 
 // haltable events honour continue:false.
 func haltable(ev Event) bool {
-	return ev != Notification && ev != PreCompact && ev != SessionEnd
+	return ev != Notification && ev != PreCompact && ev != PostCompact && ev != SessionEnd
 }
 
 // common merges the fields every event has.
@@ -425,6 +425,15 @@ func (d *Dispatcher) PreCompact(ctx context.Context, in PreCompactInput) PreComp
 	res := PreCompactResult{Common: d.common(PreCompact, runs)}
 	res.Blocked, res.Reason = d.blocks(runs)
 	return res
+}
+
+// PostCompact runs the PostCompact hooks after a compaction; matchers
+// match the trigger. Their output has no effect beyond what every event
+// reports (Errors, SystemMessages); continue:false is ignored.
+func (d *Dispatcher) PostCompact(ctx context.Context, in PostCompactInput) Common {
+	d.fill(&in.Base, PostCompact)
+	runs := d.dispatch(ctx, in)
+	return d.common(PostCompact, runs)
 }
 
 // SessionStartResult is the merged outcome of the SessionStart hooks.

@@ -73,7 +73,12 @@ type Result struct {
 	TerminalReason    string                `json:"terminal_reason,omitempty"`
 	StructuredOutput  json.RawMessage       `json:"structured_output,omitempty"`
 	DeferredToolUse   *DeferredToolUse      `json:"deferred_tool_use,omitempty"`
-	UUID              string                `json:"uuid"`
+	// SessionWritesLost is set when the session's transcript has lost
+	// writes, in this run or an earlier one of the session: nothing after
+	// the failure was recorded (agentloop's addition; the loss was also a
+	// system/session_writes_lost message in the stream when it happened).
+	SessionWritesLost *WritesLost `json:"session_writes_lost,omitempty"`
+	UUID              string      `json:"uuid"`
 }
 
 // MarshalJSON writes the line with its type field.

@@ -57,6 +57,9 @@ type Init struct {
 type MCPServer struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
+	// Source says where the server's configuration came from (sdk,
+	// dynamic, project, ...).
+	Source string `json:"source,omitempty"`
 }
 
 // APIRetry announces a retry of a failed model request.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // MirrorBackoff is the wait before each retry of a failed store append: a
@@ -53,6 +55,13 @@ type MirrorOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Timeout bounds each attempt; 0 means DefaultMirrorTimeout.
 	Timeout time.Duration
+	// TrackState records in the store, under MirrorStateSubpath, that
+	// this writer started copying (before its first batch) and, at a
+	// Close within its context, how many entries were not stored, so that
+	// a restore elsewhere can tell a copy known or suspected to be behind
+	// (see [LoadStoreState]). It costs one store append at the start and
+	// one at Close.
+	TrackState bool
 }
 
 // Mirror writes entries to a local transcript and copies each batch to a
@@ -72,10 +81,16 @@ type Mirror struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	queue   [][]Entry
-	running bool
-	done    chan struct{} // closed when the running goroutine exits
+	mu         sync.Mutex
+	queue      [][]Entry
+	inflight   int // entries of the batch being copied
+	running    bool
+	done       chan struct{} // closed when the running goroutine exits
+	lost       int           // entries reported to OnError
+	opened     bool          // the open state record is stored
+	openFailed bool          // storing it failed; retried after a stored batch
+	started    bool          // a batch was queued
+	writer     string        // this writer's id in state records
 }
 
 // NewMirror returns a Mirror writing to w and copying to store under key.
@@ -87,7 +102,7 @@ func NewMirror(w *Writer, store Store, key Key, opts MirrorOptions) *Mirror {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultMirrorTimeout
 	}
-	return &Mirror{w: w, store: store, key: key, opts: opts, ctx: ctx, cancel: cancel}
+	return &Mirror{w: w, store: store, key: key, opts: opts, ctx: ctx, cancel: cancel, writer: uuid.NewString()}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -118,6 +133,7 @@ func (m *Mirror) Append(entries ...Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.queue = append(m.queue, out)
+	m.started = true
 	if !m.running {
 		m.running = true
 		m.done = make(chan struct{})
@@ -138,13 +154,18 @@ func (m *Mirror) run(done chan struct{}) {
 		}
 		b := m.queue[0]
 		m.queue = m.queue[1:]
+		m.inflight = len(b)
 		m.mu.Unlock()
 		m.forward(b)
+		m.mu.Lock()
+		m.inflight = 0
+		m.mu.Unlock()
 	}
 }
 
 // forward copies one batch, retrying, and reports a final failure.
 func (m *Mirror) forward(batch []Entry) {
+	m.open()
 	attempts := len(MirrorBackoff) + 1
 	var err error
 	n := 0
@@ -155,6 +176,13 @@ func (m *Mirror) forward(batch []Entry) {
 		timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && m.ctx.Err() == nil
 		cancel()
 		if err == nil {
+			m.mu.Lock()
+			retryOpen := m.openFailed
+			m.openFailed = false
+			m.mu.Unlock()
+			if retryOpen {
+				m.open()
+			}
 			return
 		}
 		if timedOut || m.ctx.Err() != nil || n == attempts {
@@ -164,9 +192,60 @@ func (m *Mirror) forward(batch []Entry) {
 			break
 		}
 	}
+	m.report(&MirrorError{Key: m.key, Entries: batch, Attempts: n, Err: err})
+}
+
+// report counts a batch as lost and hands it to OnError.
+func (m *Mirror) report(e *MirrorError) {
+	m.mu.Lock()
+	m.lost += len(e.Entries)
+	m.mu.Unlock()
 	if m.opts.OnError != nil {
-		m.opts.OnError(&MirrorError{Key: m.key, Entries: batch, Attempts: n, Err: err})
+		m.opts.OnError(e)
 	}
+}
+
+// open stores the open state record before the first batch, when state
+// is tracked. After a failure it is not tried again before each batch (a
+// store that does not answer would cost each batch two timeouts), only
+// once a batch was stored.
+func (m *Mirror) open() {
+	m.mu.Lock()
+	skip := !m.opts.TrackState || m.opened || m.openFailed
+	m.mu.Unlock()
+	if skip {
+		return
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
+	defer cancel()
+	err := m.putState(ctx, mirrorOpen, 0)
+	m.mu.Lock()
+	m.opened, m.openFailed = err == nil, err != nil
+	m.mu.Unlock()
+}
+
+// putState appends one state record.
+func (m *Mirror) putState(ctx context.Context, state string, lost int) error {
+	k := Key{ProjectKey: m.key.ProjectKey, SessionID: m.key.SessionID, Subpath: MirrorStateSubpath}
+	return m.store.Append(ctx, k, []Entry{stateEntry(m.key.SessionID, mirrorState{State: state, Writer: m.writer, Lost: lost})})
+}
+
+// Pending returns how many entries are queued or being copied.
+func (m *Mirror) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.inflight
+	for _, b := range m.queue {
+		n += len(b)
+	}
+	return n
+}
+
+// Lost returns how many entries were reported to OnError so far.
+func (m *Mirror) Lost() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lost
 }
 
 // Flush waits until every queued batch has been copied or reported, or ctx
@@ -187,13 +266,18 @@ func (m *Mirror) Flush(ctx context.Context) error {
 	}
 }
 
-// Close flushes, then closes the writer, and returns within ctx: it never
+// Close flushes, records the close in the store when state is tracked
+// (see MirrorOptions.TrackState), then closes the writer, and returns
+// within ctx: it never
 // waits for a store call past ctx's end. If ctx ends first, the batches
 // still queued are dropped and reported to OnError, the copy in progress
 // is abandoned (its context is cancelled; it is reported to OnError when
 // the store returns), and the error wraps ctx's error.
 func (m *Mirror) Close(ctx context.Context) error {
 	err := m.Flush(ctx)
+	if err == nil {
+		m.closeState(ctx)
+	}
 	m.cancel()
 	if err != nil {
 		m.mu.Lock()
@@ -201,9 +285,7 @@ func (m *Mirror) Close(ctx context.Context) error {
 		m.queue = nil
 		m.mu.Unlock()
 		for _, b := range dropped {
-			if m.opts.OnError != nil {
-				m.opts.OnError(&MirrorError{Key: m.key, Entries: b, Err: err})
-			}
+			m.report(&MirrorError{Key: m.key, Entries: b, Err: err})
 		}
 		err = fmt.Errorf("session: mirror %s/%s: closing with copies not stored (%d queued batches dropped, the copy in progress abandoned): %w",
 			m.key.ProjectKey, m.key.SessionID, len(dropped), err)
@@ -212,6 +294,24 @@ func (m *Mirror) Close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// closeState records, when state is tracked and a batch was copied (or
+// tried), that this writer closed and how many entries it lost. Without
+// it, a restore sees the writer as never finished.
+func (m *Mirror) closeState(ctx context.Context) {
+	m.mu.Lock()
+	track, lost, started := m.opts.TrackState, m.lost, m.started
+	m.mu.Unlock()
+	if !track || !started {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, m.opts.Timeout)
+	defer cancel()
+	if err := m.putState(sctx, mirrorClosed, lost); err != nil && m.opts.OnError != nil {
+		m.opts.OnError(&MirrorError{Key: Key{ProjectKey: m.key.ProjectKey, SessionID: m.key.SessionID,
+			Subpath: MirrorStateSubpath}, Attempts: 1, Err: fmt.Errorf("recording the close: %w", err)})
+	}
 }
 
 // KeyForPath returns the store key of a transcript file under
@@ -244,7 +344,30 @@ func KeyForPath(configDir, path string) (Key, error) {
 // sub-transcripts beside it, replacing local copies. It returns the main
 // transcript's path, which [Find] then finds for resuming. It returns an
 // error wrapping [ErrNotFound] when the store does not have the session.
+// The mirror-state records are not copied; see [RestoreChecked].
 func Restore(ctx context.Context, store Store, key Key, configDir string) (string, error) {
+	p, _, err := RestoreChecked(ctx, store, key, configDir)
+	return p, err
+}
+
+// RestoreChecked is [Restore] that also returns what the store's
+// mirror-state records say about its copy (see
+// MirrorOptions.TrackState): when StoreState.Behind, the restored history
+// may be missing entries that were written on the host that ran the
+// session.
+func RestoreChecked(ctx context.Context, store Store, key Key, configDir string) (string, StoreState, error) {
+	p, err := restore(ctx, store, key, configDir)
+	if err != nil {
+		return "", StoreState{}, err
+	}
+	st, err := LoadStoreState(ctx, store, key)
+	if err != nil {
+		return "", StoreState{}, err
+	}
+	return p, st, nil
+}
+
+func restore(ctx context.Context, store Store, key Key, configDir string) (string, error) {
 	key.Subpath = ""
 	if err := key.Validate(); err != nil {
 		return "", err
@@ -266,6 +389,9 @@ func Restore(ctx context.Context, store Store, key Key, configDir string) (strin
 		return "", err
 	}
 	for _, sub := range subs {
+		if sub == MirrorStateSubpath {
+			continue
+		}
 		k := key
 		k.Subpath = sub
 		if err := k.Validate(); err != nil {

@@ -30,6 +30,8 @@ type layer struct {
 
 	env                                    map[string]string
 	model                                  *string
+	autoCompactEnabled                     *bool
+	autoCompactWindow                      *int64
 	disableAllHooks, allowManagedHooksOnly *bool
 	extra                                  map[string]json.RawMessage
 	warnings                               []string
@@ -94,6 +96,17 @@ func parse(data []byte, src Source, path, display, root string) (*layer, []error
 		case "model":
 			if v, ok := c.str("model", raw); ok {
 				l.model = &v
+			}
+		case "autoCompactEnabled":
+			if v, ok := c.boolean(key, raw); ok {
+				l.autoCompactEnabled = &v
+			}
+		case "autoCompactWindow":
+			var n int64
+			if err := json.Unmarshal(raw, &n); err != nil || n <= 0 {
+				c.bad(key, "must be a positive whole number of tokens, not %s", raw)
+			} else {
+				l.autoCompactWindow = &n
 			}
 		case "disableAllHooks":
 			if v, ok := c.boolean(key, raw); ok {

@@ -299,6 +299,13 @@ type Settings struct {
 	// Env are environment variables for the session and its tools.
 	Env   map[string]string
 	Model string
+	// AutoCompactEnabled is the autoCompactEnabled key: nil when no file
+	// sets it (compaction is on), false to turn automatic compaction off.
+	AutoCompactEnabled *bool
+	// AutoCompactWindow is the autoCompactWindow key: the context window,
+	// in tokens, that automatic compaction keeps the conversation within;
+	// 0 when no file sets it (the model's window).
+	AutoCompactWindow int64
 	// DisableAllHooks is true when a file turned hooks off. Hooks then
 	// holds only the managed policy's hooks (or none, if the policy
 	// itself turned them off).
@@ -506,6 +513,13 @@ func merge(layers []*layer, o Options) *Settings {
 		}
 		if l.model != nil {
 			s.Model = *l.model
+		}
+		if l.autoCompactEnabled != nil {
+			v := *l.autoCompactEnabled
+			s.AutoCompactEnabled = &v
+		}
+		if l.autoCompactWindow != nil {
+			s.AutoCompactWindow = *l.autoCompactWindow
 		}
 		if l.disableAllHooks != nil {
 			if l.source == PolicySettings {

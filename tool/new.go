@@ -21,6 +21,10 @@ type Options struct {
 	AlwaysReportError bool
 	// MaxResultChars sets Info.MaxResultChars.
 	MaxResultChars int
+	// Defer and AlwaysLoad set Info.Defer and Info.AlwaysLoad: whether
+	// tool search may keep the tool's definition out of the request
+	// until the model loads it.
+	Defer, AlwaysLoad bool
 }
 
 // Func is the handler of a typed tool: it receives the decoded input.
@@ -44,6 +48,7 @@ func New[In any](name, description string, fn Func[In], opts *Options) Tool {
 		Name: name, Description: description, ReadOnly: opts.ReadOnly,
 		AlwaysReportError: opts.AlwaysReportError,
 		MaxResultChars:    opts.MaxResultChars,
+		Defer:             opts.Defer, AlwaysLoad: opts.AlwaysLoad,
 	}, fn: fn}
 	switch {
 	case fn == nil:

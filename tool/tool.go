@@ -68,7 +68,24 @@ type Info struct {
 	// count as the ceiling; a negative value keeps results inline
 	// whatever their size.
 	MaxResultChars int
+	// Defer makes the tool deferrable: while tool search is on, its
+	// definition is not declared to the model up front. The model sees
+	// its name, loads it with the ToolSearch tool, and it is declared from
+	// the next request on. A deferred tool still runs when the model
+	// calls it without loading it first.
+	Defer bool
+	// MCP marks a tool that comes from an MCP server (package mcp sets it
+	// on the tools it builds, named mcp__<server>__<tool>). MCP tools are
+	// deferrable by default, as if Defer were set.
+	MCP bool
+	// AlwaysLoad keeps a tool declared up front even when Defer or MCP
+	// would defer it (an MCP server's alwaysLoad setting).
+	AlwaysLoad bool
 }
+
+// Deferrable reports whether tool search may withhold the tool's
+// definition: Defer or MCP is set and AlwaysLoad is not.
+func (i Info) Deferrable() bool { return (i.Defer || i.MCP) && !i.AlwaysLoad }
 
 // Result size limits (see Info.MaxResultChars).
 const (

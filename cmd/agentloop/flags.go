@@ -24,6 +24,7 @@ type config struct {
 	fallback      []string
 	maxTurns      int
 	maxBudget     float64
+	autoCompact   int64 // --autocompact tokens; 0: auto
 	systemPrompt  string
 	appendSystem  string
 	effort        string
@@ -112,6 +113,18 @@ var flagDefs = []flagDef{
 			return fmt.Errorf("--max-budget-usd %q: want a positive number of dollars", v)
 		}
 		c.maxBudget = f
+		return nil
+	}},
+	{[]string{"--autocompact"}, kString, "auto, or the context window in tokens that automatic compaction keeps within", func(c *config, v string) error {
+		if v == "auto" {
+			c.autoCompact = 0
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("--autocompact %q: want auto or a whole number of tokens", v)
+		}
+		c.autoCompact = n
 		return nil
 	}},
 	{[]string{"--max-tokens"}, kString, "cap each reply at this many output tokens", func(c *config, v string) error {

@@ -132,6 +132,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		MaxTurns:               c.maxTurns,
 		MaxBudgetUSD:           c.maxBudget,
 		MaxTokens:              c.maxTokens,
+		AutoCompactWindow:      c.autoCompact,
 		Effort:                 c.effort,
 		IncludePartialMessages: c.partial,
 		SessionID:              c.sessionID,
@@ -202,6 +203,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		all     []agentloop.Message
 		runErr  error
 		started bool // a message arrived: the session started
+		lost    lostWrites
 	)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -211,6 +213,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 			break
 		}
 		started = true
+		lost.see(m)
 		if r, ok := m.(*agentloop.ResultMessage); ok {
 			result = r
 		}
@@ -261,7 +264,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 			fmt.Fprintln(out, strings.Join(result.Errors, "\n"))
 		}
 	}
-	if result.IsError {
+	if lost.report(c.outputFormat, stderr) || result.IsError {
 		return 1
 	}
 	return 0

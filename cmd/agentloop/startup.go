@@ -23,7 +23,7 @@ const (
 )
 
 // exitStatusText documents the exit codes (--help, README).
-const exitStatusText = "0 success; 1 an error result, a failure to start, or a bad command line; " +
+const exitStatusText = "0 success; 1 an error result, session writes lost (the transcript was not fully written), a failure to start, or a bad command line; " +
 	"130 interrupted (SIGINT), 143 terminated (SIGTERM)."
 
 // startupFailure reports err, a failure after the command line was read

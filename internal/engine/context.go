@@ -18,13 +18,17 @@ const (
 // conversation on a model with this context window and maximum output
 // should be compacted: window − min(maxOutput, CompactOutputReserve) −
 // AutoCompactBuffer, and never below zero. A maxOutput of 0 counts as
-// CompactOutputReserve.
+// CompactOutputReserve. For small windows (a configured autoCompactWindow
+// under 200k tokens) the reserve is at most a tenth of the window and the
+// buffer at most a fifteenth, so that the threshold stays a useful part of
+// the window; for the models' own windows this changes nothing.
 func AutoCompactThreshold(window, maxOutput int64) int64 {
-	reserve := int64(CompactOutputReserve)
+	reserve := min(int64(CompactOutputReserve), window/10)
 	if maxOutput > 0 {
 		reserve = min(maxOutput, reserve)
 	}
-	return max(window-reserve-AutoCompactBuffer, 0)
+	buffer := min(int64(AutoCompactBuffer), window/15)
+	return max(window-reserve-buffer, 0)
 }
 
 // ContextRequest returns the request the session's next model call would

@@ -44,6 +44,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if !ok {
 			return
 		}
+		if o.call != nil {
+			o = r.s.noteUnloaded(o.call.Name, o)
+		}
 		if o.call != nil && r.s.cfg.Hooks.AfterTool != nil {
 			out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}
 			if h := r.s.cfg.Hooks.AfterTool(ctx, o.call, out); h != nil && r.halt == nil {
@@ -115,7 +118,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 			if b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil {
 				text = schemaMismatch(err)
 			}
-			done(errorOutcome(b.ID, "<tool_use_error>"+text+"</tool_use_error>", "Error: "+text))
+			done(r.s.noteUnloaded(b.Name, errorOutcome(b.ID, "<tool_use_error>"+text+"</tool_use_error>", "Error: "+text)))
 			continue
 		}
 		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}

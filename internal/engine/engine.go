@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
@@ -71,9 +72,18 @@ type Config struct {
 	Budget Budget
 	// Hooks are the other hook points of the loop.
 	Hooks HookPoints
+	// Compaction, when set, compacts the history near the context window
+	// and handles the /compact and /clear prompts (compaction.go).
+	Compaction *Compaction
+	// Deferred, when it holds tools, is the session's tool search
+	// catalog: those tools run when called, but are declared to the model
+	// only once a ToolSearch result has loaded them (toolsearch.go).
+	Deferred *toolsearch.Catalog
 	// Record, when set, receives every message as it enters the history
 	// (the prompt, the blocks of each finished reply, tool results,
-	// synthetic turns and context for the model), and each run's result,
+	// synthetic turns and context for the model; after a compaction, the
+	// system/compact_boundary message, then the summary line, the opening
+	// context and copies of the kept messages), and each run's result,
 	// on the loop's goroutine and whether or not the consumer still reads
 	// the stream. Read back in order, the recorded user and assistant
 	// messages give the history: a host writes its transcript from them.
@@ -148,6 +158,8 @@ type Session struct {
 	// pendingInterrupted: the history's pending calls were cut off by a
 	// crash (SetHistoryInterrupted), not deferred.
 	pendingInterrupted bool
+	// ctxMark is the context size the API last reported (compaction.go).
+	ctxMark contextMark
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a
@@ -223,7 +235,10 @@ func (s *Session) ToolNames() []string { return append([]string(nil), s.order...
 func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
 
 // SetHistory replaces the conversation (for resumed sessions).
-func (s *Session) SetHistory(h []model.Message) { s.history = append([]model.Message(nil), h...) }
+func (s *Session) SetHistory(h []model.Message) {
+	s.history = append([]model.Message(nil), h...)
+	s.ctxMark = contextMark{}
+}
 
 // run is the state of one Run call.
 type run struct {
@@ -254,6 +269,9 @@ type run struct {
 	// deferred is the call an authoriser deferred; the run ends with it
 	// pending (closeTurn leaves it open).
 	deferred *message.DeferredToolUse
+	// compactSkipped: a PreCompact hook blocked automatic compaction in
+	// this run.
+	compactSkipped bool
 }
 
 func (r *run) send(m message.Message) bool {
@@ -315,6 +333,9 @@ func (r *run) loop(promptIn []model.Content) ending {
 	if e, done := r.resumeDeferred(); done {
 		return e
 	}
+	if e, done := r.manualCommand(promptIn); done {
+		return e
+	}
 	prompt, context, res := r.submitPrompt(promptIn)
 	if res != nil {
 		return finish(res)
@@ -328,6 +349,9 @@ func (r *run) loop(promptIn []model.Content) ending {
 			return finish(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
 				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false))
 		}
+		if e, done := r.autoCompact(); done {
+			return e
+		}
 		resp, shown, err := r.callModel()
 		if r.stopped {
 			return ending{err: ErrStopped}
@@ -340,6 +364,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 		}
 		r.last = resp
 		r.commitReply(shown)
+		s.noteContext(resp.Usage)
 		if r.overBudget() {
 			return unrunBecause(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
 				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false), budgetUnrun(r.budgetCap()))

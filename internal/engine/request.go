@@ -39,16 +39,13 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 			req.MaxTokens = 32000
 		}
 	}
-	if n := len(s.cfg.System); n > 0 {
-		req.System = append([]model.Content(nil), s.cfg.System...)
+	req.System = append(append([]model.Content(nil), s.cfg.System...), s.deferredSystem()...)
+	if n := len(req.System); n > 0 {
 		req.System[n-1].CacheControl = ephemeral
+	} else {
+		req.System = nil
 	}
-	for _, name := range s.order {
-		e := s.tools[name]
-		req.Tools = append(req.Tools, model.ToolDef{
-			Name: e.info.Name, Description: e.info.Description, InputSchema: e.info.InputSchema,
-		})
-	}
+	req.Tools = s.declaredTools()
 	meta, _ := json.Marshal(map[string]string{"session_id": s.cfg.Env.SessionID})
 	req.Metadata = &model.Metadata{UserID: string(meta)}
 	req.Messages = make([]model.Message, len(s.history))

@@ -5,7 +5,9 @@
 // The recording runs on the loop's goroutine, so it never waits for the
 // store: store copies are made by the Mirror's own goroutine, their
 // failures come back as system/mirror_error messages through
-// Config.Notify, and Close bounds the final flush by Config.CloseTimeout.
+// Config.Notify. Settle, before each result, and Close bound their waits
+// for the store by Config.CloseTimeout. The mirror records in the store
+// whether its copy is complete (session.MirrorOptions.TrackState).
 package transcript
 
 import (
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentloop/agentloop/message"
@@ -39,8 +42,9 @@ type Config struct {
 	// nil writes "default".
 	Mode func() string
 	// Notify receives a system/mirror_error message for each batch the
-	// store did not take. It is called from the mirror's goroutine (and
-	// from Close) and must be safe for concurrent use; nil drops them.
+	// store did not take, except those Settle returns instead. It is
+	// called from the mirror's goroutine (and from Close) and must be
+	// safe for concurrent use; nil drops them.
 	Notify func(message.Message)
 	// CloseTimeout bounds the final flush to the store in Close; 0 means
 	// DefaultCloseTimeout.
@@ -61,8 +65,14 @@ type Recorder struct {
 	w      *session.Writer
 	m      *session.Mirror // nil without a store
 	failed bool            // a local write failed: nothing more is written
+	lost   *message.WritesLost
 	closed bool
-	start  time.Time // when the current prompt began (for cost-state)
+	// holding collects mirror failures instead of notifying them while
+	// Settle waits, so that Settle returns them for the stream.
+	holding bool
+	held    []message.Message
+	stuck   bool      // a Settle timed out: Close does not wait again
+	start   time.Time // when the current prompt began (for cost-state)
 }
 
 // New returns a Recorder writing to cfg.Writer (and mirroring to cfg.Store
@@ -80,24 +90,35 @@ func New(cfg Config) (*Recorder, error) {
 			return nil, fmt.Errorf("transcript: store key: %w", err)
 		}
 		r.m = session.NewMirror(cfg.Writer, cfg.Store, cfg.Key, session.MirrorOptions{
-			OnError: r.mirrorFailed, Timeout: cfg.StoreTimeout})
+			OnError: r.mirrorFailed, Timeout: cfg.StoreTimeout, TrackState: true})
 	}
 	return r, nil
 }
 
 // mirrorFailed reports a batch the store did not take.
 func (r *Recorder) mirrorFailed(e *session.MirrorError) {
+	m := MirrorErrorMessage(r.sessionID, e)
+	r.mu.Lock()
+	if r.holding {
+		r.held = append(r.held, m)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
 	if r.cfg.Notify != nil {
-		r.cfg.Notify(MirrorErrorMessage(r.sessionID, e))
+		r.cfg.Notify(m)
 	}
 }
 
 // MirrorErrorMessage is the system/mirror_error message of e: its error
 // text and the store key.
 func MirrorErrorMessage(sessionID string, e *session.MirrorError) *message.System {
+	key := map[string]string{"projectKey": e.Key.ProjectKey, "sessionId": e.Key.SessionID}
+	if e.Key.Subpath != "" {
+		key["subpath"] = e.Key.Subpath
+	}
 	return &message.System{Subtype: "mirror_error", SessionID: sessionID, UUID: uuid.NewString(),
-		Data: fields(map[string]any{"error": e.Error(), "key": map[string]string{
-			"projectKey": e.Key.ProjectKey, "sessionId": e.Key.SessionID}})}
+		Data: fields(map[string]any{"error": e.Error(), "key": key})}
 }
 
 func fields(m map[string]any) map[string]json.RawMessage {
@@ -150,7 +171,7 @@ func (r *Recorder) Record(m message.Message) message.Message {
 		if m.ParentToolUseID == nil {
 			err = r.append(session.UserEntry(m, mode))
 			if text, ok := promptText(m); ok && err == nil {
-				err = r.append(session.LastPromptEntry(text, r.w.Leaf()))
+				err = r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
 			}
 		}
 	case *message.Result:
@@ -158,15 +179,57 @@ func (r *Recorder) Record(m message.Message) message.Message {
 	}
 	if err != nil {
 		r.failed = true
-		return &message.System{Subtype: "session_writes_lost", SessionID: r.sessionID, UUID: uuid.NewString(),
-			Data: fields(map[string]any{"error": err.Error(), "lost": []string{"transcript"}})}
+		r.lost = &message.WritesLost{ErrorCode: errorCode(err), Lost: []string{"transcript"},
+			TranscriptSessionIDs: []string{r.sessionID}, Error: err.Error()}
+		return WritesLostMessage(r.sessionID, r.lost)
 	}
 	return nil
+}
+
+// WritesLostMessage is the system/session_writes_lost message of l.
+func WritesLostMessage(sessionID string, l *message.WritesLost) *message.System {
+	f := map[string]any{"error": l.Error, "lost": l.Lost, "transcript_session_ids": l.TranscriptSessionIDs}
+	if l.ErrorCode != "" {
+		f["error_code"] = l.ErrorCode
+	}
+	return &message.System{Subtype: "session_writes_lost", SessionID: sessionID, UUID: uuid.NewString(), Data: fields(f)}
+}
+
+// WritesLost returns what the transcript lost, or nil when every write
+// succeeded. A copy is returned.
+func (r *Recorder) WritesLost() *message.WritesLost {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lost == nil {
+		return nil
+	}
+	l := *r.lost
+	l.Lost = append([]string(nil), l.Lost...)
+	l.TranscriptSessionIDs = append([]string(nil), l.TranscriptSessionIDs...)
+	return &l
+}
+
+// errorCode names a full disk or an exceeded quota, the codes the
+// reference reports.
+func errorCode(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "ENOSPC"
+	case errors.Is(err, syscall.EDQUOT):
+		return "EDQUOT"
+	}
+	return ""
 }
 
 // append writes entries locally, and queues them for the store when there
 // is one.
 func (r *Recorder) append(e ...session.Entry) error {
+	if err := fault(); err != nil {
+		return fmt.Errorf("session: %s: %w", r.w.Path(), err)
+	}
 	if r.m != nil {
 		return r.m.Append(e...)
 	}
@@ -211,7 +274,7 @@ func (r *Recorder) Close() error {
 	if r.m == nil {
 		return r.w.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.CloseTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.closeWait())
 	defer cancel()
 	if err := r.m.Close(ctx); err != nil {
 		return fmt.Errorf("transcript: closing session %s: %w", r.sessionID, err)

@@ -1,0 +1,321 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentloop/agentloop/internal/compact"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
+)
+
+// Compaction replaces the older part of the history with a summary the
+// model writes, before a request would pass the context window
+// (automatic), or when the prompt is "/compact [instructions]" (manual).
+// "/clear" empties the history instead. The pure parts (sizes, cuts, the
+// summary request) are internal/compact's.
+
+// DefaultContextWindow is the window of a model pricing's table does not
+// know.
+const DefaultContextWindow = 200_000
+
+// CompactedText is the result text of a /compact run and the content of
+// the boundary's transcript entry.
+const CompactedText = "Conversation compacted"
+
+// Compaction configures compaction. A nil Config.Compaction turns it off
+// altogether (subagents run without it): no automatic compaction, and
+// "/compact" and "/clear" are ordinary prompts.
+type Compaction struct {
+	// Disabled turns automatic compaction off; /compact still works.
+	Disabled bool
+	// Window is the context window to stay within, in tokens; 0 means
+	// the model's (pricing's table, else DefaultContextWindow). The
+	// threshold is AutoCompactThreshold of it.
+	Window int64
+	// Instructions are the summary instructions of the CLAUDE.md files,
+	// sent with every summary request.
+	Instructions string
+	// PreCompact runs before each compaction with its trigger ("auto",
+	// "manual") and /compact's instructions (nil for none). Blocked
+	// skips an automatic compaction (the request goes as it is) and ends
+	// a manual one with reason.
+	PreCompact func(ctx context.Context, trigger string, custom *string) (blocked bool, reason string)
+	// PostCompact runs after each compaction with the summary.
+	PostCompact func(ctx context.Context, trigger, summary string)
+	// Cleared runs after "/clear" emptied the history and reset the
+	// totals.
+	Cleared func(ctx context.Context)
+}
+
+// contextMark is what the session knows of its context size: base tokens
+// as the API reported them for the reply that ended at history[mark-1].
+// known is false before the first reply, after a compaction and for a
+// history set from outside: the whole request is estimated then.
+type contextMark struct {
+	base  int64
+	mark  int
+	known bool
+}
+
+// noteContext records the context the API reported for the reply just
+// committed. Called by the loop after commitReply.
+func (s *Session) noteContext(u model.Usage) {
+	s.ctxMark = contextMark{
+		base:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens,
+		mark:  len(s.history),
+		known: true,
+	}
+}
+
+// compactWindow returns the window and the threshold the session compacts
+// at.
+func (s *Session) compactWindow(modelID string) (window, threshold int64) {
+	p, _, known := pricing.Lookup(modelID)
+	window = s.cfg.Compaction.Window
+	if window <= 0 {
+		window = DefaultContextWindow
+		if known && p.ContextWindow > 0 {
+			window = p.ContextWindow
+		}
+	}
+	return window, AutoCompactThreshold(window, p.MaxOutput)
+}
+
+// contextEstimate is the estimated size of the next request: the last
+// reply's reported context plus an estimate of what was added since, or,
+// when there is no reply to count from, an estimate of the whole request.
+func (s *Session) contextEstimate() int64 {
+	m := s.ctxMark
+	if m.known && m.mark <= len(s.history) {
+		return m.base + compact.Estimate(s.history[m.mark:])
+	}
+	return s.fixedEstimate() + compact.Estimate(s.history)
+}
+
+// fixedEstimate estimates the system prompt and tool definitions.
+func (s *Session) fixedEstimate() int64 {
+	var defs []model.ToolDef
+	for _, name := range s.order {
+		e := s.tools[name]
+		defs = append(defs, model.ToolDef{Name: e.info.Name, Description: e.info.Description, InputSchema: e.info.InputSchema})
+	}
+	b, _ := json.Marshal(struct {
+		S []model.Content
+		T []model.ToolDef
+	}{s.cfg.System, defs})
+	return int64(len(b)) / 4
+}
+
+// autoCompact compacts before a request that would pass the threshold. It
+// returns done with the ending when the run must end (the summary request
+// failed, the run was cancelled, the consumer left).
+func (r *run) autoCompact() (ending, bool) {
+	c := r.s.cfg.Compaction
+	if c == nil || c.Disabled || r.compactSkipped {
+		return ending{}, false
+	}
+	_, threshold := r.s.compactWindow(r.s.Model())
+	if threshold <= 0 || r.s.contextEstimate() <= threshold {
+		return ending{}, false
+	}
+	return r.compactNow(compact.TriggerAuto, nil)
+}
+
+// manualCommand runs "/compact" and "/clear" prompts; ok is false for any
+// other prompt.
+func (r *run) manualCommand(prompt []model.Content) (ending, bool) {
+	if r.s.cfg.Compaction == nil || len(prompt) != 1 || prompt[0].Type != model.TypeText {
+		return ending{}, false
+	}
+	name, args, ok := compact.Command(prompt[0].Text)
+	if !ok {
+		return ending{}, false
+	}
+	r.numTurns = 0
+	if name == "clear" {
+		r.s.clear()
+		r.spentAtStart = 0
+		if f := r.s.cfg.Compaction.Cleared; f != nil {
+			f(r.ctx)
+		}
+		return finish(r.commandResult("")), true
+	}
+	if len(r.s.history) == 0 {
+		res := r.base(message.ResultErrorDuringExecution, true)
+		res.Errors = []string{"Not enough messages to compact: the conversation is empty."}
+		res.TerminalReason = message.TerminalTurnSetupFailed
+		return finish(res), true
+	}
+	var custom *string
+	if args != "" {
+		custom = &args
+	}
+	if e, done := r.compactNow(compact.TriggerManual, custom); done {
+		return e, true
+	}
+	return finish(r.commandResult(CompactedText)), true
+}
+
+// commandResult is the success result of a slash command.
+func (r *run) commandResult(text string) *message.Result {
+	res := r.base(message.ResultSuccess, false)
+	res.Result = &text
+	res.TerminalReason = message.TerminalCompleted
+	return res
+}
+
+// clear empties the history and restarts the running totals.
+func (s *Session) clear() {
+	s.history = nil
+	s.pendingInterrupted = false
+	s.ctxMark = contextMark{}
+	s.totals.mu.Lock()
+	s.totals.cost = 0
+	s.totals.modelUsage = map[string]*message.ModelUsage{}
+	s.totals.last = nil
+	s.totals.mu.Unlock()
+}
+
+// compactNow compacts the history: PreCompact, the summary request, the
+// boundary and summary in the stream and the record, PostCompact. done is
+// set (with the ending) when the run must end.
+func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
+	s, c := r.s, r.s.cfg.Compaction
+	if c.PreCompact != nil {
+		if blocked, reason := c.PreCompact(r.ctx, trigger, custom); blocked {
+			if trigger == compact.TriggerAuto {
+				r.compactSkipped = true // not asked again in this run
+				return ending{}, false
+			}
+			res := r.base(message.ResultErrorDuringExecution, true)
+			res.Errors = []string{"Compaction was blocked by a PreCompact hook: " + reason}
+			res.TerminalReason = message.TerminalHookStopped
+			return finish(res), true
+		}
+	}
+	if !r.sendStatus(message.Status{Status: strPtr("compacting")}, "") {
+		return ending{err: ErrStopped}, true
+	}
+	start := s.cfg.Now()
+	modelID := s.Model()
+	window, threshold := s.compactWindow(modelID)
+	pre := s.contextEstimate()
+	older, kept := compact.Split(s.history, threshold/5)
+	customText := ""
+	if custom != nil {
+		customText = *custom
+	}
+	reserve := window - threshold // the summary's output and a margin
+	limit := threshold - s.fixedEstimate() - compact.InstructionOverhead(c.Instructions, customText)
+	req := compact.Request{Model: modelID, History: compact.Fit(older, limit),
+		MaxTokens: int(min(reserve, CompactOutputReserve)), Instructions: c.Instructions, Custom: customText}.Build()
+	callStart := s.cfg.Now()
+	resp, err := s.cfg.Provider.Stream(r.ctx, req, model.NopHandler{})
+	if resp != nil {
+		r.apiTime += resp.Duration
+	} else {
+		r.apiTime += s.cfg.Now().Sub(callStart)
+	}
+	if err == nil && resp.Text() == "" {
+		err = errors.New("the model returned no summary")
+	}
+	if resp != nil {
+		if resp.Model == "" {
+			resp.Model = modelID
+		}
+		s.AddUsage(resp.Model, resp.Usage)
+	}
+	r.numTurns++
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return r.aborted(r.ctx.Err()), true
+		}
+		r.sendStatus(message.Status{}, "failed")
+		res := r.base(message.ResultErrorDuringExecution, true)
+		res.Errors = []string{fmt.Sprintf("Compaction failed: %v", err)}
+		res.TerminalReason = message.TerminalAPIError
+		res.StopReason = nil
+		return finish(res), true
+	}
+	summary := resp.Text()
+	head := append([]model.Content{model.TextBlock(compact.SummaryText(summary, trigger == compact.TriggerAuto))},
+		s.cfg.OpeningContext...)
+	s.history = compact.Compacted(head, kept)
+	s.ctxMark = contextMark{}
+	s.totals.mu.Lock()
+	s.totals.last = nil
+	s.totals.mu.Unlock()
+	post := s.contextEstimate()
+	boundary := &message.System{Subtype: message.SubtypeCompactBoundary, SessionID: s.cfg.Env.SessionID,
+		UUID: s.cfg.NewID(), Data: map[string]json.RawMessage{"compact_metadata": mustJSON(map[string]any{
+			"trigger": trigger, "pre_tokens": pre, "post_tokens": post,
+			"duration_ms": s.cfg.Now().Sub(start).Milliseconds()})}}
+	r.record(boundary)
+	summaryMsg := r.userMessage([]model.Content{head[0]}, true)
+	r.record(summaryMsg)
+	if len(s.cfg.OpeningContext) > 0 {
+		r.record(r.userMessage(append([]model.Content(nil), s.cfg.OpeningContext...), true))
+	}
+	r.recordKept(kept)
+	if !r.send(boundary) || !r.send(summaryMsg) {
+		return ending{err: ErrStopped}, true
+	}
+	if c.PostCompact != nil {
+		c.PostCompact(r.ctx, trigger, summary)
+	}
+	if !r.sendStatus(message.Status{}, "success") {
+		return ending{err: ErrStopped}, true
+	}
+	return ending{}, false
+}
+
+// recordKept records the messages kept after a compaction again, after
+// the summary, so that a transcript read back (which starts at the
+// boundary) gives the compacted history. They are not emitted: the
+// stream showed them when they were new.
+func (r *run) recordKept(kept []model.Message) {
+	if r.s.cfg.Record == nil {
+		return
+	}
+	for _, m := range kept {
+		blocks := append([]model.Content(nil), m.Content...)
+		if m.Role == "user" {
+			r.record(r.userMessage(blocks, true))
+			continue
+		}
+		r.record(&message.Assistant{
+			Message: message.APIMessage{ID: "msg_" + r.s.cfg.NewID(), Type: "message", Role: "assistant",
+				Model: r.s.Model(), Content: blocks, ContextManagement: nullJSON},
+			ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+			UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(),
+		})
+	}
+}
+
+// sendStatus emits a system/status message when partial messages are on;
+// result, when set, is its compact_result.
+func (r *run) sendStatus(st message.Status, result string) bool {
+	if !r.s.cfg.Partial {
+		return true
+	}
+	m := &message.System{Subtype: message.SubtypeStatus, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Status: &st}
+	if result != "" {
+		m.Data = map[string]json.RawMessage{"compact_result": mustJSON(result)}
+	}
+	return r.send(m)
+}
+
+func strPtr(s string) *string { return &s }
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}

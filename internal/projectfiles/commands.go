@@ -1,0 +1,169 @@
+package projectfiles
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Command is one slash command: a Markdown file under .claude/commands.
+// Its name is its path below that directory without ".md", with
+// subdirectories joined by ':' (commands/frontend/lint.md is
+// "frontend:lint").
+type Command struct {
+	Name         string
+	Description  string
+	ArgumentHint string
+	// AllowedTools and Model are read for completeness; the session
+	// reports that it does not honour them.
+	AllowedTools []string
+	Model        string
+	Path         string
+	Body         string
+	Source       string
+}
+
+type commandFront struct {
+	Description  string `yaml:"description"`
+	ArgumentHint string `yaml:"argument-hint"`
+	AllowedTools List   `yaml:"allowed-tools"`
+	Model        string `yaml:"model"`
+}
+
+func (l *loader) commands(d Dir) {
+	root := filepath.Join(d.Path, "commands")
+	for _, path := range l.mdFiles("command", root) {
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			continue
+		}
+		name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, filepath.Ext(rel))), "/", ":")
+		if why := validName(name); why != "" {
+			l.problem("command file %s is ignored: %s", path, why)
+			continue
+		}
+		data, ok := l.read("command", path)
+		if !ok {
+			continue
+		}
+		var f commandFront
+		body, keys, err := parse(data, &f)
+		if err != nil {
+			l.problem("command file %s is ignored: %v", path, err)
+			continue
+		}
+		if extra := unknownKeys(keys, "description", "argument-hint", "allowed-tools", "model"); len(extra) > 0 {
+			l.problem("command /%s (%s): frontmatter keys %s are not honoured", name, path, strings.Join(extra, ", "))
+		}
+		if !l.claim("command", name, path) {
+			continue
+		}
+		desc := strings.TrimSpace(f.Description)
+		if desc == "" {
+			desc = firstLine(body)
+		}
+		l.res.Commands = append(l.res.Commands, Command{Name: name, Description: desc, ArgumentHint: f.ArgumentHint,
+			AllowedTools: f.AllowedTools, Model: f.Model, Path: path, Body: body, Source: d.Source})
+	}
+}
+
+// ParseInvocation reads a prompt of the form "/name args…": ok is false
+// when the prompt does not start with a slash followed by a name (so
+// "/ tmp", "//x" and "/usr/bin/ls" are not invocations: a name holds no
+// slash). args is the rest of the prompt after the name and the blank
+// that follows it, trimmed.
+func ParseInvocation(prompt string) (name, args string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimLeft(prompt, " \t"), "/")
+	if !found {
+		return "", "", false
+	}
+	end := strings.IndexAny(rest, " \t\r\n")
+	if end < 0 {
+		end = len(rest)
+	}
+	name = rest[:end]
+	if name == "" || strings.Contains(name, "/") || validName(name) != "" {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(rest[end:]), true
+}
+
+// Expand fills a command or skill body with the arguments of its
+// invocation: $ARGUMENTS becomes args as typed, $1, $2, … the
+// positional arguments (split on blanks; "double" or 'single' quotes
+// group words), an absent one becoming empty. When the body uses neither
+// form and args is not empty, the arguments are appended on a last line
+// "ARGUMENTS: …", so they are never lost.
+func Expand(body, args string) string {
+	pos := Fields(args)
+	used := false
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		if body[i] != '$' {
+			b.WriteByte(body[i])
+			continue
+		}
+		if rest := body[i+1:]; strings.HasPrefix(rest, "ARGUMENTS") {
+			b.WriteString(args)
+			i += len("ARGUMENTS")
+			used = true
+			continue
+		}
+		j := i + 1
+		for j < len(body) && j-i <= 3 && body[j] >= '0' && body[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			b.WriteByte('$')
+			continue
+		}
+		n, _ := strconv.Atoi(body[i+1 : j])
+		if n >= 1 && n <= len(pos) {
+			b.WriteString(pos[n-1])
+		}
+		used = used || n >= 1
+		if n == 0 {
+			b.WriteString(body[i:j]) // $0 is not an argument
+		}
+		i = j - 1
+	}
+	out := b.String()
+	if !used && strings.TrimSpace(args) != "" {
+		out = strings.TrimRight(out, "\n") + "\n\nARGUMENTS: " + args
+	}
+	return out
+}
+
+// Fields splits args on blanks, keeping words inside "double" or 'single'
+// quotes together (quotes removed). An unclosed quote runs to the end.
+func Fields(args string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range args {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package toolsearch
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentloop/agentloop/tool"
+)
+
+// DefaultMaxResults is how many tools a keyword search returns when the
+// call does not say.
+const DefaultMaxResults = 5
+
+// SelectPrefix starts a query that names the tools to load, separated by
+// commas: "select:mcp__db__query,mcp__db__schema".
+const SelectPrefix = "select:"
+
+// Catalog holds a session's deferred tools. It is immutable and safe for
+// concurrent use.
+type Catalog struct {
+	tools []entry
+	index map[string]int
+}
+
+type entry struct {
+	info  tool.Info
+	name  string   // lower case
+	words []string // name split into words, lower case
+	desc  string   // lower case
+}
+
+// NewCatalog returns a catalog of the deferred tools, in the given order;
+// a repeated name keeps its first definition.
+func NewCatalog(deferred []tool.Info) *Catalog {
+	c := &Catalog{index: map[string]int{}}
+	for _, in := range deferred {
+		if _, dup := c.index[in.Name]; dup {
+			continue
+		}
+		c.index[in.Name] = len(c.tools)
+		c.tools = append(c.tools, entry{info: in, name: strings.ToLower(in.Name),
+			words: nameWords(in.Name), desc: strings.ToLower(in.Description)})
+	}
+	return c
+}
+
+// Len is the number of deferred tools; a nil catalog has none.
+func (c *Catalog) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.tools)
+}
+
+// Names returns the deferred tools' names in catalog order.
+func (c *Catalog) Names() []string {
+	if c == nil {
+		return nil
+	}
+	out := make([]string, len(c.tools))
+	for i, e := range c.tools {
+		out[i] = e.info.Name
+	}
+	return out
+}
+
+// Lookup returns the definition of the deferred tool called name.
+func (c *Catalog) Lookup(name string) (tool.Info, bool) {
+	if c == nil {
+		return tool.Info{}, false
+	}
+	i, ok := c.index[name]
+	if !ok {
+		return tool.Info{}, false
+	}
+	return c.tools[i].info, true
+}
+
+// Search returns the deferred tools that match query, best first.
+//
+// A query that starts with SelectPrefix names tools: each comma-separated
+// name that is in the catalog is returned (an exact match, else the one
+// match ignoring case), in the order named, and max does not apply.
+//
+// Any other query is keywords, matched ignoring case against the tools'
+// names and descriptions and ranked: a word equal to the whole name
+// counts most, then one equal to a word of the name (names split at "_",
+// "-", "." and lower-to-upper case changes), then one found inside the
+// name, then a word of the description, then text inside the description.
+// A keyword written "+word" is required: tools without it are left out.
+// Ties keep catalog order. At most max tools are returned; max <= 0
+// means DefaultMaxResults.
+func (c *Catalog) Search(query string, max int) []tool.Info {
+	if c == nil {
+		return nil
+	}
+	q := strings.TrimSpace(query)
+	if rest, ok := cutPrefixFold(q, SelectPrefix); ok {
+		return c.selectNames(rest)
+	}
+	if max <= 0 {
+		max = DefaultMaxResults
+	}
+	var terms, required []string
+	for _, f := range strings.Fields(strings.ToLower(q)) {
+		if t, ok := strings.CutPrefix(f, "+"); ok {
+			if t != "" {
+				required = append(required, t)
+				terms = append(terms, t)
+			}
+			continue
+		}
+		terms = append(terms, f)
+	}
+	type hit struct {
+		i, score int
+	}
+	var hits []hit
+	for i, e := range c.tools {
+		if !slices.ContainsFunc(required, func(t string) bool { return e.score(t) == 0 }) {
+			s := 0
+			for _, t := range terms {
+				s += e.score(t)
+			}
+			if s > 0 {
+				hits = append(hits, hit{i, s})
+			}
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
+	out := make([]tool.Info, 0, min(max, len(hits)))
+	for _, h := range hits[:min(max, len(hits))] {
+		out = append(out, c.tools[h.i].info)
+	}
+	return out
+}
+
+func (c *Catalog) selectNames(list string) []tool.Info {
+	var out []tool.Info
+	seen := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		i, ok := c.index[n]
+		if !ok {
+			i, ok = c.foldIndex(n)
+		}
+		if ok && !seen[c.tools[i].info.Name] {
+			seen[c.tools[i].info.Name] = true
+			out = append(out, c.tools[i].info)
+		}
+	}
+	return out
+}
+
+// foldIndex finds the one tool whose name equals n ignoring case.
+func (c *Catalog) foldIndex(n string) (int, bool) {
+	found := -1
+	for i, e := range c.tools {
+		if strings.EqualFold(e.info.Name, n) {
+			if found >= 0 {
+				return 0, false
+			}
+			found = i
+		}
+	}
+	return found, found >= 0
+}
+
+// score is how well one lower-case keyword matches the tool.
+func (e *entry) score(t string) int {
+	s := 0
+	switch {
+	case e.name == t:
+		s += 12
+	case slices.Contains(e.words, t):
+		s += 8
+	case strings.Contains(e.name, t):
+		s += 4
+	}
+	switch {
+	case slices.Contains(strings.FieldsFunc(e.desc, notWordRune), t):
+		s += 2
+	case strings.Contains(e.desc, t):
+		s++
+	}
+	return s
+}
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// nameWords splits a tool name into lower-case words: at "_", "-", "."
+// and where a lower-case letter or digit is followed by an upper-case one
+// ("mcp__github__createIssue" → mcp, github, create, issue).
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	var prev rune
+	for _, r := range name {
+		switch {
+		case notWordRune(r):
+			flush()
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return words
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}

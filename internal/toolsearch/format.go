@@ -1,0 +1,145 @@
+package toolsearch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// definition is a tool as a ToolSearch result shows it to the model: the
+// fields of a tool declaration.
+type definition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Render is the text of a ToolSearch result: a line saying what was
+// found, then each match's definition as one line of JSON (the form
+// [Loaded] reads back). A search with no match says so and how to search
+// again.
+func Render(query string, matches []tool.Info, total int) string {
+	var b strings.Builder
+	if len(matches) == 0 {
+		fmt.Fprintf(&b, "No deferred tool matches %q (%d deferred tools). Try other keywords, or %s<name> with a name from the list of deferred tools.", query, total, SelectPrefix)
+		return b.String()
+	}
+	noun := "tools"
+	if len(matches) == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, "Loaded %d %s (of %d deferred). They are declared from now on; call them like any other tool. Definitions:", len(matches), noun, total)
+	for _, m := range matches {
+		line, err := defLine(m)
+		if err != nil {
+			continue // a schema that is not JSON was refused when the session started
+		}
+		b.WriteByte('\n')
+		b.Write(line)
+	}
+	return b.String()
+}
+
+func defLine(in tool.Info) ([]byte, error) {
+	d := definition{Name: in.Name, Description: in.Description}
+	if len(in.InputSchema) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, in.InputSchema); err != nil {
+			return nil, err
+		}
+		d.InputSchema = buf.Bytes()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Loaded returns the names of the catalog's tools that a ToolSearch
+// result in history has loaded: the tool_result blocks answering a
+// tool_use of ToolName, read line by line for the definitions Render
+// writes. Only names in the catalog count, so nothing else in a result
+// can add a tool. A nil catalog loads nothing.
+func Loaded(history []model.Message, c *Catalog) map[string]bool {
+	if c.Len() == 0 {
+		return nil
+	}
+	calls := map[string]bool{}
+	loaded := map[string]bool{}
+	for _, m := range history {
+		for _, b := range m.Content {
+			switch {
+			case b.Type == model.TypeToolUse && b.Name == ToolName:
+				calls[b.ID] = true
+			case b.Type == model.TypeToolResult && calls[b.ToolUseID]:
+				if b.IsError != nil && *b.IsError {
+					continue
+				}
+				readDefinitions(b.Text, c, loaded)
+				for _, inner := range b.Blocks {
+					if inner.Type == model.TypeText {
+						readDefinitions(inner.Text, c, loaded)
+					}
+				}
+			}
+		}
+	}
+	return loaded
+}
+
+func readDefinitions(text string, c *Catalog, into map[string]bool) {
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, `{"name":`) {
+			continue
+		}
+		var d definition
+		if json.Unmarshal([]byte(line), &d) == nil {
+			if _, ok := c.Lookup(d.Name); ok {
+				into[d.Name] = true
+			}
+		}
+	}
+}
+
+// Announcement is the system text that tells the model which tools are
+// deferred and how to load them. It lists every deferred tool, loaded or
+// not, so that it stays the same for the whole session (and the prompt
+// cache with it).
+func Announcement(c *Catalog) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Deferred tools: the %d tools named below can be used, but their definitions are not loaded yet. "+
+		"Before calling one, load it with the %s tool: query %q loads the tools you name, "+
+		"and keywords search the deferred tools' names and descriptions. "+
+		"The result shows each tool's definition, and the tool is declared like the others from then on.\n",
+		c.Len(), ToolName, SelectPrefix+"<name>[,<name>...]")
+	b.WriteString("<deferred-tools>")
+	for _, n := range c.Names() {
+		b.WriteByte('\n')
+		b.WriteString(n)
+	}
+	b.WriteString("\n</deferred-tools>")
+	return b.String()
+}
+
+// Note is what a failed call of a deferred tool that was not loaded gets
+// appended to its error: the tool's input schema, and how to load it.
+func Note(in tool.Info) string {
+	schema := "{}"
+	if len(in.InputSchema) > 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, in.InputSchema) == nil {
+			schema = buf.String()
+		}
+	}
+	return fmt.Sprintf("Note: %s is a deferred tool and its definition was not loaded, so it was called without its schema. "+
+		"Its input schema is: %s\nLoad it with %s (query %q) before calling it again.",
+		in.Name, schema, ToolName, SelectPrefix+in.Name)
+}

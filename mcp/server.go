@@ -1,0 +1,274 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/tool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// server is one configured MCP server and its current connection.
+type server struct {
+	name         string
+	cfg          tool.MCPServerConfig
+	env          *tool.Env
+	conn         Connector
+	startTimeout time.Duration
+
+	mu       sync.Mutex
+	sess     *sdk.ClientSession // nil while not connected
+	proc     *process           // the stdio server's process, if any
+	dead     chan struct{}      // closed when sess's connection ends
+	state    string             // tool.MCPConnected, MCPFailed, MCPPending, MCPDisabled
+	err      string             // why the server failed
+	disabled bool
+	closed   bool // the session is over: never connect again
+	info     *sdk.Implementation
+	listed   []*sdk.Tool // the tools of the first successful listing
+	adapted  []tool.Tool // built once from listed (adapters)
+	hasRes   bool        // the server declared the resources capability
+}
+
+// errNotConnected reports a call to a server that is down.
+var errNotConnected = errors.New("not connected")
+
+// connect opens a connection to the server and lists its tools, bounded
+// by the start timeout. It records the outcome in the server's status.
+func (s *server) connect(ctx context.Context) error {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return fmt.Errorf("mcp server %q: the session is closed", s.name)
+	case s.disabled:
+		s.mu.Unlock()
+		return fmt.Errorf("mcp server %q: disabled", s.name)
+	case s.sess != nil:
+		s.mu.Unlock()
+		return nil
+	}
+	s.state = tool.MCPPending
+	s.mu.Unlock()
+
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.startTimeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, s.startTimeout)
+	}
+	defer cancel()
+	sess, proc, tools, err := s.dial(cctx)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("did not start within %v", s.startTimeout)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && (s.closed || s.disabled) {
+		err = errors.New("closed while connecting")
+	}
+	if err != nil {
+		if sess != nil {
+			_ = sess.Close()
+		}
+		proc.kill()
+		s.state, s.err = tool.MCPFailed, err.Error()
+		return fmt.Errorf("mcp server %q: %w", s.name, err)
+	}
+	s.sess, s.proc, s.state, s.err = sess, proc, tool.MCPConnected, ""
+	s.info = sess.InitializeResult().ServerInfo
+	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
+		s.hasRes = true
+	}
+	if s.listed == nil {
+		s.listed = tools
+	}
+	dead := make(chan struct{})
+	s.dead = dead
+	go func() {
+		_ = sess.Wait()
+		close(dead)
+		s.mu.Lock()
+		if s.sess == sess && !s.closed {
+			s.sess = nil
+			s.state, s.err = tool.MCPFailed, "the server closed the connection"
+			go proc.kill()
+		}
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// dial connects and lists the server's tools.
+func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *process, []*sdk.Tool, error) {
+	tr, proc, err := s.transport()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	version := s.conn.Version
+	if version == "" {
+		version = "dev"
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: ClientName, Version: version}, nil)
+	sess, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		proc.kill()
+		return nil, nil, nil, err
+	}
+	var tools []*sdk.Tool
+	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
+		params := &sdk.ListToolsParams{}
+		for {
+			res, err := sess.ListTools(ctx, params)
+			if err != nil {
+				_ = sess.Close()
+				proc.kill()
+				return nil, nil, nil, fmt.Errorf("listing tools: %w", err)
+			}
+			tools = append(tools, res.Tools...)
+			if res.NextCursor == "" {
+				break
+			}
+			params.Cursor = res.NextCursor
+		}
+	}
+	return sess, proc, tools, nil
+}
+
+// disconnect closes the connection, if any, and stops the process.
+func (s *server) disconnect() {
+	s.mu.Lock()
+	sess, proc := s.sess, s.proc
+	s.sess, s.proc = nil, nil
+	if !s.disabled && s.state == tool.MCPConnected {
+		s.state = tool.MCPPending
+	}
+	s.mu.Unlock()
+	if sess != nil {
+		done := make(chan struct{})
+		go func() { _ = sess.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(s.conn.grace()):
+		}
+	}
+	proc.kill()
+}
+
+// setEnabled disables (disconnects) or enables (connects) the server.
+func (s *server) setEnabled(ctx context.Context, enabled bool) error {
+	s.mu.Lock()
+	s.disabled = !enabled
+	s.mu.Unlock()
+	if !enabled {
+		s.disconnect()
+		s.mu.Lock()
+		s.state, s.err = tool.MCPDisabled, ""
+		s.mu.Unlock()
+		return nil
+	}
+	return s.connect(ctx)
+}
+
+// session returns the live connection, reconnecting once when the server
+// is down (not when it is disabled).
+func (s *server) session(ctx context.Context) (*sdk.ClientSession, chan struct{}, error) {
+	s.mu.Lock()
+	sess, dead, disabled := s.sess, s.dead, s.disabled
+	s.mu.Unlock()
+	if disabled {
+		return nil, nil, fmt.Errorf("MCP server %q is disabled", s.name)
+	}
+	if sess != nil {
+		return sess, dead, nil
+	}
+	if err := s.connect(ctx); err != nil {
+		return nil, nil, fmt.Errorf("MCP server %q is %w: %w", s.name, errNotConnected, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil {
+		return nil, nil, fmt.Errorf("MCP server %q is %w", s.name, errNotConnected)
+	}
+	return s.sess, s.dead, nil
+}
+
+// call runs one tool call. Failures of the server become is_error results;
+// only the cancellation of ctx is returned as an error.
+func (s *server) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	sess, dead, err := s.session(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		return tool.Error(err.Error()), nil
+	}
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.cfg.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
+	}
+	defer cancel()
+	res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err == nil {
+		return convertResult(res), nil
+	}
+	if ctx.Err() != nil {
+		return tool.Result{}, ctx.Err()
+	}
+	if cctx.Err() != nil {
+		return tool.Error(fmt.Sprintf("MCP server %q did not answer the call of %s within %v", s.name, name, s.cfg.Timeout)), nil
+	}
+	if s.connectionLost(err, dead) {
+		s.mu.Lock()
+		if s.sess == sess {
+			s.sess = nil
+			s.state, s.err = tool.MCPFailed, err.Error()
+			go s.proc.kill()
+		}
+		s.mu.Unlock()
+		return tool.Error(fmt.Sprintf("MCP server %q failed during the call of %s: %v", s.name, name, err)), nil
+	}
+	return tool.Error(fmt.Sprintf("MCP server %q: %s: %v", s.name, name, err)), nil
+}
+
+// connectionLost tells a dead connection from an error the server sent.
+func (s *server) connectionLost(err error, dead chan struct{}) bool {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != -32003 && we.Code != -32004 {
+		return false
+	}
+	if errors.Is(err, sdk.ErrConnectionClosed) || we != nil {
+		return true
+	}
+	select {
+	case <-dead:
+		return true
+	case <-time.After(100 * time.Millisecond):
+		return false
+	}
+}
+
+// status reports the server's state.
+func (s *server) status() tool.MCPServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := tool.MCPServerStatus{Name: s.name, Status: s.state, Source: s.cfg.Source, Error: s.err}
+	if s.info != nil {
+		st.ServerName, st.ServerVersion = s.info.Name, s.info.Version
+	}
+	for _, t := range s.listed {
+		st.Tools = append(st.Tools, FullName(s.name, t.Name))
+	}
+	return st
+}
+
+func (c Connector) grace() time.Duration {
+	if c.KillGrace > 0 {
+		return c.KillGrace
+	}
+	return 2 * time.Second
+}

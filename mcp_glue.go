@@ -1,0 +1,326 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/settings"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// MCP servers reach the session through three plain types of package tool,
+// so that the core never imports the MCP SDK: a server's configuration, its
+// status, and the connector (package agentloop/mcp's mcp.Connector) that
+// turns configurations into ordinary tools.
+type (
+	// MCPServerConfig is one MCP server's configuration (see
+	// [tool.MCPServerConfig]).
+	MCPServerConfig = tool.MCPServerConfig
+	// MCPServerStatus is one MCP server's state, as [Client.MCPStatus]
+	// reports it.
+	MCPServerStatus = tool.MCPServerStatus
+	// MCPConnector connects MCP servers; mcp.Connector{} of package
+	// github.com/agentloop/agentloop/mcp is the implementation.
+	MCPConnector = tool.MCPConnector
+)
+
+// ErrNoMCPServer is returned by the MCP methods of [Client] for a server
+// name the session does not have.
+var ErrNoMCPServer = errors.New("agentloop: no such MCP server")
+
+// defaultMCPStartTimeout bounds a server's start when neither
+// Options.MCPStartTimeout nor $MCP_TIMEOUT says otherwise.
+const defaultMCPStartTimeout = 30 * time.Second
+
+// mcpState is the session's MCP servers.
+type mcpState struct {
+	clients MCPClients        // nil when there is no connector
+	failed  []MCPServerStatus // the servers' status when there is no connector
+}
+
+// MCPClients is the session's live connections (see [tool.MCPClients]).
+type MCPClients = tool.MCPClients
+
+// ParseMCPConfig reads MCP server configurations in the reference's
+// format, {"mcpServers": {"<name>": {...}}}, as in .mcp.json and the CLI's
+// --mcp-config. A server's "timeout" is in milliseconds (values under 1000
+// are ignored). An unknown type, a stdio server without a command or an
+// http/sse server without a url is an error naming the server.
+func ParseMCPConfig(data []byte) (map[string]MCPServerConfig, error) {
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("mcp config: %w", err)
+	}
+	if doc.MCPServers == nil {
+		return nil, errors.New(`mcp config: no "mcpServers" object`)
+	}
+	out := make(map[string]MCPServerConfig, len(doc.MCPServers))
+	for name, raw := range doc.MCPServers {
+		var c MCPServerConfig
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, fmt.Errorf("mcp config: server %q: %w", name, err)
+		}
+		var t struct {
+			Timeout float64 `json:"timeout"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("mcp config: server %q: timeout: %w", name, err)
+		}
+		if t.Timeout >= 1000 {
+			c.Timeout = time.Duration(t.Timeout) * time.Millisecond
+		}
+		if err := checkMCPServer(name, c); err != nil {
+			return nil, fmt.Errorf("mcp config: %w", err)
+		}
+		out[name] = c
+	}
+	return out, nil
+}
+
+// checkMCPServer reports what makes a configuration unusable.
+func checkMCPServer(name string, c MCPServerConfig) error {
+	if name == "" {
+		return errors.New("a server has an empty name")
+	}
+	switch c.Type {
+	case "", tool.MCPStdio:
+		if c.Server != nil && c.Type == "" {
+			return nil
+		}
+		if c.Command == "" {
+			return fmt.Errorf("server %q: a stdio server needs a command", name)
+		}
+	case tool.MCPHTTP, tool.MCPSSE:
+		if c.URL == "" {
+			return fmt.Errorf("server %q: an %s server needs a url", name, c.Type)
+		}
+	case tool.MCPSDK:
+		if c.Server == nil {
+			return fmt.Errorf("server %q: an sdk server needs Server (an in-process server; see package agentloop/mcp)", name)
+		}
+	default:
+		return fmt.Errorf("server %q: unknown type %q (want stdio, http, sse or sdk)", name, c.Type)
+	}
+	return nil
+}
+
+// mcpServerSet merges the session's server configurations: the project's
+// approved .mcp.json servers (unless StrictMCPConfig), then
+// Options.MCPServers over them.
+func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfig, error) {
+	out := map[string]MCPServerConfig{}
+	if !s.opts.StrictMCPConfig && s.projectSourceOn() {
+		project, err := s.projectMCPServers(st)
+		if err != nil {
+			return nil, err
+		}
+		for name, c := range project {
+			out[name] = c
+		}
+	}
+	for name, c := range s.opts.MCPServers {
+		if err := checkMCPServer(name, c); err != nil {
+			return nil, fmt.Errorf("%w: MCPServers: %w", ErrInvalidOption, err)
+		}
+		if c.Source == "" {
+			c.Source = "dynamic"
+			if c.Type == tool.MCPSDK || (c.Type == "" && c.Server != nil) {
+				c.Source = "sdk"
+			}
+		}
+		out[name] = c
+	}
+	return out, nil
+}
+
+// projectSourceOn reports whether the project setting source is loaded.
+func (s *session) projectSourceOn() bool {
+	return s.opts.SettingSources == nil || slices.Contains(s.opts.SettingSources, settings.Project)
+}
+
+// projectMCPServers reads <cwd>/.mcp.json and keeps the servers the
+// settings approve (enableAllProjectMcpServers, enabledMcpjsonServers, less
+// disabledMcpjsonServers). A server not approved is left out with a
+// diagnostic; a malformed file is reported and skipped.
+func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServerConfig, error) {
+	path := filepath.Join(s.env.Cwd, ".mcp.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		s.diag.add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
+		return nil, nil
+	}
+	servers, err := ParseMCPConfig(data)
+	if err != nil {
+		s.diag.add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
+		return nil, nil
+	}
+	var enableAll bool
+	var enabled, disabled []string
+	if st != nil {
+		readExtra(s, st, "enableAllProjectMcpServers", &enableAll)
+		readExtra(s, st, "enabledMcpjsonServers", &enabled)
+		readExtra(s, st, "disabledMcpjsonServers", &disabled)
+	}
+	out := map[string]MCPServerConfig{}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := servers[name]
+		switch {
+		case slices.Contains(disabled, name):
+			continue
+		case !enableAll && !slices.Contains(enabled, name):
+			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q of %s is not approved (enabledMcpjsonServers or enableAllProjectMcpServers); not started", name, path))
+			continue
+		}
+		c.Source = "project"
+		out[name] = c
+	}
+	return out, nil
+}
+
+// readExtra decodes a settings key this package reads from Settings.Extra.
+func readExtra(s *session, st *settings.Settings, key string, v any) {
+	raw, ok := st.Extra[key]
+	if !ok {
+		return
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		s.diag.add(DiagSettings, fmt.Sprintf("settings key %s: %v; ignored", key, err))
+	}
+}
+
+// startMCP starts the session's MCP servers, concurrently and each within
+// the start timeout, and returns their tools. A server that fails is
+// reported (status, diagnostic), not an error.
+func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.Tool, error) {
+	servers, err := s.mcpServerSet(st)
+	if err != nil || len(servers) == 0 {
+		return nil, err
+	}
+	s.mcp = &mcpState{}
+	if s.opts.MCPConnector == nil {
+		names := make([]string, 0, len(servers))
+		for n := range servers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			s.mcp.failed = append(s.mcp.failed, MCPServerStatus{Name: n, Status: tool.MCPFailed,
+				Source: servers[n].Source, Error: "Options.MCPConnector is nil"})
+		}
+		s.diag.add(DiagMCP, "MCP servers are configured but Options.MCPConnector is nil (set it to mcp.Connector{} of package github.com/agentloop/agentloop/mcp); they are not started")
+		return nil, nil
+	}
+	clients, err := s.opts.MCPConnector.ConnectMCP(ctx, servers, s.env, s.mcpStartTimeout())
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: mcp: %w", err)
+	}
+	s.mcp.clients = clients
+	for _, st := range clients.Status() {
+		if st.Status == tool.MCPFailed {
+			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
+		}
+	}
+	return clients.Tools(), nil
+}
+
+// mcpStartTimeout is Options.MCPStartTimeout, else $MCP_TIMEOUT, else 30s.
+func (s *session) mcpStartTimeout() time.Duration {
+	if s.opts.MCPStartTimeout > 0 {
+		return s.opts.MCPStartTimeout
+	}
+	if v := os.Getenv("MCP_TIMEOUT"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+		s.diag.add(DiagOption, fmt.Sprintf("MCP_TIMEOUT=%q is not a positive number of milliseconds; using %v", v, defaultMCPStartTimeout))
+	}
+	return defaultMCPStartTimeout
+}
+
+// mcpStatus reports every configured server.
+func (s *session) mcpStatus() []MCPServerStatus {
+	switch {
+	case s.mcp == nil:
+		return []MCPServerStatus{}
+	case s.mcp.clients == nil:
+		return slices.Clone(s.mcp.failed)
+	default:
+		return s.mcp.clients.Status()
+	}
+}
+
+// mcpInit is the mcp_servers field of system/init.
+func (s *session) mcpInit() []message.MCPServer {
+	out := []message.MCPServer{}
+	for _, st := range s.mcpStatus() {
+		out = append(out, message.MCPServer{Name: st.Name, Status: st.Status, Source: st.Source})
+	}
+	return out
+}
+
+// closeMCP disconnects the servers and stops their processes.
+func (s *session) closeMCP() {
+	if s.mcp != nil && s.mcp.clients != nil {
+		_ = s.mcp.clients.Close()
+	}
+}
+
+// MCPStatus reports the session's MCP servers: name, status (connected,
+// failed, pending, disabled), source and, for a failed one, why.
+func (c *Client) MCPStatus() []MCPServerStatus { return c.sess.mcpStatus() }
+
+// ReconnectMCPServer closes the named server's connection and connects it
+// again. The error says why that failed. Tools the server did not offer
+// when the session started are not added.
+func (c *Client) ReconnectMCPServer(ctx context.Context, name string) error {
+	cl, err := c.mcpClients(name)
+	if err != nil {
+		return err
+	}
+	return cl.Reconnect(ctx, name)
+}
+
+// ToggleMCPServer enables or disables the named server. A disabled server
+// is disconnected and its tools' calls fail until it is enabled again.
+func (c *Client) ToggleMCPServer(ctx context.Context, name string, enabled bool) error {
+	cl, err := c.mcpClients(name)
+	if err != nil {
+		return err
+	}
+	return cl.Toggle(ctx, name, enabled)
+}
+
+// mcpClients checks the client and the server name.
+func (c *Client) mcpClients(name string) (MCPClients, error) {
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	for _, st := range c.sess.mcpStatus() {
+		if st.Name == name {
+			if c.sess.mcp.clients == nil {
+				return nil, fmt.Errorf("agentloop: MCP server %q: %s", name, st.Error)
+			}
+			return c.sess.mcp.clients, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNoMCPServer, name)
+}

@@ -1,0 +1,113 @@
+package tool
+
+import (
+	"context"
+	"time"
+)
+
+// This file holds the plain types through which a session reaches MCP
+// servers without importing an MCP implementation: the configuration of a
+// server, and the [MCPConnector] interface that package
+// github.com/agentloop/agentloop/mcp implements on the official MCP Go SDK.
+// The loop itself only ever sees the [Tool]s a connector returns.
+
+// The kinds of MCP server (MCPServerConfig.Type).
+const (
+	MCPStdio = "stdio" // a command, spoken to over its stdin and stdout
+	MCPHTTP  = "http"  // a streamable-HTTP endpoint
+	MCPSSE   = "sse"   // an HTTP+SSE endpoint (the older transport)
+	MCPSDK   = "sdk"   // an in-process server (MCPServerConfig.Server)
+)
+
+// The statuses of an MCP server (MCPServerStatus.Status), as the
+// reference reports them in system/init.
+const (
+	MCPConnected = "connected"
+	MCPFailed    = "failed"
+	MCPPending   = "pending"
+	MCPDisabled  = "disabled"
+)
+
+// MCPServerConfig is one MCP server, in the reference's configuration
+// format (the values of "mcpServers" in .mcp.json and --mcp-config). It is
+// plain data except for Server.
+type MCPServerConfig struct {
+	// Type is MCPStdio, MCPHTTP, MCPSSE or MCPSDK. Empty means MCPStdio,
+	// or MCPSDK when Server is set.
+	Type string `json:"type,omitempty"`
+	// Command, Args and Env start a stdio server. Env is added to the
+	// session's tool environment (tool.Env.Environ).
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// URL and Headers reach an http or sse server.
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Timeout bounds each tool call of the server; zero means no bound
+	// beyond the run's context (the reference's MCP_TOOL_TIMEOUT default).
+	// In JSON it is milliseconds ("timeout"); values under 1000 ms are
+	// ignored, as the reference does.
+	Timeout time.Duration `json:"-"`
+	// AlwaysLoad keeps the server's tools declared up front when tool
+	// search would defer them.
+	AlwaysLoad bool `json:"alwaysLoad,omitempty"`
+	// Source says where the configuration came from: "sdk" (in-process),
+	// "dynamic" (Options or --mcp-config), "project" (.mcp.json), ...
+	// The session fills it in when it is empty.
+	Source string `json:"-"`
+	// Server is an in-process server (Type MCPSDK): a *mcp.Server of
+	// github.com/modelcontextprotocol/go-sdk/mcp, usually built with
+	// package agentloop/mcp. A value of another type fails to connect.
+	Server any `json:"-"`
+}
+
+// MCPServerStatus is the state of one configured MCP server.
+type MCPServerStatus struct {
+	// Name is the server's configuration key.
+	Name string `json:"name"`
+	// Status is MCPConnected, MCPFailed, MCPPending or MCPDisabled.
+	Status string `json:"status"`
+	// Source is MCPServerConfig.Source.
+	Source string `json:"source,omitempty"`
+	// Error says why a failed server failed.
+	Error string `json:"error,omitempty"`
+	// ServerName and ServerVersion are what the server said of itself
+	// when it was connected.
+	ServerName    string `json:"-"`
+	ServerVersion string `json:"-"`
+	// Tools are the server's tools, by their full names
+	// (mcp__<server>__<tool>).
+	Tools []string `json:"-"`
+}
+
+// MCPConnector starts the MCP servers of a session. Package
+// github.com/agentloop/agentloop/mcp implements it.
+type MCPConnector interface {
+	// ConnectMCP starts every server concurrently and returns once each
+	// is connected, has failed, or startTimeout has passed (zero: no
+	// bound beyond ctx). A server's failure is not an error: it shows in
+	// the status and its calls fail. env is the session's tool
+	// environment (Environ, Cwd) for stdio servers. An error means the
+	// connector could not run at all.
+	ConnectMCP(ctx context.Context, servers map[string]MCPServerConfig, env *Env, startTimeout time.Duration) (MCPClients, error)
+}
+
+// MCPClients are a session's connections to its MCP servers. All methods
+// are safe for concurrent use.
+type MCPClients interface {
+	// Tools are the MCP tools to offer the model: each connected server's
+	// tools (named mcp__<server>__<tool>, with Info.MCP set) and, when any
+	// server is configured, the resource tools. The slice is fixed once
+	// ConnectMCP returns.
+	Tools() []Tool
+	// Status reports every configured server, in name order.
+	Status() []MCPServerStatus
+	// Reconnect closes a server's connection, if any, and connects it
+	// again; the error says why that failed.
+	Reconnect(ctx context.Context, name string) error
+	// Toggle enables or disables a server. A disabled server is
+	// disconnected and its calls fail until it is enabled again.
+	Toggle(ctx context.Context, name string, enabled bool) error
+	// Close disconnects every server and stops stdio server processes.
+	Close() error
+}

@@ -1,0 +1,95 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"math"
+
+	"github.com/agentloop/agentloop/internal/toolsearch"
+	"github.com/agentloop/agentloop/tool"
+)
+
+//go:embed toolsearch.md
+var toolSearchDescription string
+
+const toolSearchSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "query": {
+      "description": "select:<name>[,<name>...] to load tools by name, or keywords to search their names and descriptions",
+      "type": "string"
+    },
+    "max_results": {
+      "description": "The most tools a keyword search loads",
+      "type": "number",
+      "default": 5
+    }
+  },
+  "required": ["query"],
+  "additionalProperties": false
+}`
+
+type toolSearchInput struct {
+	Query      string  `json:"query"`
+	MaxResults float64 `json:"max_results,omitempty"`
+}
+
+// ToolCatalog is what the ToolSearch tool searches: the deferred tools of
+// a session. It must be safe for concurrent use.
+type ToolCatalog interface {
+	// Search returns the deferred tools matching query, best first: the
+	// named ones for "select:<name>,…", else at most max keyword matches.
+	Search(query string, max int) []tool.Info
+	// Len is the number of deferred tools.
+	Len() int
+}
+
+// ToolSearchResult is the structured result (tool_use_result) of a
+// ToolSearch call, in the reference's shape.
+type ToolSearchResult struct {
+	// Matches are the names of the tools the call loaded, best first.
+	Matches []string `json:"matches"`
+	// Query is the query as given.
+	Query string `json:"query"`
+	// TotalDeferredTools is the number of deferred tools of the session.
+	TotalDeferredTools int `json:"total_deferred_tools"`
+}
+
+// ToolSearch returns the ToolSearch tool over the deferred tools of c.
+// Its result shows the definitions of the tools it finds; the loop reads
+// them back from the conversation and declares those tools in every
+// request from the next one on (see internal/toolsearch). The session
+// adds this tool itself when it defers tools; it is not one of the
+// built-in tools chosen by name.
+func ToolSearch(c ToolCatalog) tool.Tool {
+	return tool.New(toolsearch.ToolName, toolSearchDescription,
+		func(ctx context.Context, in toolSearchInput, call *tool.Call) (tool.Result, error) {
+			return runToolSearch(c, in), nil
+		}, &tool.Options{
+			ReadOnly: true,
+			Schema:   json.RawMessage(toolSearchSchema),
+			// The definitions must reach the model whole: the loop reads
+			// them back from the result to declare the tools.
+			MaxResultChars: -1,
+		})
+}
+
+func runToolSearch(c ToolCatalog, in toolSearchInput) tool.Result {
+	if c == nil || c.Len() == 0 {
+		return tool.Error("There are no deferred tools to load: every tool is declared already.")
+	}
+	max := toolsearch.DefaultMaxResults
+	if in.MaxResults > 0 {
+		max = int(math.Ceil(min(in.MaxResults, float64(c.Len()))))
+	}
+	matches := c.Search(in.Query, max)
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m.Name
+	}
+	r := tool.Text(toolsearch.Render(in.Query, matches, c.Len()))
+	r.Structured = ToolSearchResult{Matches: names, Query: in.Query, TotalDeferredTools: c.Len()}
+	return r
+}
