@@ -180,8 +180,8 @@ func TestAutoCompactionLongSession(t *testing.T) {
 			if text := instructionText(r); !strings.Contains(text, "SUMMARY-RULE-7") {
 				t.Errorf("summary request %d lacks the CLAUDE.md summary instructions", i)
 			}
-			if len(r.Params.Tools) != 0 {
-				t.Errorf("summary request %d offers tools", i)
+			if len(r.Params.Tools) != 0 || r.Params.Thinking != nil || r.Params.MaxTokens <= 0 || r.Params.MaxTokens > 20_000 {
+				t.Errorf("summary request %d: tools %d, thinking %v, max_tokens %d", i, len(r.Params.Tools), r.Params.Thinking, r.Params.MaxTokens)
 			}
 			continue
 		}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/message"
@@ -239,7 +241,31 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
 		}
 	}
-	return clients.Tools(), nil
+	return slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
+		return mcpDisallowed(s.opts.DisallowedTools, t.Info().Name)
+	}), nil
+}
+
+// mcpDisallowed reports whether a bare DisallowedTools entry removes the
+// tool: its name, its server (mcp__<server>) or a tool-name glob such as
+// mcp__* or mcp__github__get_*. Entries with a rule specifier are deny
+// rules, which the permission checker applies.
+func mcpDisallowed(disallowed []string, name string) bool {
+	for _, d := range disallowed {
+		switch {
+		case strings.Contains(d, "("):
+			continue
+		case strings.Contains(d, "*"):
+			if ok, _ := path.Match(d, name); ok {
+				return true
+			}
+		case d == name:
+			return true
+		case strings.HasPrefix(d, "mcp__") && !strings.Contains(d[len("mcp__"):], "__") && strings.HasPrefix(name, d+"__"):
+			return true
+		}
+	}
+	return false
 }
 
 // mcpStartTimeout is Options.MCPStartTimeout, else $MCP_TIMEOUT, else 30s.

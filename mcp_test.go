@@ -3,8 +3,10 @@ package agentloop_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,17 +24,34 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpServerBinary builds the stdio MCP test server of package mcp.
+var (
+	mcpBinOnce sync.Once
+	mcpBin     string
+	mcpBinErr  error
+)
+
+// mcpServerBinary builds the stdio MCP test server of package mcp, once
+// per test binary, into the temporary HOME that TestMain removes. The
+// build runs with the real HOME so that it uses the real build cache.
 func mcpServerBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./mcp/internal/testserver/stdio").CombinedOutput(); err != nil {
-		t.Fatalf("building the MCP test server: %v\n%s", err, out)
+	mcpBinOnce.Do(func() {
+		mcpBin = filepath.Join(os.Getenv("HOME"), "mcp-testserver")
+		cmd := exec.Command("go", "build", "-o", mcpBin, "./mcp/internal/testserver/stdio")
+		if u, err := user.Current(); err == nil && u.HomeDir != "" {
+			cmd.Env = append(os.Environ(), "HOME="+u.HomeDir)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			mcpBinErr = fmt.Errorf("building the MCP test server: %w\n%s", err, out)
+		}
+	})
+	if mcpBinErr != nil {
+		t.Fatal(mcpBinErr)
 	}
-	return bin
+	return mcpBin
 }
 
-// runMCP runs one query and returns its messages.
+// mcpRun runs one query and returns its messages.
 func mcpRun(t *testing.T, ctx context.Context, opts *agentloop.Options) ([]agentloop.Message, error) {
 	t.Helper()
 	var msgs []agentloop.Message
@@ -140,6 +159,8 @@ func TestMCPPermissionRules(t *testing.T) {
 		{name: "other tool rule", allow: []string{"mcp__echo__fail"}, wantRun: false, offered: true},
 		{name: "disallowed", allow: []string{"mcp__echo"}, disallow: []string{"mcp__echo__echo"}, offered: false},
 		{name: "disallowed glob in bypass", disallow: []string{"mcp__*"}, mode: agentloop.PermissionBypass, offered: false},
+		{name: "disallowed server in bypass", disallow: []string{"mcp__echo"}, mode: agentloop.PermissionBypass, offered: false},
+		{name: "bypass", mode: agentloop.PermissionBypass, wantRun: true, offered: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := agentlooptest.NewTB(t,

@@ -289,7 +289,6 @@ func (s *session) agentNames() []string {
 // is sent as text, as the reference does.
 func (s *session) expandPrompt(prompt string) string {
 	name, args, ok := projectfiles.ParseInvocation(prompt)
-	ok = false
 	if !ok || slices.Contains(builtinCommands, name) {
 		return prompt
 	}

@@ -281,3 +281,23 @@ func TestAgentPermissionModeBounded(t *testing.T) {
 		t.Errorf("no diagnostic for the refused mode: %+v", diags)
 	}
 }
+
+// TestAgentPreloadsSkills: an agent's skills reach its first message; its
+// mcpServers are reported as not honoured.
+func TestAgentPreloadsSkills(t *testing.T) {
+	cwd := filesTree(t, map[string]string{
+		".claude/agents/reader.md": "---\ndescription: reads PDFs\nskills: [pdf]\nmcpServers: [files]\n---\nYou read.\n",
+	})
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Agent", map[string]any{"description": "d", "prompt": "read", "subagent_type": "reader"}),
+		agentlooptest.Text("sub report"),
+		agentlooptest.Text("done"))
+	_, diags := runFiles(t, srv, cwd, "go", nil)
+	first := pfTextOf(srv.Requests()[1].Params.Messages[0].Content)
+	if !strings.Contains(first, "Run scripts/extract.py on") {
+		t.Errorf("the subagent's first message lacks the preloaded skill:\n%s", first)
+	}
+	if !hasDiag(diags, agentloop.DiagAgent, "agent reader: not honoured: mcpServers") {
+		t.Errorf("mcpServers not reported: %+v", diags)
+	}
+}

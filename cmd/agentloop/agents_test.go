@@ -31,9 +31,9 @@ func TestAgentsFlag(t *testing.T) {
 			{"inline", good, nil},
 			{"file", file("agents.json", good), nil},
 			{"file with a byte order mark", file("bom.json", "\xef\xbb\xbf"+good), nil},
-			{"unknown fields", `{"reviewer":{"description":"Reviews code","prompt":"You review code.","color":"red","mcpServers":[]}}`,
+			{"unknown fields", `{"reviewer":{"description":"Reviews code","prompt":"You review code.","color":"red","observer":"x"}}`,
 				[]string{`agentloop: warning: --agents: agent "reviewer": field "color" is not supported and is ignored`,
-					`agentloop: warning: --agents: agent "reviewer": field "mcpServers" is not supported and is ignored`}},
+					`agentloop: warning: --agents: agent "reviewer": field "observer" is not supported and is ignored`}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

@@ -53,3 +53,33 @@ func TestAutocompactFlagValues(t *testing.T) {
 		t.Errorf("--autocompact auto: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// /compact is an ordinary prompt for the CLI: on a resumed session it
+// compacts, with the summary request first and "Conversation compacted"
+// as the result.
+func TestCompactCommandCLI(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("First answer."), agentlooptest.Text("SUMMARY: one exchange."))
+	code, out, errOut := runCLI(t, srv, "", "-p", "hello", "--output-format", "json")
+	var first struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &first); err != nil || code != 0 {
+		t.Fatalf("exit %d, %q %q: %v", code, out, errOut, err)
+	}
+	code, out, errOut = runCLI(t, srv, "", "-p", "/compact keep the greeting", "--resume", first.SessionID, "--output-format", "json")
+	var res struct {
+		Result   string `json:"result"`
+		NumTurns int    `json:"num_turns"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+		t.Fatalf("exit %d, %q %q: %v", code, out, errOut, err)
+	}
+	reqs := srv.Requests()
+	if res.Result != "Conversation compacted" || res.NumTurns != 1 || len(reqs) != 2 || len(reqs[1].Params.Tools) != 0 {
+		t.Errorf("result %+v after %d requests", res, len(reqs))
+	}
+	last := reqs[1].Params.Messages[len(reqs[1].Params.Messages)-1]
+	if text := last.Content[len(last.Content)-1].Text; !strings.Contains(text, "keep the greeting") {
+		t.Errorf("summary instruction lacks the custom instructions: %.200s", text)
+	}
+}

@@ -54,6 +54,7 @@ type config struct {
 	debug         bool
 	debugFile     string
 	excludeDyn    bool
+	mcp           mcpFlags // --mcp-config, --strict-mcp-config (mcpflags.go)
 	// warnings are problems with the command line that do not stop the
 	// run, such as unknown fields in --agents.
 	warnings []string
@@ -210,6 +211,8 @@ var flagDefs = []flagDef{
 		c.warnings = append(c.warnings, warnings...)
 		return nil
 	}},
+	{[]string{"--mcp-config"}, kString, `MCP servers as JSON, or a file of it: {"mcpServers": {"name": {"command": …}}}; repeatable`, (*config).addMCPConfig},
+	{[]string{"--strict-mcp-config"}, kBool, "use only the servers of --mcp-config, not .mcp.json", func(c *config, _ string) error { c.mcp.strict = true; return nil }},
 	{[]string{"--resume", "-r"}, kString, "resume the session with this id", str(func(c *config) *string { return &c.resume })},
 	{[]string{"--continue", "-c"}, kBool, "continue the most recent session of this directory", func(c *config, _ string) error { c.cont = true; return nil }},
 	{[]string{"--fork-session"}, kBool, "with --resume or --continue: copy the session to a new id first", func(c *config, _ string) error { c.fork = true; return nil }},

@@ -145,6 +145,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		NoSessionPersistence:   c.noPersist,
 	}
 	o.ExcludeDynamicSystemPrompt = c.excludeDyn
+	c.applyMCP(o)
 	if c.sourcesSet {
 		o.SettingSources = []settings.SettingSource{}
 		for _, s := range c.sources {

@@ -211,8 +211,12 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	}
 	reserve := window - threshold // the summary's output and a margin
 	limit := threshold - s.fixedEstimate() - compact.InstructionOverhead(c.Instructions, customText)
+	maxOut := min(reserve, CompactOutputReserve)
+	if p, _, ok := pricing.Lookup(modelID); ok && p.MaxOutput > 0 {
+		maxOut = min(maxOut, p.MaxOutput)
+	}
 	req := compact.Request{Model: modelID, History: compact.Fit(older, limit),
-		MaxTokens: int(min(reserve, CompactOutputReserve)), Instructions: c.Instructions, Custom: customText}.Build()
+		MaxTokens: int(maxOut), Instructions: c.Instructions, Custom: customText}.Build()
 	callStart := s.cfg.Now()
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, model.NopHandler{})
 	if resp != nil {

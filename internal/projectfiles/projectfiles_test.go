@@ -121,7 +121,10 @@ func TestLoad(t *testing.T) {
 	write(t, filepath.Join(proj, "agents/nodesc.md"), "---\nname: y\n---\nbody")
 	r := Load([]Dir{{proj, "project"}, {user, "user"}})
 
-	type sk struct{ Name, Desc, Source, Body string; Tools, Files []string }
+	type sk struct {
+		Name, Desc, Source, Body string
+		Tools, Files             []string
+	}
 	var got []sk
 	for _, s := range r.Skills {
 		got = append(got, sk{s.Name, s.Description, s.Source, s.Body, s.AllowedTools, s.Files})
