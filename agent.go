@@ -370,7 +370,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 			ts = append(ts, t)
 			continue
 		}
-		for _, c := range s.opts.CustomTools {
+		for _, c := range s.customAndMCPTools() {
 			if c.Info().Name == n {
 				ts = append(ts, c)
 			}

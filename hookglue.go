@@ -138,7 +138,7 @@ func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *eng
 	return func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
 		if out.Failed {
 			r := d.PostToolUseFailure(ctx, hooks.PostToolUseFailureInput{Base: s.hookBaseFor(a), ToolName: call.Name,
-				ToolInput: call.Input, ToolUseID: call.ID, Error: out.Result.ResultText()})
+				ToolInput: call.Input, ToolUseID: call.ID, Error: out.Result.ResultText(), MCPServer: s.mcpServerOf(call.Name)})
 			out.Context = append(out.Context, r.AdditionalContext...)
 			return halt(r.Common)
 		}
@@ -147,7 +147,7 @@ func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *eng
 			resp, _ = json.Marshal(out.Result.ResultText())
 		}
 		r := d.PostToolUse(ctx, hooks.PostToolUseInput{Base: s.hookBaseFor(a), ToolName: call.Name,
-			ToolInput: call.Input, ToolResponse: resp, ToolUseID: call.ID})
+			ToolInput: call.Input, ToolResponse: resp, ToolUseID: call.ID, MCPServer: s.mcpServerOf(call.Name)})
 		if r.UpdatedToolOutput != nil {
 			replaceOutput(out, r.UpdatedToolOutput)
 		}

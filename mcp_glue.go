@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
@@ -47,6 +48,8 @@ const defaultMCPStartTimeout = 30 * time.Second
 type mcpState struct {
 	clients MCPClients        // nil when there is no connector
 	failed  []MCPServerStatus // the servers' status when there is no connector
+	tools   []tool.Tool       // the tools offered, after DisallowedTools
+	server  map[string]string // tool name → server name
 }
 
 // MCPClients is the session's live connections (see [tool.MCPClients]).
@@ -241,9 +244,43 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
 		}
 	}
-	return slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
+	s.mcp.tools = slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
 		return mcpDisallowed(s.opts.DisallowedTools, t.Info().Name)
-	}), nil
+	})
+	s.mcp.server = map[string]string{}
+	for _, st := range clients.Status() {
+		for _, n := range st.Tools {
+			s.mcp.server[n] = st.Name
+		}
+	}
+	return s.mcp.tools, nil
+}
+
+// customAndMCPTools are Options.CustomTools and the MCP servers' tools,
+// where a subagent looks for the tools it may use that are not built in.
+func (s *session) customAndMCPTools() []tool.Tool {
+	if s.mcp == nil {
+		return s.opts.CustomTools
+	}
+	return append(slices.Clone(s.opts.CustomTools), s.mcp.tools...)
+}
+
+// mcpServerOf names the MCP server of a tool, for the mcp_server field of
+// hook inputs; nil for a tool that is not an MCP server's.
+func (s *session) mcpServerOf(toolName string) *hooks.MCPServer {
+	if s.mcp == nil || !strings.HasPrefix(toolName, "mcp__") {
+		return nil
+	}
+	name, ok := s.mcp.server[toolName]
+	if !ok {
+		return nil
+	}
+	for _, st := range s.mcpStatus() {
+		if st.Name == name {
+			return &hooks.MCPServer{Name: name, Source: st.Source}
+		}
+	}
+	return &hooks.MCPServer{Name: name}
 }
 
 // mcpDisallowed reports whether a bare DisallowedTools entry removes the

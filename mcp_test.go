@@ -209,6 +209,9 @@ func TestMCPHooks(t *testing.T) {
 			defer mu.Unlock()
 			p := in.(hooks.PreToolUseInput)
 			pre = append(pre, p.ToolName)
+			if p.MCPServer == nil || *p.MCPServer != (hooks.MCPServer{Name: "calc", Source: "sdk"}) {
+				t.Errorf("PreToolUse mcp_server = %+v, want calc from sdk", p.MCPServer)
+			}
 			if p.ToolUseID == "toolu_2" {
 				return specific(hooks.PreToolUse, func(o *hooks.HookSpecificOutput) {
 					o.PermissionDecision = hooks.Deny
@@ -220,7 +223,11 @@ func TestMCPHooks(t *testing.T) {
 		hooks.PostToolUse: {{Matcher: "mcp__calc__add", Hooks: []hooks.Callback{func(ctx context.Context, in hooks.Input, id string) (hooks.Output, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			post = append(post, in.(hooks.PostToolUseInput).ToolName)
+			p := in.(hooks.PostToolUseInput)
+			post = append(post, p.ToolName)
+			if p.MCPServer == nil || p.MCPServer.Name != "calc" {
+				t.Errorf("PostToolUse mcp_server = %+v, want calc", p.MCPServer)
+			}
 			return hooks.Output{}, nil
 		}}}},
 	}

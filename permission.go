@@ -180,13 +180,13 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	az := &authorize.Authorizer{
 		PreToolUse: func(ctx context.Context, c authorize.Call) hooks.PreToolUseResult {
 			return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
-				ToolInput: c.Input, ToolUseID: c.ID})
+				ToolInput: c.Input, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})
 		},
 		Checker:       s.checkerFor(a), // a subagent's own mode (projectfiles.go)
 		SandboxAllows: s.sandboxAutoAllows,
 		PermissionRequest: func(ctx context.Context, c authorize.Call, input json.RawMessage, sug []settings.PermissionUpdate) hooks.PermissionRequestResult {
 			return s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: c.Name,
-				ToolInput: input, PermissionSuggestions: sug, ToolUseID: c.ID})
+				ToolInput: input, PermissionSuggestions: sug, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})
 		},
 		Apply: s.applyUpdates,
 		Diag:  func(text string) { s.diag.add(DiagHook, text) },

@@ -105,8 +105,15 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 	)
 	if tr != nil {
 		w, err = sessions.Open(tr.Path, env)
-		if err == nil && tr.Leaf != "" {
-			w.SetLeaf(tr.Leaf)
+		if err == nil {
+			// Resume from what Open read holding the session's lock:
+			// another process may have appended since Load.
+			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
+				tr = lt
+			}
+			if tr.Leaf != "" {
+				w.SetLeaf(tr.Leaf)
+			}
 		}
 	} else {
 		w, err = sessions.Create(sessions.Path(dir, s.env.Cwd, s.env.SessionID), env)

@@ -109,6 +109,12 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *process, []*sdk
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// The connection outlives ctx, which bounds only the start: the SSE
+	// transport's event stream, for one, is bound to the context it is
+	// connected with. It ends when the process is killed.
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
+	proc = proc.alsoOnKill(endLife)
+	tr = lifetimeTransport{Transport: tr, ctx: life}
 	version := s.conn.Version
 	if version == "" {
 		version = "dev"

@@ -113,3 +113,30 @@ func (p *process) kill() {
 		}
 	})
 }
+
+// alsoOnKill returns a process (p, or a new one when p is nil) whose kill
+// also calls f.
+func (p *process) alsoOnKill(f func()) *process {
+	if p == nil {
+		return &process{closeFn: f}
+	}
+	prev := p.closeFn
+	p.closeFn = func() {
+		if prev != nil {
+			prev()
+		}
+		f()
+	}
+	return p
+}
+
+// lifetimeTransport connects its transport with the connection's own
+// context instead of the caller's.
+type lifetimeTransport struct {
+	sdk.Transport
+	ctx context.Context
+}
+
+func (t lifetimeTransport) Connect(context.Context) (sdk.Connection, error) {
+	return t.Transport.Connect(t.ctx)
+}

@@ -30,9 +30,17 @@ func transports(t *testing.T) map[string]func(t *testing.T) tool.MCPServerConfig
 		"http": func(t *testing.T) tool.MCPServerConfig {
 			var ts *httptest.Server
 			srv := testserver.New("srv", testserver.Hooks{Crash: func() { ts.CloseClientConnections(); ts.Config.Close() }})
-			ts = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+			ts = httptest.NewServer(requireHeader(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)))
 			t.Cleanup(ts.Close)
 			return tool.MCPServerConfig{Type: tool.MCPHTTP, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}
+		},
+		"sse": func(t *testing.T) tool.MCPServerConfig {
+			var ts *httptest.Server
+			srv := testserver.New("srv", testserver.Hooks{Crash: func() { ts.CloseClientConnections(); ts.Config.Close() }})
+			h := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			ts = httptest.NewServer(requireHeader(h))
+			t.Cleanup(ts.Close)
+			return tool.MCPServerConfig{Type: tool.MCPSSE, URL: ts.URL, Headers: map[string]string{"X-Test": "1"}}
 		},
 	}
 }
@@ -181,7 +189,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	pid, _ := strconv.Atoi(string(b))
 	// The hung server failed to start: its process must already be gone.
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("server process %d still runs after its start failed", pid)
 		}
@@ -189,25 +197,66 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	}
 }
 
-// TestCloseStopsConnectedServer: Close ends a connected stdio server.
+// TestCloseStopsConnectedServer: Close ends a connected stdio server and
+// the processes it started (its process group).
 func TestCloseStopsConnectedServer(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidfile, childfile := filepath.Join(dir, "pid"), filepath.Join(dir, "child")
 	cl := connect(t, map[string]tool.MCPServerConfig{"s": {Command: serverBinary(t),
-		Env: map[string]string{"TESTSERVER_PIDFILE": pidfile}}}, 20*time.Second)
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(string(b))
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Fatalf("server not running: %v", err)
+		Env: map[string]string{"TESTSERVER_PIDFILE": pidfile, "TESTSERVER_CHILD_PIDFILE": childfile}}}, 20*time.Second)
+	pids := []int{readPid(t, pidfile), readPid(t, childfile)}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("process %d not running", pid)
+		}
 	}
 	cl.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("server process %d still runs after Close", pid)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still runs after Close", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func readPid(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// alive reports whether the process runs (a zombie does not count).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z'
+	}
+	return true
+}
+
+// requireHeader refuses requests without the configured header.
+func requireHeader(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test") != "1" {
+			http.Error(w, "no X-Test header", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

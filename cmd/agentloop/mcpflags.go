@@ -46,7 +46,7 @@ func (c *config) addMCPConfig(v string) error {
 // --strict-mcp-config, and the connector of package mcp (which also
 // serves the project's .mcp.json).
 func (c *config) applyMCP(o *agentloop.Options) {
-	
+	o.MCPServers = c.mcp.servers
 	o.StrictMCPConfig = c.mcp.strict
 	o.MCPConnector = mcp.Connector{Version: agentloop.Version}
 }
