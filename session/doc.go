@@ -37,13 +37,18 @@
 //
 // # Resume, continue, fork
 //
-// To resume a session, find its file, load it and send its history:
+// To resume a session, find its file, open it for writing (which takes
+// the session's lock: a second writer gets ErrSessionBusy) and send the
+// history read under that lock:
 //
 //	p, err := session.Find("", id)          // searches every project
-//	t, err := session.Load(p)
+//	w, err := session.Open(p, env)          // appends continue the chain
+//	t := w.Transcript()                     // what Open read, under the lock
 //	history := t.History()                  // []model.Message for the API
 //	totals := t.Cost                        // restore the running cost
-//	w, err := session.Open(p, env)          // appends continue the chain
+//
+// [Load] reads a transcript without the lock, for listing and inspection;
+// it never modifies the file.
 //
 // [Transcript.History] rebuilds the API messages from the chain: the
 // blocks of one reply, written one per line, become one assistant message
