@@ -195,6 +195,12 @@ func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServer
 			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q of %s is not approved (enabledMcpjsonServers or enableAllProjectMcpServers); not started", name, path))
 			continue
 		}
+		c, missing := expandMCPEnv(c, s.envLookup)
+		if len(missing) > 0 {
+			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q of %s uses unset environment variables %s; not started",
+				name, path, strings.Join(missing, ", ")))
+			continue
+		}
 		c.Source = "project"
 		out[name] = c
 	}
@@ -386,4 +392,69 @@ func (c *Client) mcpClients(name string) (MCPClients, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrNoMCPServer, name)
+}
+
+// envLookup finds a variable in the session's tool environment.
+func (s *session) envLookup(key string) (string, bool) {
+	env := s.env.Environ
+	if env == nil {
+		return os.LookupEnv(key)
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// expandMCPEnv expands ${VAR} and ${VAR:-default} in a .mcp.json
+// server's command, args, env values, url and header values, as the
+// reference does. It returns the variables that are unset and have no
+// default.
+func expandMCPEnv(c MCPServerConfig, lookup func(string) (string, bool)) (MCPServerConfig, []string) {
+	var missing []string
+	expand := func(v string) string {
+		var b strings.Builder
+		for {
+			i := strings.Index(v, "${")
+			if i < 0 {
+				break
+			}
+			j := strings.IndexByte(v[i:], '}')
+			if j < 0 {
+				break
+			}
+			b.WriteString(v[:i])
+			name, def, hasDef := strings.Cut(v[i+2:i+j], ":-")
+			if val, ok := lookup(name); ok {
+				b.WriteString(val)
+			} else if hasDef {
+				b.WriteString(def)
+			} else if !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+			v = v[i+j+1:]
+		}
+		b.WriteString(v)
+		return b.String()
+	}
+	c.Command, c.URL = expand(c.Command), expand(c.URL)
+	c.Args = slices.Clone(c.Args)
+	for i := range c.Args {
+		c.Args[i] = expand(c.Args[i])
+	}
+	c.Env, c.Headers = expandValues(c.Env, expand), expandValues(c.Headers, expand)
+	return c, missing
+}
+
+func expandValues(m map[string]string, expand func(string) string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = expand(v)
+	}
+	return out
 }

@@ -514,3 +514,85 @@ func TestMCPClientLifecycle(t *testing.T) {
 		t.Errorf("reconnect of an unknown server: %v", err)
 	}
 }
+
+// TestMCPProjectConfigEnvExpansion: .mcp.json values expand ${VAR} and
+// ${VAR:-default}; a server using an unset variable without a default is
+// not started, with a diagnostic.
+func TestMCPProjectConfigEnvExpansion(t *testing.T) {
+	bin := mcpServerBinary(t)
+	cwd := t.TempDir()
+	dir, base := filepath.Split(bin)
+	cfg := `{"mcpServers":{
+		"a":{"command":"${MCP_TEST_DIR}/${MCP_TEST_BASE:-nope}","env":{"TESTSERVER_NAME":"${MCP_TEST_UNSET:-named}"}},
+		"b":{"command":"${MCP_TEST_UNSET}/x"}}}`
+	if err := os.WriteFile(filepath.Join(cwd, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cwd, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, ".claude", "settings.json"), []byte(`{"enableAllProjectMcpServers":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("done"))
+	c, err := agentloop.NewClient(&agentloop.Options{
+		Provider: provider(t, srv, nil), Cwd: cwd, Tools: []string{}, SettingSources: []settings.SettingSource{settings.Project},
+		Env: map[string]string{"MCP_TEST_DIR": filepath.Clean(dir), "MCP_TEST_BASE": base}, MCPConnector: mcp.Connector{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := c.MCPStatus()
+	if len(st) != 1 || st[0].Name != "a" || st[0].Status != tool.MCPConnected || st[0].ServerName != "named" {
+		t.Errorf("status = %+v, want only a, connected, named by the default", st)
+	}
+	msgs, err := c.Query(context.Background(), "go").Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range msgs {
+		if d, ok := agentloop.DiagnosticOf(m); ok && d.Tag == agentloop.DiagMCP && strings.Contains(d.Text, "MCP_TEST_UNSET") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no diagnostic about the unset variable")
+	}
+}
+
+// TestMCPToolInSubagent: a subagent whose definition names an MCP tool
+// gets it and its call reaches the server.
+func TestMCPToolInSubagent(t *testing.T) {
+	inproc := sdk.NewServer(&sdk.Implementation{Name: "calc", Version: "1"}, nil)
+	sdk.AddTool(inproc, &sdk.Tool{Name: "add"}, func(ctx context.Context, _ *sdk.CallToolRequest, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("sum=%d", in.A+in.B)}}}, nil, nil
+	})
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_a", "Agent", map[string]any{"description": "Add", "prompt": "Add 2 and 3.", "subagent_type": "adder"}),
+		agentlooptest.ToolUse("toolu_sub", "mcp__calc__add", map[string]any{"a": 2, "b": 3}),
+		agentlooptest.Text("5"),
+		agentlooptest.Text("The adder says 5."))
+	_, err := mcpRun(t, context.Background(), &agentloop.Options{
+		Provider: provider(t, srv, nil), Cwd: t.TempDir(), Tools: []string{"Agent"}, ToolSearch: agentloop.ToolSearchOff,
+		AllowedTools: []string{"mcp__calc"}, SettingSources: []settings.SettingSource{},
+		Agents: map[string]agentloop.AgentDefinition{"adder": {Description: "Adds", Prompt: "You add.",
+			Tools: []string{"mcp__calc__add"}}},
+		MCPServers:   map[string]agentloop.MCPServerConfig{"calc": mcp.InProcess(inproc)},
+		MCPConnector: mcp.Connector{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if got := reqs[1].ToolNames(); !slices.Equal(got, []string{"mcp__calc__add"}) {
+		t.Errorf("subagent tools = %v", got)
+	}
+	if c, ok := reqs[2].ToolResult("toolu_sub"); !ok || mcpText(c) != "sum=5" {
+		t.Errorf("subagent's MCP result = %+v", c)
+	}
+}

@@ -21,6 +21,9 @@ var ErrSessionNotFound = errors.New("agentloop: session not found")
 var (
 	restoreTimeout     = sessions.DefaultRestoreTimeout
 	mirrorCloseTimeout = rec.DefaultCloseTimeout
+	// leaseTTL is how long a claim on a session in the store holds (tests
+	// shorten it).
+	leaseTTL = sessions.DefaultLeaseTTL
 )
 
 // transcript is the session's glue to its recorder (internal/transcript),
@@ -38,7 +41,14 @@ type transcript struct {
 //
 // ctx (the Query's context) bounds restoring from Options.SessionStore,
 // together with restoreTimeout.
-func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, error) {
+//
+// With a SessionStore, the session's store lease (sessions.AcquireLease) is
+// taken first, before restoring or opening: a session another host is
+// writing to the store fails with ErrSessionBusy, like one another process
+// writes locally. A brand-new session takes it as well. A lease the store
+// could not grant for another reason is a diagnostic, and the session runs
+// without it.
+func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, err error) {
 	o := &s.opts
 	dir := o.ConfigDir
 	if dir == "" {
@@ -66,6 +76,22 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 			}
 			id = forked
 		}
+	}
+	lease, err := s.takeLease(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	handed := false // the recorder owns the lease
+	defer func() {
+		if !handed && lease != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), mirrorCloseTimeout)
+			defer cancel()
+			if rerr := lease.Release(rctx); rerr != nil {
+				s.diag.add(DiagSessionStore, rerr.Error())
+			}
+		}
+	}()
+	if id != "" {
 		path, err := sessions.Find(dir, id)
 		if errors.Is(err, sessions.ErrNotFound) && o.SessionStore != nil {
 			// Not on this host: bring it over from the shared store.
@@ -99,10 +125,7 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 		return tr, nil
 	}
 	env := sessions.Envelope{SessionID: s.env.SessionID, Cwd: s.env.Cwd, Version: "agentloop " + Version}
-	var (
-		w   *sessions.Writer
-		err error
-	)
+	var w *sessions.Writer
 	if tr != nil {
 		w, err = sessions.Open(tr.Path, env)
 		if err == nil {
@@ -126,6 +149,7 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 	if o.SessionStore != nil {
 		cfg.Store = o.SessionStore
 		cfg.Key = sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: s.env.SessionID}
+		cfg.Lease = lease
 		cfg.Notify = func(m message.Message) {
 			// Logged as well: between two runs of a Client, or after the
 			// last, the stream has no place for it.
@@ -140,12 +164,77 @@ func (s *session) openTranscript(ctx context.Context) (*sessions.Transcript, err
 		}
 	}
 	r, err := rec.New(cfg)
+	handed = true
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
 	s.transcript = &transcript{r: r, w: w, diag: s.diag}
 	return tr, nil
+}
+
+// takeLease takes the store lease of the session to write: id when
+// resuming (after a fork, the new id), else the new session's id. It
+// returns nil without a store or when nothing will be written, and an
+// error wrapping ErrSessionBusy when another host holds the session. It
+// waits for the store at most mirrorCloseTimeout (and ctx): a store that
+// does not answer by then costs the session its lease (a diagnostic), not
+// its start; a claim that lands later is released.
+func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, error) {
+	o := &s.opts
+	if o.SessionStore == nil || o.NoSessionPersistence {
+		return nil, nil
+	}
+	if id == "" {
+		id = s.env.SessionID
+	}
+	key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: id}
+	type acquired struct {
+		l   *sessions.Lease
+		err error
+	}
+	lctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+	defer cancel()
+	ch := make(chan acquired, 1)
+	go func() {
+		l, err := sessions.AcquireLease(lctx, o.SessionStore, key, sessions.LeaseOptions{TTL: leaseTTL})
+		ch <- acquired{l, err}
+	}()
+	timer := time.NewTimer(mirrorCloseTimeout)
+	defer timer.Stop()
+	var (
+		got acquired
+		err error
+	)
+	select {
+	case got = <-ch:
+		err = got.err
+	case <-timer.C:
+		err = fmt.Errorf("the store did not answer within %v", mirrorCloseTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if got.l == nil && got.err == nil {
+		// Given up on: release whatever the claim still takes.
+		go func() {
+			if late := <-ch; late.l != nil {
+				rctx, stop := context.WithTimeout(context.Background(), mirrorCloseTimeout)
+				defer stop()
+				late.l.Release(rctx) // otherwise it lapses after its TTL
+			}
+		}()
+	}
+	switch {
+	case errors.Is(err, sessions.ErrSessionBusy):
+		return nil, fmt.Errorf("agentloop: %w", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("agentloop: taking the session store lease of %s: %w", id, ctx.Err())
+	case err != nil:
+		s.diag.add(DiagSessionStore, fmt.Sprintf(
+			"session %s runs without its session store lease (%v): another host resuming it at the same time is not excluded", id, err))
+		return nil, nil
+	}
+	return got.l, nil
 }
 
 // record is the engine's recorder (engine.Config.Record): it writes each

@@ -9,3 +9,11 @@ func SetMirrorCloseTimeoutForTest(d time.Duration) (restore func()) {
 	mirrorCloseTimeout = d
 	return func() { mirrorCloseTimeout = old }
 }
+
+// SetLeaseTTLForTest shortens how long a session's claim in
+// Options.SessionStore holds until restore is called.
+func SetLeaseTTLForTest(d time.Duration) (restore func()) {
+	old := leaseTTL
+	leaseTTL = d
+	return func() { leaseTTL = old }
+}

@@ -181,6 +181,10 @@ const frozenBound = 1500 * time.Millisecond
 // after the store works again, is warned that the copy may be truncated.
 func frozenCase(t *testing.T, store session.Store, freeze, thaw func()) {
 	t.Cleanup(agentloop.SetMirrorCloseTimeoutForTest(frozenBound))
+	// Host A cannot release its store lease while the store is frozen: it
+	// lapses after its TTL, which host B waits out.
+	const leaseTTL = time.Second
+	t.Cleanup(agentloop.SetLeaseTTLForTest(leaseTTL))
 	var thawOnce sync.Once
 	t.Cleanup(func() { thawOnce.Do(thaw) })
 	srv := agentlooptest.NewTB(t, agentlooptest.ToolUse("toolu_1", "freeze", map[string]any{}),
@@ -189,6 +193,7 @@ func frozenCase(t *testing.T, store session.Store, freeze, thaw func()) {
 	run := runUntilFrozen(t, srv, store, cwd, t.TempDir(), freeze, frozenBound+3*time.Second)
 	checkFrozenRun(t, run, frozenBound+3*time.Second)
 	thawOnce.Do(thaw)
+	time.Sleep(leaseTTL + 500*time.Millisecond)
 	warned := resumeElsewhere(t, srv, store, cwd)
 	if len(warned) != 1 || !strings.Contains(warned[0], "may be truncated") || !strings.Contains(warned[0], "never recorded") {
 		t.Errorf("session_store warnings on host B = %q, want one saying the history may be truncated", warned)

@@ -38,9 +38,11 @@
 // blocks as a short text description. When the server sends structured
 // content the model gets its JSON (and the image and resource blocks, not
 // the text ones), as the reference does. isError becomes an is_error
-// result. A server that fails to start, times out, or dies during a call
-// gives its calls an is_error result (never a crash or a hang) and is
-// marked failed; the next call tries to reconnect it once.
+// result. A server that fails to start or times out is marked failed and
+// offers no tools (the tool set is fixed when the session starts). A call
+// that outlasts the server's timeout, or during which the server dies, is
+// an is_error result, never a crash or a hang; a dead server is marked
+// failed and its next call reconnects it once.
 //
 // # In-process servers
 //

@@ -37,6 +37,9 @@ type MirrorError struct {
 }
 
 func (e *MirrorError) Error() string {
+	if len(e.Entries) == 0 {
+		return fmt.Sprintf("session: mirror %s/%s: %v", e.Key.ProjectKey, e.Key.SessionID, e.Err)
+	}
 	return fmt.Sprintf("session: mirror %s/%s: %d entries not stored after %d attempts: %v",
 		e.Key.ProjectKey, e.Key.SessionID, len(e.Entries), e.Attempts, e.Err)
 }
@@ -62,6 +65,14 @@ type MirrorOptions struct {
 	// (see [LoadStoreState]). It costs one store append at the start and
 	// one at Close.
 	TrackState bool
+	// Lease, when set, is the writer's hold on the session in the store
+	// (see [AcquireLease]); the Mirror then owns it: its own goroutine
+	// renews it every Lease.RenewEvery, and Close releases it after the
+	// last copy. If the lease is lost to another writer, the batches that
+	// follow are not copied (each is reported to OnError), so that two
+	// writers do not interleave in the store. Renewal failures are
+	// reported to OnError with no entries.
+	Lease *Lease
 }
 
 // Mirror writes entries to a local transcript and copies each batch to a
@@ -91,6 +102,10 @@ type Mirror struct {
 	openFailed bool          // storing it failed; retried after a stored batch
 	started    bool          // a batch was queued
 	writer     string        // this writer's id in state records
+	leaseErr   error         // the lease was lost: nothing more is copied
+
+	renewStop context.CancelFunc // stops the lease renewal
+	renewDone chan struct{}      // closed when the renewal goroutine exits
 }
 
 // NewMirror returns a Mirror writing to w and copying to store under key.
@@ -102,7 +117,13 @@ func NewMirror(w *Writer, store Store, key Key, opts MirrorOptions) *Mirror {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultMirrorTimeout
 	}
-	return &Mirror{w: w, store: store, key: key, opts: opts, ctx: ctx, cancel: cancel, writer: uuid.NewString()}
+	m := &Mirror{w: w, store: store, key: key, opts: opts, ctx: ctx, cancel: cancel, writer: uuid.NewString()}
+	if opts.Lease != nil {
+		rctx, stop := context.WithCancel(ctx)
+		m.renewStop, m.renewDone = stop, make(chan struct{})
+		go m.renew(rctx, m.renewDone)
+	}
+	return m
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -165,6 +186,13 @@ func (m *Mirror) run(done chan struct{}) {
 
 // forward copies one batch, retrying, and reports a final failure.
 func (m *Mirror) forward(batch []Entry) {
+	m.mu.Lock()
+	lost := m.leaseErr
+	m.mu.Unlock()
+	if lost != nil {
+		m.report(&MirrorError{Key: m.key, Entries: batch, Err: lost})
+		return
+	}
 	m.open()
 	attempts := len(MirrorBackoff) + 1
 	var err error
@@ -278,6 +306,7 @@ func (m *Mirror) Close(ctx context.Context) error {
 	if err == nil {
 		m.closeState(ctx)
 	}
+	m.releaseLease(ctx)
 	m.cancel()
 	if err != nil {
 		m.mu.Lock()
@@ -389,7 +418,7 @@ func restore(ctx context.Context, store Store, key Key, configDir string) (strin
 		return "", err
 	}
 	for _, sub := range subs {
-		if sub == MirrorStateSubpath {
+		if storeOnly(sub) {
 			continue
 		}
 		k := key
@@ -409,6 +438,12 @@ func restore(ctx context.Context, store Store, key Key, configDir string) (strin
 		}
 	}
 	return main, nil
+}
+
+// storeOnly reports whether a sub-key holds the store's bookkeeping
+// (mirror state, lease), which is neither restored nor imported.
+func storeOnly(subpath string) bool {
+	return subpath == MirrorStateSubpath || subpath == LeaseSubpath
 }
 
 // writeTranscript replaces the file at p with entries.
@@ -455,6 +490,9 @@ func Import(ctx context.Context, store Store, configDir, sessionID string) (Key,
 		if err != nil {
 			return Key{}, err
 		}
+		if storeOnly(k.Subpath) {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return Key{}, fmt.Errorf("session: %w", err)
@@ -470,4 +508,67 @@ func Import(ctx context.Context, store Store, configDir, sessionID string) (Key,
 		}
 	}
 	return key, nil
+}
+
+// renew renews the lease every Lease.RenewEvery until ctx is done or the
+// lease is lost. Each attempt is bounded by the shorter of the store
+// timeout and the renewal period.
+func (m *Mirror) renew(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	l := m.opts.Lease
+	every := l.RenewEvery()
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, min(m.opts.Timeout, every))
+		err := l.Renew(rctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			lk := Key{ProjectKey: m.key.ProjectKey, SessionID: m.key.SessionID, Subpath: LeaseSubpath}
+			if errors.Is(err, ErrLeaseLost) {
+				m.mu.Lock()
+				m.leaseErr = err
+				m.mu.Unlock()
+				m.reportNote(&MirrorError{Key: lk, Attempts: 1,
+					Err: fmt.Errorf("renewing the lease: %w; no more entries are copied to the store", err)})
+				return
+			}
+			m.reportNote(&MirrorError{Key: lk, Attempts: 1, Err: fmt.Errorf("renewing the lease (valid until %s): %w",
+				l.Expires().UTC().Format(time.RFC3339), err)})
+		}
+		t.Reset(every)
+	}
+}
+
+// reportNote hands OnError a failure that lost no entries.
+func (m *Mirror) reportNote(e *MirrorError) {
+	if m.opts.OnError != nil {
+		m.opts.OnError(e)
+	}
+}
+
+// releaseLease stops the renewal and releases the lease within ctx.
+func (m *Mirror) releaseLease(ctx context.Context) {
+	if m.opts.Lease == nil {
+		return
+	}
+	m.renewStop()
+	select {
+	case <-m.renewDone:
+	case <-ctx.Done():
+		// A renewal is in flight past ctx; it was cancelled and the
+		// release below fails on ctx as well: the lease lapses.
+	}
+	if err := m.opts.Lease.Release(ctx); err != nil {
+		m.reportNote(&MirrorError{Key: Key{ProjectKey: m.key.ProjectKey, SessionID: m.key.SessionID,
+			Subpath: LeaseSubpath}, Attempts: 1, Err: err})
+	}
 }

@@ -7,7 +7,9 @@
 // failures come back as system/mirror_error messages through
 // Config.Notify. Settle, before each result, and Close bound their waits
 // for the store by Config.CloseTimeout. The mirror records in the store
-// whether its copy is complete (session.MirrorOptions.TrackState).
+// whether its copy is complete (session.MirrorOptions.TrackState), and,
+// given the session's store lease (Config.Lease), renews it on its own
+// goroutine and releases it at Close.
 package transcript
 
 import (
@@ -52,6 +54,12 @@ type Config struct {
 	// StoreTimeout bounds each store append; 0 means
 	// session.DefaultMirrorTimeout.
 	StoreTimeout time.Duration
+	// Lease, with Store, is the writer's hold on the session in the store
+	// (session.AcquireLease), taken by the caller before the session
+	// starts writing. The Recorder owns it from New on, even when New
+	// fails (it is then released): its mirror renews it and Close
+	// releases it. Without Store it is released at once.
+	Lease *session.Lease
 }
 
 // Recorder turns the messages entering a session's history into transcript
@@ -87,12 +95,25 @@ func New(cfg Config) (*Recorder, error) {
 	r := &Recorder{cfg: cfg, sessionID: cfg.Writer.SessionID(), w: cfg.Writer}
 	if cfg.Store != nil {
 		if err := cfg.Key.Validate(); err != nil {
+			r.dropLease()
 			return nil, fmt.Errorf("transcript: store key: %w", err)
 		}
 		r.m = session.NewMirror(cfg.Writer, cfg.Store, cfg.Key, session.MirrorOptions{
-			OnError: r.mirrorFailed, Timeout: cfg.StoreTimeout, TrackState: true})
+			OnError: r.mirrorFailed, Timeout: cfg.StoreTimeout, TrackState: true, Lease: cfg.Lease})
+	} else {
+		r.dropLease()
 	}
 	return r, nil
+}
+
+// dropLease releases a lease no mirror will own.
+func (r *Recorder) dropLease() {
+	if r.cfg.Lease == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.CloseTimeout)
+	defer cancel()
+	_ = r.cfg.Lease.Release(ctx) // it lapses after its TTL otherwise
 }
 
 // mirrorFailed reports a batch the store did not take.

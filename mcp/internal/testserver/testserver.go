@@ -59,7 +59,13 @@ func New(name string, h Hooks) *sdk.Server {
 				return nil, nil, errors.New("crash is not wired")
 			}
 			h.Crash()
-			select {} // the server is gone
+			// A process has exited by now; an HTTP server has dropped its
+			// connections, and whatever this returns reaches nobody.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			return nil, nil, errors.New("crashed")
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "slow", Description: "Takes ms milliseconds"},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in slowIn) (*sdk.CallToolResult, any, error) {
