@@ -57,6 +57,18 @@ var builtinCommands = []string{"compact", "clear"}
 func (s *session) loadProjectFiles() {
 	res := projectfiles.Load(s.projectDirs())
 	s.diag.addAll(DiagProjectFile, res.Problems)
+	// A Read deny rule is a promise: no skill, command or agent file it
+	// covers reaches the model.
+	denied := func(kind, name, path string) bool {
+		if s.checker == nil || !s.readDenied("Read", path) {
+			return false
+		}
+		s.diag.add(DiagProjectFile, fmt.Sprintf("%s %s (%s) is left out: a Read deny rule covers it", kind, name, path))
+		return true
+	}
+	res.Skills = slices.DeleteFunc(res.Skills, func(k projectfiles.Skill) bool { return denied("skill", k.Name, k.Path) })
+	res.Commands = slices.DeleteFunc(res.Commands, func(c projectfiles.Command) bool { return denied("command", "/"+c.Name, c.Path) })
+	res.Agents = slices.DeleteFunc(res.Agents, func(a projectfiles.Agent) bool { return denied("agent", a.Name, a.Path) })
 	s.files.skills = res.Skills
 	for _, c := range res.Commands {
 		if slices.Contains(builtinCommands, c.Name) {

@@ -301,3 +301,27 @@ func TestAgentPreloadsSkills(t *testing.T) {
 		t.Errorf("mcpServers not reported: %+v", diags)
 	}
 }
+
+// TestSkillFilesRespectReadDeny: a skill, command or agent file that a
+// Read deny rule covers never reaches the model: not listed, not loadable,
+// reported.
+func TestSkillFilesRespectReadDeny(t *testing.T) {
+	cwd := filesTree(t, map[string]string{
+		".claude/settings.json": `{"permissions":{"deny":["Read(.claude/skills/secret/**)","Read(.claude/commands/**)"]}}`,
+	})
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Skill", map[string]any{"skill": "secret"}),
+		agentlooptest.Text("done"))
+	init, diags := runFiles(t, srv, cwd, "go", nil)
+	if slices.Contains(init.Init.Skills, "secret") || slices.Contains(init.Init.SlashCommands, "review") {
+		t.Errorf("denied files listed: skills %q commands %q", init.Init.Skills, init.Init.SlashCommands)
+	}
+	for _, r := range srv.Requests() {
+		if strings.Contains(string(r.Body), "THE SECRET BODY") || strings.Contains(string(r.Body), "Secret things") {
+			t.Error("the denied skill reached the model")
+		}
+	}
+	if !hasDiag(diags, agentloop.DiagProjectFile, "Read deny rule") {
+		t.Errorf("no diagnostic for the denied files: %+v", diags)
+	}
+}
