@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -48,8 +49,12 @@ const defaultMCPStartTimeout = 30 * time.Second
 type mcpState struct {
 	clients MCPClients        // nil when there is no connector
 	failed  []MCPServerStatus // the servers' status when there is no connector
-	tools   []tool.Tool       // the tools offered, after DisallowedTools
-	server  map[string]string // tool name → server name
+
+	// mu guards tools and server, which change when a server's tools do
+	// (mcp_toolset.go).
+	mu     sync.Mutex
+	tools  []tool.Tool       // the tools offered, after DisallowedTools
+	server map[string]string // tool name → server name
 }
 
 // MCPClients is the session's live connections (see [tool.MCPClients]).
@@ -268,6 +273,8 @@ func (s *session) customAndMCPTools() []tool.Tool {
 	if s.mcp == nil {
 		return s.opts.CustomTools
 	}
+	s.mcp.mu.Lock()
+	defer s.mcp.mu.Unlock()
 	return append(slices.Clone(s.opts.CustomTools), s.mcp.tools...)
 }
 
@@ -277,7 +284,9 @@ func (s *session) mcpServerOf(toolName string) *hooks.MCPServer {
 	if s.mcp == nil || !strings.HasPrefix(toolName, "mcp__") {
 		return nil
 	}
+	s.mcp.mu.Lock()
 	name, ok := s.mcp.server[toolName]
+	s.mcp.mu.Unlock()
 	if !ok {
 		return nil
 	}
@@ -358,8 +367,9 @@ func (s *session) closeMCP() {
 func (c *Client) MCPStatus() []MCPServerStatus { return c.sess.mcpStatus() }
 
 // ReconnectMCPServer closes the named server's connection and connects it
-// again. The error says why that failed. Tools the server did not offer
-// when the session started are not added.
+// again. The error says why that failed. The tools it offers once
+// connected (one that failed at start, or whose tools changed) are
+// declared from the session's next model request.
 func (c *Client) ReconnectMCPServer(ctx context.Context, name string) error {
 	cl, err := c.mcpClients(name)
 	if err != nil {
@@ -369,7 +379,9 @@ func (c *Client) ReconnectMCPServer(ctx context.Context, name string) error {
 }
 
 // ToggleMCPServer enables or disables the named server. A disabled server
-// is disconnected and its tools' calls fail until it is enabled again.
+// is disconnected, its tools are no longer declared from the next model
+// request, and a call of one still made gets an is_error result; enabled
+// again, it is connected and its tools are declared again.
 func (c *Client) ToggleMCPServer(ctx context.Context, name string, enabled bool) error {
 	cl, err := c.mcpClients(name)
 	if err != nil {

@@ -175,6 +175,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	}
 	s.eng = eng
 	s.tools = eng.ToolNames()
+	s.watchMCP()
 	if tr != nil {
 		if h, crashed := resumeHistory(tr); crashed {
 			eng.SetHistoryInterrupted(h)

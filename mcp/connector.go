@@ -52,6 +52,7 @@ func (c Connector) ConnectMCP(ctx context.Context, servers map[string]tool.MCPSe
 	}
 	wg.Wait()
 	for _, name := range names {
+		cl.servers[name].settle()
 		cl.tools = append(cl.tools, cl.servers[name].adapters()...)
 	}
 	if len(names) > 0 {

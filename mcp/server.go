@@ -30,9 +30,11 @@ type server struct {
 	disabled bool
 	closed   bool // the session is over: never connect again
 	info     *sdk.Implementation
-	listed   []*sdk.Tool // the tools of the first successful listing
-	adapted  []tool.Tool // built once from listed (adapters)
+	listed   []*sdk.Tool // the tools of the last successful listing
+	adapted  []tool.Tool // built from listed (adapters); nil after a new listing
 	hasRes   bool        // the server declared the resources capability
+
+	watch toolWatch // tells the session when the offered tools change (toolwatch.go)
 }
 
 // errNotConnected reports a call to a server that is down.
@@ -65,7 +67,16 @@ func (s *server) connect(ctx context.Context) error {
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 		err = fmt.Errorf("did not start within %v", s.startTimeout)
 	}
+	if err := s.adopt(sess, proc, tools, err); err != nil {
+		return err
+	}
+	s.announce()
+	return nil
+}
 
+// adopt records the outcome of a dial as the server's connection and
+// status.
+func (s *server) adopt(sess *sdk.ClientSession, proc *process, tools []*sdk.Tool, err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil && (s.closed || s.disabled) {
@@ -84,8 +95,8 @@ func (s *server) connect(ctx context.Context) error {
 	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
 		s.hasRes = true
 	}
-	if s.listed == nil {
-		s.listed = tools
+	if s.listed == nil || !sameTools(s.listed, tools) {
+		s.listed, s.adapted = tools, nil
 	}
 	dead := make(chan struct{})
 	s.dead = dead
@@ -119,7 +130,12 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *process, []*sdk
 	if version == "" {
 		version = "dev"
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: ClientName, Version: version}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: ClientName, Version: version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			// The handler runs on the connection's reader: list elsewhere.
+			go s.relist()
+		},
+	})
 	sess, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		proc.kill()
@@ -175,6 +191,7 @@ func (s *server) setEnabled(ctx context.Context, enabled bool) error {
 		s.mu.Lock()
 		s.state, s.err = tool.MCPDisabled, ""
 		s.mu.Unlock()
+		s.announce()
 		return nil
 	}
 	return s.connect(ctx)
@@ -260,6 +277,8 @@ func (s *server) connectionLost(err error, dead chan struct{}) bool {
 
 // status reports the server's state.
 func (s *server) status() tool.MCPServerStatus {
+	s.watch.mu.Lock() // see relist
+	defer s.watch.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := tool.MCPServerStatus{Name: s.name, Status: s.state, Source: s.cfg.Source, Error: s.err}

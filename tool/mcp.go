@@ -97,8 +97,8 @@ type MCPConnector interface {
 type MCPClients interface {
 	// Tools are the MCP tools to offer the model: each connected server's
 	// tools (named mcp__<server>__<tool>, with Info.MCP set) and, when any
-	// server is configured, the resource tools. The slice is fixed once
-	// ConnectMCP returns.
+	// server is configured, the resource tools, as they are when
+	// ConnectMCP returns; later changes reach an [MCPToolWatcher].
 	Tools() []Tool
 	// Status reports every configured server, in name order.
 	Status() []MCPServerStatus
@@ -110,4 +110,16 @@ type MCPClients interface {
 	Toggle(ctx context.Context, name string, enabled bool) error
 	// Close disconnects every server and stops stdio server processes.
 	Close() error
+}
+
+// MCPToolWatcher is implemented by MCPClients whose servers' tools can
+// change after ConnectMCP: a server that connects later (Reconnect), one
+// that announces notifications/tools/list_changed, one disabled (no
+// tools) or enabled again (Toggle).
+type MCPToolWatcher interface {
+	// WatchTools makes f hear of every such change, with the server's
+	// whole new tool set (named as in Tools; empty while disabled), one
+	// call at a time per server and in order. f must not block on the
+	// clients. Set it once.
+	WatchTools(f func(server string, tools []Tool))
 }

@@ -160,6 +160,9 @@ type Session struct {
 	pendingInterrupted bool
 	// ctxMark is the context size the API last reported (compaction.go).
 	ctxMark contextMark
+	// changes are tool set changes waiting for the next request
+	// (toolset.go).
+	changes toolChanges
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a

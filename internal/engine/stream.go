@@ -31,6 +31,7 @@ func (r *run) callModel() (*model.Response, []*message.Assistant, error) {
 
 func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	s := r.s
+	s.applyToolChanges()
 	req := s.buildRequest(modelID)
 	if s.cfg.Partial {
 		requesting := "requesting"

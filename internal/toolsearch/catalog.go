@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/agentloop/agentloop/tool"
@@ -17,9 +18,10 @@ const DefaultMaxResults = 5
 // commas: "select:mcp__db__query,mcp__db__schema".
 const SelectPrefix = "select:"
 
-// Catalog holds a session's deferred tools. It is immutable and safe for
-// concurrent use.
+// Catalog holds a session's deferred tools. It is safe for concurrent
+// use; only Replace changes it.
 type Catalog struct {
+	mu    sync.RWMutex
 	tools []entry
 	index map[string]int
 }
@@ -35,6 +37,12 @@ type entry struct {
 // a repeated name keeps its first definition.
 func NewCatalog(deferred []tool.Info) *Catalog {
 	c := &Catalog{index: map[string]int{}}
+	c.add(deferred)
+	return c
+}
+
+// add appends the tools not in the catalog yet; c.mu is held or c is new.
+func (c *Catalog) add(deferred []tool.Info) {
 	for _, in := range deferred {
 		if _, dup := c.index[in.Name]; dup {
 			continue
@@ -43,7 +51,24 @@ func NewCatalog(deferred []tool.Info) *Catalog {
 		c.tools = append(c.tools, entry{info: in, name: strings.ToLower(in.Name),
 			words: nameWords(in.Name), desc: strings.ToLower(in.Description)})
 	}
-	return c
+}
+
+// Replace removes the tools named in remove, then adds those of add that
+// are not in the catalog (at the end, in the given order). It is how a
+// session's deferred tools follow an MCP server whose tools changed.
+func (c *Catalog) Replace(remove []string, add []tool.Info) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gone := map[string]bool{}
+	for _, n := range remove {
+		gone[n] = true
+	}
+	c.tools = slices.DeleteFunc(c.tools, func(e entry) bool { return gone[e.info.Name] })
+	c.index = make(map[string]int, len(c.tools))
+	for i, e := range c.tools {
+		c.index[e.info.Name] = i
+	}
+	c.add(add)
 }
 
 // Len is the number of deferred tools; a nil catalog has none.
@@ -51,6 +76,8 @@ func (c *Catalog) Len() int {
 	if c == nil {
 		return 0
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return len(c.tools)
 }
 
@@ -59,6 +86,8 @@ func (c *Catalog) Names() []string {
 	if c == nil {
 		return nil
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := make([]string, len(c.tools))
 	for i, e := range c.tools {
 		out[i] = e.info.Name
@@ -71,6 +100,8 @@ func (c *Catalog) Lookup(name string) (tool.Info, bool) {
 	if c == nil {
 		return tool.Info{}, false
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	i, ok := c.index[name]
 	if !ok {
 		return tool.Info{}, false
@@ -96,6 +127,8 @@ func (c *Catalog) Search(query string, max int) []tool.Info {
 	if c == nil {
 		return nil
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	q := strings.TrimSpace(query)
 	if rest, ok := cutPrefixFold(q, SelectPrefix); ok {
 		return c.selectNames(rest)
