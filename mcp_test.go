@@ -598,3 +598,50 @@ func TestMCPToolInSubagent(t *testing.T) {
 		t.Errorf("subagent's MCP result = %+v", c)
 	}
 }
+
+// TestMCPToolSearchWith200Tools: an MCP server with 200 tools, tool search
+// on (the default): the first request declares none of their schemas but
+// ToolSearch, a select: query loads two, the next request declares them,
+// and one of them runs.
+func TestMCPToolSearchWith200Tools(t *testing.T) {
+	type in struct {
+		X string `json:"x" jsonschema:"any text"`
+	}
+	inproc := sdk.NewServer(&sdk.Implementation{Name: "big", Version: "1"}, nil)
+	for i := range 200 {
+		name := fmt.Sprintf("op%03d", i)
+		sdk.AddTool(inproc, &sdk.Tool{Name: name, Description: fmt.Sprintf("Operation number %d on widgets", i)},
+			func(ctx context.Context, _ *sdk.CallToolRequest, args in) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + " did " + args.X}}}, nil, nil
+			})
+	}
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "ToolSearch", map[string]any{"query": "select:mcp__big__op007,mcp__big__op150"}),
+		agentlooptest.ToolUse("toolu_2", "mcp__big__op150", map[string]any{"x": "work"}),
+		agentlooptest.Text("done"))
+	if _, err := mcpRun(t, context.Background(), &agentloop.Options{
+		Provider: provider(t, srv, nil), Cwd: t.TempDir(), Tools: []string{"Read"},
+		AllowedTools: []string{"mcp__big"}, SettingSources: []settings.SettingSource{},
+		MCPServers:   map[string]agentloop.MCPServerConfig{"big": mcp.InProcess(inproc)},
+		MCPConnector: mcp.Connector{},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	first := reqs[0].ToolNames()
+	if !slices.Contains(first, "ToolSearch") || slices.ContainsFunc(first, func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
+		t.Errorf("first request declares %q, want ToolSearch and no MCP tool", first)
+	}
+	if len(reqs[0].Body) > 30_000 {
+		t.Errorf("first request is %d bytes; the deferred schemas were sent", len(reqs[0].Body))
+	}
+	next := reqs[1].ToolNames()
+	for _, want := range []string{"mcp__big__op007", "mcp__big__op150"} {
+		if !slices.Contains(next, want) {
+			t.Errorf("second request does not declare %s: %q", want, next)
+		}
+	}
+	if c := mcpResult(t, srv, "toolu_2"); mcpText(c) != "op150 did work" {
+		t.Errorf("toolu_2 = %+v", c)
+	}
+}
