@@ -37,8 +37,12 @@ func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 // cleared runs after /clear emptied the conversation: the old
 // conversation ends (SessionEnd, reason clear) and a new one starts
 // (SessionStart, source clear). What SessionStart adds for the model goes
-// with the next prompt.
+// with the next prompt, and the transcript starts a new chain, so that a
+// resume goes on from the new conversation.
 func (s *session) cleared(ctx context.Context) {
+	if s.transcript != nil {
+		s.transcript.r.NewChain()
+	}
 	s.hooks.SessionEnd(ctx, hooks.SessionEndInput{Base: s.hookBase(), Reason: "clear"})
 	st := s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()})
 	s.started = true

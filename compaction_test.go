@@ -571,3 +571,32 @@ func TestAutoCompactWindowOptionChecked(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// After /clear, a resumed session goes on from the conversation that
+// followed it.
+func TestResumeAfterClear(t *testing.T) {
+	cwd, configDir := compactSetup(t)
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("Old answer."), agentlooptest.Text("New answer."), agentlooptest.Text("Resumed."))
+	opts := compactOptions(t, srv, cwd, configDir, 0)
+	c, err := agentloop.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, p := range []string{"OLD question", "/clear", "NEW question"} {
+		if _, err := c.Query(ctx, p).Result(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := c.SessionID()
+	c.Close()
+	opts = compactOptions(t, srv, cwd, configDir, 0)
+	opts.Resume = id
+	if _, err := agentloop.Query(ctx, "Go on.", opts).Result(); err != nil {
+		t.Fatal(err)
+	}
+	text := allUserText(srv.LastRequest())
+	if strings.Contains(text, "OLD question") || !strings.Contains(text, "NEW question") || !strings.Contains(text, "RULE-42") {
+		t.Errorf("resumed after /clear: %.300s", text)
+	}
+}

@@ -73,8 +73,11 @@ type Recorder struct {
 	w      *session.Writer
 	m      *session.Mirror // nil without a store
 	failed bool            // a local write failed: nothing more is written
-	lost   *message.WritesLost
-	closed bool
+	// summaryNext: a compact boundary was just written, and the next
+	// user line is the compaction's summary (compact.go).
+	summaryNext bool
+	lost        *message.WritesLost
+	closed      bool
 	// holding collects mirror failures instead of notifying them while
 	// Settle waits, so that Settle returns them for the stream.
 	holding bool
@@ -188,9 +191,16 @@ func (r *Recorder) Record(m message.Message) message.Message {
 		if m.ParentToolUseID == nil {
 			err = r.append(session.AssistantEntry(m))
 		}
+	case *message.System:
+		if m.Subtype == message.SubtypeCompactBoundary {
+			err = r.append(compactBoundary(m, r.w.Leaf()))
+			r.summaryNext = err == nil
+		}
 	case *message.User:
 		if m.ParentToolUseID == nil {
-			err = r.append(session.UserEntry(m, mode))
+			e := session.UserEntry(m, mode)
+			e.IsCompactSummary, r.summaryNext = r.summaryNext, false
+			err = r.append(e)
 			if text, ok := promptText(m); ok && err == nil {
 				err = r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
 			}
