@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -256,8 +257,9 @@ func diffExec(root, bash, command string, out *bytes.Buffer, confine bool) (time
 		return false, 0, fmt.Errorf("differential run: %w", err)
 	}
 	pgid := cmd.Process.Pid
+	var killed atomic.Bool // set by the timer's goroutine
 	timer := time.AfterFunc(2*time.Second, func() {
-		timedOut = true
+		killed.Store(true)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	})
 	err = cmd.Wait()
@@ -268,6 +270,7 @@ func diffExec(root, bash, command string, out *bytes.Buffer, confine bool) (time
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	timedOut = killed.Load()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
