@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"regexp"
 	"strings"
@@ -28,6 +29,39 @@ type lines struct {
 	bridge map[string]string
 }
 
+// rawLine is one line of a transcript file: its text without the newline,
+// and whether it is the last one with no newline after it (a write that
+// may not have finished).
+type rawLine struct {
+	b    []byte
+	last bool
+}
+
+// nonBlankLines yields the non-blank lines of data with their 1-based line
+// numbers.
+func nonBlankLines(data []byte) iter.Seq2[int, rawLine] {
+	return func(yield func(int, rawLine) bool) {
+		line := 0
+		for len(data) > 0 {
+			line++
+			i := bytes.IndexByte(data, '\n')
+			last := i < 0
+			var b []byte
+			if last {
+				b, data = data, nil
+			} else {
+				b, data = data[:i], data[i+1:]
+			}
+			if len(bytes.TrimSpace(b)) == 0 {
+				continue
+			}
+			if !yield(line, rawLine{b, last}) {
+				return
+			}
+		}
+	}
+}
+
 // readLines reads a transcript's lines the way the reference does: a line
 // that is not a valid entry is left out and everything else is kept. Each
 // skipped line is described in warnings by name:line and what was wrong,
@@ -43,20 +77,8 @@ func readLines(data []byte, name string) lines {
 			r.warnings = append(r.warnings, s)
 		}
 	}
-	line := 0
-	for len(data) > 0 {
-		line++
-		i := bytes.IndexByte(data, '\n')
-		last := i < 0
-		var b []byte
-		if last {
-			b, data = data, nil
-		} else {
-			b, data = data[:i], data[i+1:]
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
+	for line, l := range nonBlankLines(data) {
+		b, last := l.b, l.last
 		e, err := ParseEntry(b)
 		if err != nil {
 			r.skipped++

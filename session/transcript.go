@@ -104,20 +104,8 @@ func parseBytes(data []byte, name string) *Transcript {
 func parseLines(data []byte, name string) ([]Entry, []string, error) {
 	var entries []Entry
 	var warnings []string
-	line := 0
-	for len(data) > 0 {
-		line++
-		i := bytes.IndexByte(data, '\n')
-		last := i < 0
-		var b []byte
-		if last {
-			b, data = data, nil
-		} else {
-			b, data = data[:i], data[i+1:]
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
+	for line, l := range nonBlankLines(data) {
+		b, last := l.b, l.last
 		e, err := ParseEntry(b)
 		if err != nil {
 			if last {
