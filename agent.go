@@ -65,15 +65,19 @@ type AgentDefinition struct {
 	// CriticalSystemReminder is sent to the agent, after its task, as a
 	// reminder it must keep to.
 	CriticalSystemReminder string `json:"criticalSystemReminder_EXPERIMENTAL,omitempty"`
+	// AutoCompactWindow is the context window, in tokens, the agent's
+	// own history is compacted within (see subagent_compaction.go); 0
+	// takes the session's (Options.AutoCompactWindow, the settings'
+	// autoCompactWindow, else the agent model's window).
+	AutoCompactWindow int `json:"autoCompactWindow,omitempty"`
 	// The fields below are accepted and reported as not honoured (a
 	// DiagAgent diagnostic at session start): MCPServers (servers by name
 	// or inline, until MCP servers exist), InitialPrompt (agentloop has
 	// no main-thread agent option; subagents ignore it in the reference
-	// too), Memory (agent memory directories) and AutoCompactWindow.
-	MCPServers        []any  `json:"mcpServers,omitempty"`
-	InitialPrompt     string `json:"initialPrompt,omitempty"`
-	Memory            string `json:"memory,omitempty"`
-	AutoCompactWindow int    `json:"autoCompactWindow,omitempty"`
+	// too) and Memory (agent memory directories).
+	MCPServers    []any  `json:"mcpServers,omitempty"`
+	InitialPrompt string `json:"initialPrompt,omitempty"`
+	Memory        string `json:"memory,omitempty"`
 }
 
 // GeneralPurposeAgent is the agent used when the model names none.
@@ -286,6 +290,7 @@ func (s *session) runChild(ctx context.Context, def AgentDefinition, in agentIn,
 	if err != nil {
 		return subagent.Outcome{Err: err}
 	}
+	defer s.followMCP(child, parent, agent, def)() // mcp_subagent.go
 	o := subagent.Run(ctx, child, []model.Content{model.TextBlock(in.Prompt)}, emit)
 	_ = subagent.For(s.env).StopOwned(agent.ID)
 	if !stopHooksRan && o.Err == nil {
@@ -394,6 +399,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		Authorize:       s.lin.AuthorizerFor(agent),
 		Hooks:           s.backgroundHooks(agent.ID, hp),
 		Parent:          s.eng,
+		Compaction:      s.subagentCompaction(def, agent),
 	})
 }
 

@@ -118,6 +118,9 @@ type (
 	StreamEventMessage = message.StreamEvent
 	// ResultMessage is the last message of a run.
 	ResultMessage = message.Result
+	// ConversationResetMessage starts a new conversation, with a new
+	// session id, in the same stream (after /clear).
+	ConversationResetMessage = message.ConversationReset
 	// ResultError is the error yielded after an error result; errors.Is
 	// matches it against ErrMaxTurns, ErrMaxBudget and the other result
 	// sentinels.

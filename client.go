@@ -67,7 +67,9 @@ func NewClient(opts *Options) (*Client, error) {
 	return &Client{sess: sess, cleaned: make(chan struct{})}, nil
 }
 
-// SessionID returns the conversation's session id.
+// SessionID returns the conversation's session id. A "/clear" prompt
+// starts a new conversation with a new id (announced in its stream by a
+// ConversationResetMessage); from then on SessionID returns that one.
 func (c *Client) SessionID() string { return c.sess.env.SessionID }
 
 // Query sends the next prompt and returns the stream of its messages, which

@@ -11,8 +11,8 @@ import (
 
 // compaction configures the engine's compaction from the options and the
 // settings (autoCompactEnabled, autoCompactWindow) and connects its hook
-// points: PreCompact, PostCompact, and for /clear SessionEnd (reason
-// clear) and SessionStart (source clear). It runs after loadContext, as
+// points: PreCompact, PostCompact, SessionStart (source compact), and for
+// /clear SessionEnd (reason clear) and SessionStart (source clear). It runs after loadContext, as
 // the summary instructions come from the CLAUDE.md text.
 func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 	c := &engine.Compaction{
@@ -30,23 +30,22 @@ func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 	c.PostCompact = func(ctx context.Context, trigger, summary string) {
 		s.hooks.PostCompact(ctx, hooks.PostCompactInput{Base: s.hookBase(), Trigger: trigger, CompactSummary: summary})
 	}
-	c.Cleared = s.cleared
+	c.Compacted = s.compacted
+	c.Cleared, c.AfterClear = s.cleared, s.afterClear // clear_session.go
 	return c
 }
 
-// cleared runs after /clear emptied the conversation: the old
-// conversation ends (SessionEnd, reason clear) and a new one starts
-// (SessionStart, source clear). What SessionStart adds for the model goes
-// with the next prompt, and the transcript starts a new chain, so that a
-// resume goes on from the new conversation.
-func (s *session) cleared(ctx context.Context) {
-	if s.transcript != nil {
-		s.transcript.r.NewChain()
+// compacted runs after each compaction of the main conversation, after
+// PostCompact: SessionStart with source compact, whose context the engine
+// puts at the start of the compacted history, where the next request
+// (of this run, after an automatic compaction) sees it. continue:false
+// cannot stop a compaction that is done; it is reported.
+func (s *session) compacted(ctx context.Context, trigger string) []string {
+	st := s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()})
+	if st.Halt {
+		s.diag.add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
 	}
-	s.hooks.SessionEnd(ctx, hooks.SessionEndInput{Base: s.hookBase(), Reason: "clear"})
-	st := s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()})
-	s.started = true
-	s.clearContext = append(s.clearContext, st.AdditionalContext...)
+	return st.AdditionalContext
 }
 
 // autoCompactOn reports whether the session compacts by itself.

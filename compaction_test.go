@@ -301,7 +301,8 @@ func TestManualCompactAndClearViaClient(t *testing.T) {
 	if m := next.Params.Messages[0]; !strings.Contains(m.Content[0].Text, "SUMMARY 1:") || !strings.Contains(allUserText(next), "RULE-42") {
 		t.Errorf("after /compact the history starts %.200s", m.Content[0].Text)
 	}
-	// /clear: a fresh history and totals, SessionStart with source clear.
+	// /clear: a fresh history and totals, SessionStart with source clear
+	// (after the one with source compact of the /compact above).
 	res, err = c.Query(ctx, "/clear").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +310,7 @@ func TestManualCompactAndClearViaClient(t *testing.T) {
 	if res.TotalCostUSD != 0 || res.NumTurns != 0 {
 		t.Errorf("/clear result: cost %v, num_turns %d", res.TotalCostUSD, res.NumTurns)
 	}
-	if len(starts) != 2 || starts[1] != "clear" {
+	if len(starts) != 3 || starts[1] != "compact" || starts[2] != "clear" {
 		t.Errorf("SessionStart sources %v", starts)
 	}
 	srv.Push(agentlooptest.Text("Fresh."))

@@ -42,6 +42,10 @@ type ContextUsage struct {
 	// FromAPIUsage is set when TotalTokens comes from the last reply's
 	// usage.
 	FromAPIUsage bool `json:"fromApiUsage"`
+	// MessageBreakdown splits the messages by what they hold (tool calls
+	// and results by tool, attachments by kind); estimated, see
+	// [MessageBreakdown].
+	MessageBreakdown *MessageBreakdown `json:"messageBreakdown,omitempty"`
 }
 
 // ContextCategory is one part of the context window.
@@ -133,8 +137,19 @@ func (s *session) contextUsage(ctx context.Context) (*ContextUsage, error) {
 		sum += c.Tokens
 	}
 	u.TotalTokens = sum
+	// With automatic compaction on, the part of the window above the
+	// threshold is not free: reaching it compacts the conversation.
+	var buffer int64
+	if u.IsAutoCompactEnabled {
+		buffer = min(max(window-u.AutoCompactThreshold, 0), max(window-sum, 0))
+	}
 	u.Categories = append(used, ContextCategory{ID: ContextFreeSpace, Name: "Free space",
-		Tokens: max(window-sum, 0), Kind: "free"})
+		Tokens: max(window-sum-buffer, 0), Kind: "free"})
+	if u.IsAutoCompactEnabled {
+		u.Categories = append(u.Categories, ContextCategory{ID: ContextAutocompactBuffer, Name: "Autocompact buffer",
+			Tokens: buffer, Kind: "reserved"})
+	}
+	u.MessageBreakdown = breakdownMessages(req.Messages, s.memoryText())
 	if window > 0 {
 		u.Percentage = float64(sum) * 100 / float64(window)
 	}

@@ -35,6 +35,10 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		// Empty when persistence is off: there is no transcript file.
 		cfg.TranscriptPath = s.transcript.w.Path()
 	}
+	// Hook output over hooks.MaxOutputChars is saved where oversized tool
+	// results go (results_dir.go), which the model may Read without
+	// asking; setupResultsDir has run.
+	cfg.OverflowDir = s.env.ResultsDir
 	if s.opts.IncludeHookEvents {
 		cfg.Observer = func(n hooks.Notice) {
 			if s.eng != nil {
@@ -70,36 +74,22 @@ func (s *session) askModel(ctx context.Context, name, system, user string) (stri
 	return resp.Text(), nil
 }
 
-// base is the common part of every hook input.
+// base is the common part of every hook input. The session id and
+// transcript are the current conversation's: /clear changes them.
 func (s *session) hookBase() hooks.Base {
-	return hooks.Base{PermissionMode: string(s.currentMode())}
+	b := hooks.Base{SessionID: s.env.SessionID, PermissionMode: string(s.currentMode())}
+	if s.transcript != nil {
+		b.TranscriptPath = s.transcript.w.Path()
+	}
+	return b
 }
 
 // hookPoints connects the engine's hook points to the dispatcher.
 func (s *session) hookPoints() engine.HookPoints {
 	d := s.hooks
 	return engine.HookPoints{
-		PromptSubmit: func(ctx context.Context, prompt string) engine.PromptVerdict {
-			var v engine.PromptVerdict
-			v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (compaction.go)
-			if !s.started {
-				s.started = true
-				st := d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()})
-				v.Context = append(v.Context, st.AdditionalContext...)
-				if st.Halt {
-					v.Halt = &engine.Halt{Reason: st.StopReason}
-					return v
-				}
-			}
-			r := d.UserPromptSubmit(ctx, hooks.UserPromptSubmitInput{Base: s.hookBase(), Prompt: prompt, Source: "sdk"})
-			v.Context = append(v.Context, r.AdditionalContext...)
-			v.Blocked, v.Reason = r.Blocked, r.Reason
-			if r.Halt {
-				v.Halt = &engine.Halt{Reason: r.StopReason}
-			}
-			return v
-		},
-		AfterTool: s.afterTool(lineage.Agent{}),
+		PromptSubmit: s.promptSubmit, // command_hooks.go
+		AfterTool:    s.afterTool(lineage.Agent{}),
 		BeforeStop: func(ctx context.Context, active bool) engine.StopVerdict {
 			r := d.Stop(ctx, hooks.StopInput{Base: s.hookBase(), StopHookActive: active})
 			return stopVerdict(r, "Stop")

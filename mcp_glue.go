@@ -32,6 +32,9 @@ type (
 	// MCPServerStatus is one MCP server's state, as [Client.MCPStatus]
 	// reports it.
 	MCPServerStatus = tool.MCPServerStatus
+	// MCPToolPolicy is the permission policy of one tool of an MCP
+	// server (see [tool.MCPToolPolicy]).
+	MCPToolPolicy = tool.MCPToolPolicy
 	// MCPConnector connects MCP servers; mcp.Connector{} of package
 	// github.com/agentloop/agentloop/mcp is the implementation.
 	MCPConnector = tool.MCPConnector
@@ -53,8 +56,10 @@ type mcpState struct {
 	// mu guards tools and server, which change when a server's tools do
 	// (mcp_toolset.go).
 	mu     sync.Mutex
-	tools  []tool.Tool       // the tools offered, after DisallowedTools
-	server map[string]string // tool name → server name
+	tools  []tool.Tool         // the tools offered, after DisallowedTools
+	server map[string]string   // tool name → server name
+	known  map[string]bool     // every server tool name ever offered
+	loops  map[string]*mcpLoop // running subagents, by agent id (mcp_subagent.go)
 }
 
 // MCPClients is the session's live connections (see [tool.MCPClients]).
@@ -122,7 +127,7 @@ func checkMCPServer(name string, c MCPServerConfig) error {
 	default:
 		return fmt.Errorf("server %q: unknown type %q (want stdio, http, sse or sdk)", name, c.Type)
 	}
-	return nil
+	return checkMCPPolicies(name, c) // mcp_policy.go
 }
 
 // mcpServerSet merges the session's server configurations: the project's
@@ -151,6 +156,7 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 		}
 		out[name] = c
 	}
+	s.prepareMCPServers(out) // mcp_policy.go
 	return out, nil
 }
 
@@ -250,6 +256,7 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 		return nil, fmt.Errorf("agentloop: mcp: %w", err)
 	}
 	s.mcp.clients = clients
+	s.reportMCP(clients)
 	for _, st := range clients.Status() {
 		if st.Status == tool.MCPFailed {
 			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
@@ -258,10 +265,11 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 	s.mcp.tools = slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
 		return mcpDisallowed(s.opts.DisallowedTools, t.Info().Name)
 	})
-	s.mcp.server = map[string]string{}
+	s.mcp.server, s.mcp.known = map[string]string{}, map[string]bool{}
 	for _, st := range clients.Status() {
 		for _, n := range st.Tools {
 			s.mcp.server[n] = st.Name
+			s.mcp.known[n] = true
 		}
 	}
 	return s.mcp.tools, nil

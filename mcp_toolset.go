@@ -48,5 +48,7 @@ func (s *session) mcpToolsChanged(server string, ts []tool.Tool) {
 	for _, t := range ts {
 		s.mcp.tools = append(s.mcp.tools, t)
 		s.mcp.server[t.Info().Name] = server
+		s.mcp.known[t.Info().Name] = true
 	}
+	s.syncLoops() // running subagents follow (mcp_subagent.go)
 }

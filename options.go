@@ -130,6 +130,14 @@ type Options struct {
 	// A file or import that cannot be used is reported as a DiagMemory
 	// diagnostic, never an error.
 	SettingSources []settings.SettingSource
+	// Skills filters the skills offered to the model (listed, and
+	// loadable by the Skill tool): nil offers every skill found; a list
+	// offers those named, each also granted as a Skill(name) allow rule;
+	// []string{AllSkills} offers all and allows Skill; an empty non-nil
+	// list offers none. A user's "/name" prompt loads any skill found,
+	// listed or not. Names take no parentheses, commas, "*", backslashes,
+	// control characters or leading slash.
+	Skills []string
 	// Sandbox confines Bash commands with the kernel; it is merged into
 	// the inline settings (see SandboxSettings). Nil leaves the sandbox
 	// to the settings files.
@@ -318,6 +326,9 @@ func (o *Options) validate() error {
 		if _, err := ParseEffort(o.Effort); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
+	}
+	if err := checkSkillsOption(o.Skills); err != nil { // skills_option.go
+		return err
 	}
 	return nil
 }

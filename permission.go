@@ -166,8 +166,10 @@ func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
+	info := call.Tool.Info()
 	o := s.authorizer(a).Decide(ctx, authorize.Call{ID: call.ID, Name: call.Name, Input: json.RawMessage(call.Input),
-		ReadOnly: call.Tool.Info().ReadOnly, Alone: call.Alone, AgentID: a.ID})
+		ReadOnly: info.ReadOnly, Alone: call.Alone, AgentID: a.ID,
+		RequiresUserInteraction: info.RequiresUserInteraction, Policy: info.PermissionPolicy})
 	if o.Allow {
 		s.noteChecked(call, o.Decided, o.Checked, o.Decision.Input)
 	}

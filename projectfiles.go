@@ -48,9 +48,12 @@ type projectFiles struct {
 }
 
 // builtinCommands are the slash commands the engine itself runs (see
-// internal/engine's compaction); file commands of the same name are left
-// out.
-var builtinCommands = []string{"compact", "clear"}
+// internal/engine's compaction), and builtinAliases the other names of
+// /clear; file commands of those names are left out.
+var (
+	builtinCommands = []string{"compact", "clear"}
+	builtinAliases  = []string{"reset", "new"}
+)
 
 // loadProjectFiles loads the session's skills, commands and file agents,
 // reporting every problem and every agent field it does not honour.
@@ -70,13 +73,11 @@ func (s *session) loadProjectFiles() {
 	res.Commands = slices.DeleteFunc(res.Commands, func(c projectfiles.Command) bool { return denied("command", "/"+c.Name, c.Path) })
 	res.Agents = slices.DeleteFunc(res.Agents, func(a projectfiles.Agent) bool { return denied("agent", a.Name, a.Path) })
 	s.files.skills = res.Skills
+	s.applySkillsOption() // skills_option.go
 	for _, c := range res.Commands {
-		if slices.Contains(builtinCommands, c.Name) {
+		if slices.Contains(builtinCommands, c.Name) || slices.Contains(builtinAliases, c.Name) {
 			s.diag.add(DiagProjectFile, fmt.Sprintf("command /%s (%s) is ignored: /%s is built in", c.Name, c.Path, c.Name))
 			continue
-		}
-		if len(c.AllowedTools) > 0 || c.Model != "" {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("command /%s (%s): allowed-tools and model are not honoured; the expanded prompt runs with the session's tools, rules and model", c.Name, c.Path))
 		}
 		s.files.commands = append(s.files.commands, c)
 	}
@@ -114,8 +115,8 @@ func (s *session) checkAgentDefinition(name string, def AgentDefinition) {
 	if def.Memory != "" {
 		off = append(off, "memory (agent memory directories are not supported)")
 	}
-	if def.AutoCompactWindow != 0 {
-		off = append(off, "autoCompactWindow")
+	if def.AutoCompactWindow < 0 {
+		off = append(off, fmt.Sprintf("autoCompactWindow %d (negative; the session's window applies)", def.AutoCompactWindow))
 	}
 	if def.PermissionMode != "" {
 		if _, err := permission.ParseMode(string(def.PermissionMode)); err != nil {
@@ -186,10 +187,10 @@ func (s *session) builtinTool(name string) (tool.Tool, bool) {
 }
 
 // defaultToolNames are the default built-in tools, with Skill when the
-// session has skills.
+// session offers skills (skills_option.go).
 func (s *session) defaultToolNames() []string {
 	names := tools.DefaultNames()
-	if len(s.files.skills) > 0 {
+	if len(s.offeredSkills()) > 0 {
 		names = append(names, "Skill")
 	}
 	return names
@@ -197,16 +198,19 @@ func (s *session) defaultToolNames() []string {
 
 // skillsOffered reports whether the main loop will have the Skill tool.
 func (s *session) skillsOffered() bool {
-	if len(s.files.skills) == 0 || s.lin != nil && s.lin.Disallowed("Skill") {
+	if len(s.offeredSkills()) == 0 || s.lin != nil && s.lin.Disallowed("Skill") {
 		return false
 	}
 	return s.opts.Tools == nil || slices.Contains(s.opts.Tools, "Skill") || slices.Contains(s.opts.Tools, "default")
 }
 
 // loadSkill is the Skill tool's loader: the skill's body with args filled
-// in, its allowed-tools granted.
+// in, its allowed-tools granted. Only the offered skills load.
 func (s *session) loadSkill(_ context.Context, name, args string) (tools.SkillDoc, []string, bool, error) {
 	sk, ok := s.skill(name)
+	if ok && !slices.ContainsFunc(s.offeredSkills(), func(o projectfiles.Skill) bool { return o.Name == name }) {
+		ok = false
+	}
 	if !ok {
 		return tools.SkillDoc{}, s.skillNames(), false, nil
 	}
@@ -249,7 +253,7 @@ func (s *session) skillListing() []model.Content {
 	}
 	var b strings.Builder
 	b.WriteString("<system-reminder>\nThese skills can be loaded with the Skill tool (name: when to use it):\n")
-	for _, sk := range s.files.skills {
+	for _, sk := range s.offeredSkills() {
 		fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)
 	}
 	b.WriteString("</system-reminder>")
@@ -262,7 +266,7 @@ func (s *session) skillNames() []string {
 	if !s.skillsOffered() {
 		return out
 	}
-	for _, sk := range s.files.skills {
+	for _, sk := range s.offeredSkills() {
 		out = append(out, sk.Name)
 	}
 	return out
@@ -292,28 +296,6 @@ func (s *session) agentNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// expandPrompt turns a prompt "/name args" into the text of the file
-// command, else the skill, called name, with args filled in
-// (projectfiles.Expand). Any other prompt is returned as it is: the
-// built-in /compact and /clear are the engine's, and an unknown "/word"
-// is sent as text, as the reference does.
-func (s *session) expandPrompt(prompt string) string {
-	name, args, ok := projectfiles.ParseInvocation(prompt)
-	if !ok || slices.Contains(builtinCommands, name) {
-		return prompt
-	}
-	for _, c := range s.files.commands {
-		if c.Name == name {
-			return projectfiles.Expand(c.Body, args)
-		}
-	}
-	if sk, ok := s.skill(name); ok {
-		s.grantSkillTools(sk)
-		return fmt.Sprintf("Base directory for this skill: %s\n\n%s", sk.Dir, projectfiles.Expand(sk.Body, args))
-	}
-	return prompt
 }
 
 // subagentContext is the opening context of a subagent defined by def:

@@ -52,6 +52,7 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	sess.retryMCP() // failed MCP servers reconnect in the background (mcp_policy.go)
 	if !yield(sess.initMessage(), nil) {
 		return
 	}
@@ -64,7 +65,7 @@ func runTurn(ctx context.Context, sess *session, prompt string, yield func(Messa
 		}
 	}
 	sess.transcript.begin(time.Now())
-	prompt = sess.expandPrompt(prompt) // file-defined slash commands (projectfiles.go)
+	defer sess.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
 			for _, n := range sess.settle(ctx, r) {

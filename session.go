@@ -50,6 +50,7 @@ type session struct {
 	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
 	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
 	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
+	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
 	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
 }
 

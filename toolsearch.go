@@ -3,6 +3,7 @@ package agentloop
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentloop/agentloop/internal/toolsearch"
@@ -13,8 +14,10 @@ import (
 
 // ToolSearchMode switches tool search (Options.ToolSearch). With tool
 // search on, deferrable tools (tool.Info.Defer, or tool.Info.MCP, and not
-// tool.Info.AlwaysLoad) are not declared to the model up front: it is told
-// their names and loads the ones it needs with the ToolSearch tool, which
+// tool.Info.AlwaysLoad; and the on-demand built-ins NotebookEdit,
+// TaskStop, WebFetch and WebSearch unless Options.Tools names them) are
+// not declared to the model up front: it is told their names (and search
+// hints) and loads the ones it needs with the ToolSearch tool, which
 // keeps a large catalogue of tools out of every request.
 type ToolSearchMode string
 
@@ -23,9 +26,16 @@ type ToolSearchMode string
 const (
 	// ToolSearchDefault leaves the choice to the ENABLE_TOOL_SEARCH
 	// variable (the process environment, the settings' env, Options.Env,
-	// the last one set winning), and is on when it is unset.
+	// the last one set winning). Unset (or empty, or invalid), tool search
+	// is on except where the reference turns it off: for models older
+	// than the 4.5 generation, for an ANTHROPIC_BASE_URL other than
+	// Anthropic's API (loopback addresses count as Anthropic's; only
+	// checked when the session builds its own provider) and with
+	// CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS set. A diagnostic says when
+	// that happens.
 	ToolSearchDefault ToolSearchMode = ""
-	// ToolSearchOn defers every deferrable tool.
+	// ToolSearchOn defers every deferrable tool, whatever the model and
+	// the API address (the search runs in agentloop, not in the API).
 	ToolSearchOn ToolSearchMode = "true"
 	// ToolSearchOff declares every tool up front.
 	ToolSearchOff ToolSearchMode = "false"
@@ -39,29 +49,48 @@ const (
 // ones, or ts and nil when nothing is deferred. An invalid
 // Options.ToolSearch is an error; an invalid ENABLE_TOOL_SEARCH value is
 // reported as a diagnostic and counts as unset.
+//
+// Deferrable are the tools whose tool.Info.Deferrable says so (MCP tools,
+// tools with Defer) and the on-demand built-ins (tools.OnDemand:
+// NotebookEdit, TaskStop, WebFetch, WebSearch) unless Options.Tools names
+// them: a tool the caller asked for by name is declared up front, as the
+// reference declares every tool of an explicit --tools list. The core
+// built-ins (Bash, Read, Edit, Write, Glob, Grep, …) are never deferred.
+//
+// In the default mode (neither Options.ToolSearch nor ENABLE_TOOL_SEARCH
+// set) tool search is off, with a diagnostic, where the reference turns it
+// off (see autoOff).
 func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, error) {
 	var mode toolsearch.Mode
+	chosen := true // the mode was set, rather than left to the default
 	if s.opts.ToolSearch != ToolSearchDefault {
 		m, err := toolsearch.ParseMode(string(s.opts.ToolSearch))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: ToolSearch: %w", ErrInvalidOption, err)
 		}
 		mode = m
-	} else if v, ok := lastEnv(s.environ(), toolsearch.EnvVar); ok {
+	} else if v, ok := lastEnv(s.environ(), toolsearch.EnvVar); ok && strings.TrimSpace(v) != "" {
 		m, err := toolsearch.ParseMode(v)
 		if err != nil {
-			s.diag.add(DiagOption, fmt.Sprintf("%s: %v; tool search stays on", toolsearch.EnvVar, err))
+			s.diag.add(DiagOption, fmt.Sprintf("%s: %v; it counts as unset", toolsearch.EnvVar, err))
+			chosen = false
 		}
 		mode = m
+	} else {
+		chosen = false
 	}
-	infos := make([]tool.Info, len(ts))
-	for i, t := range ts {
-		infos[i] = t.Info()
-	}
+	infos := s.deferrableInfos(ts)
 	p, _, _ := pricing.Lookup(s.model)
 	deferred := toolsearch.Plan(mode, infos, p.ContextWindow)
 	if len(deferred) == 0 {
 		return ts, nil, nil
+	}
+	if !chosen {
+		if why := s.autoOff(); why != "" {
+			s.diag.add(DiagOption, fmt.Sprintf("tool search is off by default %s, so all %d deferrable tools are declared; set %s=true or Options.ToolSearch to turn it on",
+				why, len(deferred), toolsearch.EnvVar))
+			return ts, nil, nil
+		}
 	}
 	for _, in := range infos {
 		if in.Name == toolsearch.ToolName {
@@ -75,6 +104,49 @@ func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 	}
 	c := toolsearch.NewCatalog(deferred)
 	return append(append([]tool.Tool(nil), ts...), tools.ToolSearch(c)), c, nil
+}
+
+// deferrableInfos returns the Info of each of ts, with Defer set on the
+// on-demand built-ins that Options.Tools does not name. A built-in is a
+// tool that is neither from an MCP server nor one of Options.CustomTools.
+func (s *session) deferrableInfos(ts []tool.Tool) []tool.Info {
+	custom := map[string]bool{}
+	for _, t := range s.opts.CustomTools {
+		if t != nil {
+			custom[t.Info().Name] = true
+		}
+	}
+	infos := make([]tool.Info, len(ts))
+	for i, t := range ts {
+		in := t.Info()
+		if !in.MCP && !custom[in.Name] && tools.OnDemand(in.Name) && !slices.Contains(s.opts.Tools, in.Name) {
+			in.Defer = true
+		}
+		infos[i] = in
+	}
+	return infos
+}
+
+// autoOff says why the default mode keeps tool search off for this
+// session, as the reference does, or "" when nothing does: a model older
+// than the 4.5 generation (toolsearch.ModelSupported), an
+// ANTHROPIC_BASE_URL that is not Anthropic's API (toolsearch.FirstParty;
+// only when the session builds its own provider, since the address of an
+// Options.Provider is unknown), or CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS
+// set.
+func (s *session) autoOff() string {
+	if !toolsearch.ModelSupported(s.model) {
+		return fmt.Sprintf("for model %s (older than the 4.5 generation)", s.model)
+	}
+	if s.opts.Provider == nil {
+		if u := os.Getenv("ANTHROPIC_BASE_URL"); !toolsearch.FirstParty(u) {
+			return fmt.Sprintf("for ANTHROPIC_BASE_URL %s (not Anthropic's API)", u)
+		}
+	}
+	if v, ok := lastEnv(s.environ(), toolsearch.DisableBetasVar); ok && toolsearch.Truthy(v) {
+		return fmt.Sprintf("with %s set", toolsearch.DisableBetasVar)
+	}
+	return ""
 }
 
 // environ is the environment the session's settings apply to: the one its

@@ -36,7 +36,8 @@ type Matcher struct {
 	// Matcher selects by the event's target: the tool name for tool
 	// events and PermissionRequest, source for SessionStart, reason for
 	// SessionEnd, trigger for PreCompact, notification_type for
-	// Notification, agent type for SubagentStart and SubagentStop.
+	// Notification, agent type for SubagentStart and SubagentStop, the
+	// command name for UserPromptExpansion.
 	// UserPromptSubmit and Stop hooks always run. Empty or "*" matches
 	// everything; a plain name or a "|"- or ","-separated list of names
 	// matches exactly (MCP tools are named mcp__<server>__<tool>);
@@ -78,7 +79,8 @@ type Config struct {
 	// for it, so it should not block for long.
 	Observer func(Notice)
 	// OverflowDir receives the full text of hook output longer than
-	// MaxOutputChars; empty means os.TempDir().
+	// MaxOutputChars (created, 0700, when first needed); empty means
+	// os.TempDir().
 	OverflowDir string
 	// Prompt asks a model for prompt hooks: model is the hook's model
 	// field, or DefaultPromptModel; system and user are the two texts of
@@ -680,6 +682,7 @@ func (d *Dispatcher) capText(s string) string {
 	}
 	preview := s[:cut]
 	note := fmt.Sprintf("\n\n[hook output truncated: %d characters in all", total)
+	_ = os.MkdirAll(d.cfg.OverflowDir, 0o700) // a failure shows as CreateTemp's
 	f, err := os.CreateTemp(d.cfg.OverflowDir, "agentloop-hook-output-*.txt")
 	if err == nil {
 		_, werr := f.WriteString(s)

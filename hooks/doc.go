@@ -71,10 +71,12 @@
 //   - 0: stdout, if it is a JSON object, is the hook's [Output]; if it
 //     starts with "{" but is not valid JSON, that is reported as a hook
 //     error. Plain text becomes context for the model for
-//     UserPromptSubmit and SessionStart, and is otherwise only reported.
+//     UserPromptSubmit, UserPromptExpansion and SessionStart, and is
+//     otherwise only reported.
 //   - 2: a blocking error. stderr goes to the model (PreToolUse denies
 //     the call, PostToolUse and Stop give feedback) or to the user
-//     (UserPromptSubmit blocks the prompt); events that cannot block
+//     (UserPromptSubmit blocks the prompt, UserPromptExpansion the
+//     command); events that cannot block
 //     report it.
 //   - anything else, or a crash: a non-blocking error, reported in the
 //     result's Errors and never fatal.
@@ -83,7 +85,8 @@
 // UserPromptSubmit, and a [SessionEndBudget] for all SessionEnd hooks) is
 // killed with its whole process group; a callback is abandoned and its
 // output ignored. A timed-out PreToolUse hook keeps the tool from running
-// and a timed-out UserPromptSubmit hook blocks the prompt; for the other
+// and a timed-out UserPromptSubmit or UserPromptExpansion hook blocks the
+// prompt; for the other
 // events a timeout is only reported.
 //
 // # Observing

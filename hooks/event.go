@@ -29,7 +29,7 @@ const (
 
 // Events lists the dispatched events in the reference's order.
 var Events = []Event{
-	PreToolUse, PostToolUse, PostToolUseFailure, Notification, UserPromptSubmit,
+	PreToolUse, PostToolUse, PostToolUseFailure, Notification, UserPromptSubmit, UserPromptExpansion,
 	SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact, PostCompact, PermissionRequest,
 }
 

@@ -129,6 +129,23 @@ func eventCases(cwd string) []eventCase {
 			},
 		},
 		{
+			ev: UserPromptExpansion, matcher: "review|lint",
+			call: func(ctx context.Context, d *Dispatcher) any {
+				return d.UserPromptExpansion(ctx, UserPromptExpansionInput{Base: base, ExpansionType: "slash_command",
+					CommandName: "review", CommandArgs: "main.go", CommandSource: "project", Prompt: "/review main.go"})
+			},
+			input: common(UserPromptExpansion, map[string]any{"expansion_type": "slash_command", "command_name": "review",
+				"command_args": "main.go", "command_source": "project", "prompt": "/review main.go"}),
+			output: `{"decision":"block","reason":"no reviews on Fridays","hookSpecificOutput":{"hookEventName":"UserPromptExpansion","additionalContext":"be kind","suppressOriginalPrompt":true}}`,
+			check: func(t *testing.T, res any) {
+				r := res.(UserPromptExpansionResult)
+				if !r.Blocked || r.Reason != "no reviews on Fridays" || !r.SuppressOriginalPrompt || r.Ran != 1 {
+					t.Errorf("result %+v", r)
+				}
+				wantStrings(t, "context", r.AdditionalContext, "be kind")
+			},
+		},
+		{
 			ev: Stop, matcher: "NeverMatches",
 			call: func(ctx context.Context, d *Dispatcher) any {
 				return d.Stop(ctx, StopInput{Base: base, StopHookActive: true, LastAssistantMessage: "done",

@@ -23,6 +23,14 @@ type Connector struct {
 	// KillGrace is how long a stdio server may take to exit after its
 	// stdin is closed before its process group is killed; zero means 2s.
 	KillGrace time.Duration
+	// RetryAttempts is how many times a server that failed (at start, or
+	// when its connection died) is reconnected in the background before
+	// the round gives up; the session starts a new round before each
+	// query (Clients.RetryFailed). Zero means 3; negative means never.
+	RetryAttempts int
+	// RetryBackoff is the wait before the first attempt of a round; it
+	// doubles after each attempt, up to 30s. Zero means 2s.
+	RetryBackoff time.Duration
 }
 
 var _ tool.MCPConnector = Connector{}
@@ -32,13 +40,14 @@ var _ tool.MCPConnector = Connector{}
 // startTimeout.
 func (c Connector) ConnectMCP(ctx context.Context, servers map[string]tool.MCPServerConfig, env *tool.Env, startTimeout time.Duration) (tool.MCPClients, error) {
 	cl := &Clients{servers: map[string]*server{}}
+	cl.life, cl.end = context.WithCancel(context.WithoutCancel(ctx))
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		cl.servers[name] = &server{name: name, cfg: servers[name], env: env, conn: c, startTimeout: startTimeout}
+		cl.servers[name] = &server{name: name, cfg: servers[name], env: env, conn: c, startTimeout: startTimeout, cl: cl}
 		cl.order = append(cl.order, name)
 	}
 	var wg sync.WaitGroup
@@ -58,6 +67,9 @@ func (c Connector) ConnectMCP(ctx context.Context, servers map[string]tool.MCPSe
 	if len(names) > 0 {
 		cl.tools = append(cl.tools, &listResources{cl: cl}, &readResource{cl: cl})
 	}
+	for _, name := range names {
+		cl.servers[name].retry(false)
+	}
 	return cl, nil
 }
 
@@ -67,6 +79,10 @@ type Clients struct {
 	servers map[string]*server
 	order   []string
 	tools   []tool.Tool
+
+	life context.Context    // ends when the clients close: stops retries
+	end  context.CancelFunc // ends life
+	rep  reporter           // where servers' events go (notify.go)
 }
 
 // ErrUnknownServer is returned for a server name that is not configured.
@@ -106,6 +122,7 @@ func (cl *Clients) Toggle(ctx context.Context, name string, enabled bool) error 
 // Close implements [tool.MCPClients]: it disconnects every server
 // concurrently.
 func (cl *Clients) Close() error {
+	cl.end()
 	var wg sync.WaitGroup
 	for _, s := range cl.servers {
 		wg.Add(1)

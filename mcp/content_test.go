@@ -28,6 +28,12 @@ func TestConvertResult(t *testing.T) {
 			&sdk.CallToolResult{StructuredContent: map[string]any{"n": 1},
 				Content: []sdk.Content{&sdk.TextContent{Text: `{"n":1}`}, &sdk.ImageContent{MIMEType: "image/png", Data: []byte{1, 2}}}},
 			tool.Result{Content: []model.Content{model.TextBlock(`{"n":1}`), img}, Structured: map[string]any{"n": 1}, ListContent: true}},
+		{"structured keeps resource blocks, drops text",
+			&sdk.CallToolResult{StructuredContent: map[string]any{"ok": true},
+				Content: []sdk.Content{&sdk.TextContent{Text: "ok"}, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a", Text: "body"}},
+					&sdk.ResourceLink{URI: "file:///b"}}},
+			tool.Result{Content: []model.Content{model.TextBlock(`{"ok":true}`), model.TextBlock("body"), model.TextBlock("[resource link: file:///b]")},
+				Structured: map[string]any{"ok": true}}},
 		{"embedded text resource", &sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{
 			Resource: &sdk.ResourceContents{URI: "file:///a", Text: "body"}}}},
 			tool.Result{Content: []model.Content{model.TextBlock("body")}}},

@@ -39,10 +39,14 @@
 // content the model gets its JSON (and the image and resource blocks, not
 // the text ones), as the reference does. isError becomes an is_error
 // result. A server that fails to start or times out is marked failed and
-// offers no tools (the tool set is fixed when the session starts). A call
-// that outlasts the server's timeout, or during which the server dies, is
-// an is_error result, never a crash or a hang; a dead server is marked
-// failed and its next call reconnects it once.
+// offers no tools until it connects: it is retried in the background
+// (Connector.RetryAttempts, RetryBackoff) and again before each query, and
+// its tools join once it is up. A call that outlasts the server's timeout,
+// or during which the server dies, is an is_error result, never a crash or
+// a hang; a dead server is marked failed, retried in the background, and
+// its next call reconnects it once. A result's text is capped
+// (MCPServerConfig.MaxOutputTokens). Log messages of level warning and
+// above, large results and reconnections are reported (tool.MCPReporter).
 //
 // # In-process servers
 //

@@ -20,7 +20,9 @@ type server struct {
 	env          *tool.Env
 	conn         Connector
 	startTimeout time.Duration
+	cl           *Clients // the session's clients: their lifetime and reporter
 
+	dialMu   sync.Mutex // serialises connect: one dial at a time
 	mu       sync.Mutex
 	sess     *sdk.ClientSession // nil while not connected
 	proc     *process           // the stdio server's process, if any
@@ -33,6 +35,8 @@ type server struct {
 	listed   []*sdk.Tool // the tools of the last successful listing
 	adapted  []tool.Tool // built from listed (adapters); nil after a new listing
 	hasRes   bool        // the server declared the resources capability
+	protocol string      // the protocol version agreed at the last connection
+	retrying bool        // a round of background reconnections runs (retry.go)
 
 	watch toolWatch // tells the session when the offered tools change (toolwatch.go)
 }
@@ -43,6 +47,8 @@ var errNotConnected = errors.New("not connected")
 // connect opens a connection to the server and lists its tools, bounded
 // by the start timeout. It records the outcome in the server's status.
 func (s *server) connect(ctx context.Context) error {
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -92,6 +98,7 @@ func (s *server) adopt(sess *sdk.ClientSession, proc *process, tools []*sdk.Tool
 	}
 	s.sess, s.proc, s.state, s.err = sess, proc, tool.MCPConnected, ""
 	s.info = sess.InitializeResult().ServerInfo
+	s.protocol = sess.InitializeResult().ProtocolVersion
 	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
 		s.hasRes = true
 	}
@@ -104,12 +111,16 @@ func (s *server) adopt(sess *sdk.ClientSession, proc *process, tools []*sdk.Tool
 		_ = sess.Wait()
 		close(dead)
 		s.mu.Lock()
-		if s.sess == sess && !s.closed {
+		lost := s.sess == sess && !s.closed
+		if lost {
 			s.sess = nil
 			s.state, s.err = tool.MCPFailed, "the server closed the connection"
 			go proc.kill()
 		}
 		s.mu.Unlock()
+		if lost {
+			s.retry(false)
+		}
 	}()
 	return nil
 }
@@ -135,11 +146,22 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *process, []*sdk
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.relist()
 		},
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			s.logged(req.Params)
+		},
+		// Progress notifications are not surfaced: a call's result is
+		// all the loop reports of it. The SDK drops them without a
+		// handler.
 	})
 	sess, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		proc.kill()
 		return nil, nil, nil, err
+	}
+	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Ask for warnings and worse only (notify.go); a server that
+		// cannot set its level still works.
+		_ = sess.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: logLevel})
 	}
 	var tools []*sdk.Tool
 	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
@@ -235,9 +257,12 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (t
 		cctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
 	}
 	defer cancel()
-	res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	// metaLogLevel asks servers of the newer protocol, where the log level
+	// travels with each request, for the level that older ones are set to
+	// at connection (notify.go).
+	res, err := sess.CallTool(context.WithoutCancel(cctx), &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{metaLogLevel: string(logLevel)}})
 	if err == nil {
-		return convertResult(res), nil
+		return s.capped(name, convertResult(res)), nil
 	}
 	if ctx.Err() != nil {
 		return tool.Result{}, ctx.Err()
@@ -251,6 +276,7 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (t
 			s.sess = nil
 			s.state, s.err = tool.MCPFailed, err.Error()
 			go s.proc.kill()
+			go s.retry(false)
 		}
 		s.mu.Unlock()
 		return tool.Error(fmt.Sprintf("MCP server %q failed during the call of %s: %v", s.name, name, err)), nil
@@ -285,6 +311,7 @@ func (s *server) status() tool.MCPServerStatus {
 	if s.info != nil {
 		st.ServerName, st.ServerVersion = s.info.Name, s.info.Version
 	}
+	st.ProtocolVersion = s.protocol
 	for _, t := range s.listed {
 		st.Tools = append(st.Tools, FullName(s.name, t.Name))
 	}

@@ -29,6 +29,7 @@ func normalize(s string) string {
 const (
 	metaAlwaysLoad     = "anthropic/alwaysLoad"
 	metaMaxResultChars = "anthropic/maxResultSizeChars"
+	metaSearchHint     = "anthropic/searchHint"
 )
 
 // adapters builds (once) the tools of the server's first listing.
@@ -69,9 +70,13 @@ func newAdapter(s *server, t *sdk.Tool) *adapter {
 	if v, ok := t.Meta[metaAlwaysLoad].(bool); ok && v {
 		info.AlwaysLoad = true
 	}
+	if v, ok := t.Meta[metaSearchHint].(string); ok {
+		info.SearchHint = strings.TrimSpace(v)
+	}
 	if v, ok := t.Meta[metaMaxResultChars].(float64); ok && v > 0 {
 		info.MaxResultChars = int(v)
 	}
+	s.permissionInfo(t, &info) // policy.go
 	return &adapter{srv: s, name: t.Name, info: info}
 }
 

@@ -22,7 +22,8 @@ import (
 )
 
 // Message is one item of a run's stream. The concrete types are *System,
-// *Assistant, *User, *StreamEvent, *Result and *Unknown.
+// *Assistant, *User, *StreamEvent, *Result, *ConversationReset and
+// *Unknown.
 type Message interface {
 	// Kind returns the line's type field: system, assistant, user,
 	// stream_event, result, or the unknown type's name.
@@ -74,6 +75,8 @@ func Decode(line []byte) (Message, error) {
 		m = &StreamEvent{}
 	case "result":
 		m = &Result{}
+	case "conversation_reset":
+		m = &ConversationReset{}
 	case "":
 		return nil, fmt.Errorf("decode message: missing type field")
 	default:

@@ -125,7 +125,8 @@ func parseLines(data []byte, name string) ([]Entry, []string, error) {
 // The chain is rebuilt as the reference does: among the conversation
 // entries with a uuid, the terminal ones (no entry names them as parent)
 // are found; from each, the nearest user or assistant entry is its leaf;
-// leaves that are not sidechain, team or meta entries are preferred, and
+// leaves that are not sidechain, team or meta entries (a compaction's
+// summary is not counted as meta) are preferred, and
 // of those the one latest in the file wins. The chain is the walk from
 // that terminal (or, when sidechain entries follow the leaf, from the last
 // entry before them) back along parentUuid to the root (logicalParentUuid is not
@@ -219,7 +220,10 @@ func buildTranscript(entries []Entry, bridge map[string]string) *Transcript {
 				if raw < 0 {
 					raw = j
 				}
-				if !e.IsSidechain && !e.IsMeta && !hasExtra(e, "teamName") {
+				// A compaction's summary counts as a conversation entry
+				// though it is synthetic: a /compact leaves nothing else
+				// after its boundary.
+				if !e.IsSidechain && (!e.IsMeta || e.IsCompactSummary) && !hasExtra(e, "teamName") {
 					pref = j
 					break
 				}

@@ -44,7 +44,8 @@ type MCPServerConfig struct {
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	// Timeout bounds each tool call of the server; zero means no bound
-	// beyond the run's context (the reference's MCP_TOOL_TIMEOUT default).
+	// beyond the run's context. The session fills a zero Timeout from
+	// $MCP_TOOL_TIMEOUT (milliseconds) when it is set.
 	// In JSON it is milliseconds ("timeout"); values under 1000 ms are
 	// ignored, as the reference does.
 	Timeout time.Duration `json:"-"`
@@ -55,11 +56,54 @@ type MCPServerConfig struct {
 	// "dynamic" (Options or --mcp-config), "project" (.mcp.json), ...
 	// The session fills it in when it is empty.
 	Source string `json:"-"`
+	// Tools are per-tool permission policies (the reference's
+	// McpServerToolPolicy list; JSON "tools"). The session checks them
+	// when it starts; see MCPToolPolicy.
+	Tools []MCPToolPolicy `json:"tools,omitempty"`
+	// MaxOutputTokens caps the text of one call's result, in estimated
+	// tokens (four characters each): longer text is cut and the model is
+	// told so. Zero means DefaultMCPMaxOutputTokens; negative means no
+	// cap. The session sets it from $MAX_MCP_OUTPUT_TOKENS.
+	MaxOutputTokens int `json:"-"`
 	// Server is an in-process server (Type MCPSDK): a *mcp.Server of
 	// github.com/modelcontextprotocol/go-sdk/mcp, usually built with
 	// package agentloop/mcp. A value of another type fails to connect.
 	Server any `json:"-"`
 }
+
+// MCPToolPolicy is the permission policy of one tool of a server.
+type MCPToolPolicy struct {
+	// Name is the tool's name on the server (or its full name,
+	// mcp__<server>__<tool>).
+	Name string `json:"name"`
+	// PermissionPolicy is MCPAlwaysAllow (the tool is allowed as by an
+	// allow rule), MCPAlwaysAsk (every call goes to CanUseTool, as with an
+	// ask rule) or MCPAlwaysDeny (every call is denied, whatever allows
+	// it); empty means none. On in-process (sdk) servers only ask and deny
+	// take effect, as in the reference; an always_allow there is reported
+	// and dropped.
+	PermissionPolicy string `json:"permission_policy,omitempty"`
+	// OrgMaxPermission (allow, ask, blocked) is an organisation's cap in
+	// the reference. agentloop has no organisation policy: it is parsed
+	// and reported as not honoured.
+	OrgMaxPermission string `json:"org_max_permission,omitempty"`
+}
+
+// The per-tool permission policies (MCPToolPolicy.PermissionPolicy).
+const (
+	MCPAlwaysAllow = "always_allow"
+	MCPAlwaysAsk   = "always_ask"
+	MCPAlwaysDeny  = "always_deny"
+)
+
+// DefaultMCPMaxOutputTokens is the default cap of an MCP call's result
+// (MCPServerConfig.MaxOutputTokens), the reference's
+// MAX_MCP_OUTPUT_TOKENS default; MCPOutputWarnTokens is the size above
+// which a result is reported as large.
+const (
+	DefaultMCPMaxOutputTokens = 25_000
+	MCPOutputWarnTokens       = 10_000
+)
 
 // MCPServerStatus is the state of one configured MCP server.
 type MCPServerStatus struct {
@@ -75,6 +119,9 @@ type MCPServerStatus struct {
 	// when it was connected.
 	ServerName    string `json:"-"`
 	ServerVersion string `json:"-"`
+	// ProtocolVersion is the MCP protocol version agreed with the server
+	// at its last connection.
+	ProtocolVersion string `json:"-"`
 	// Tools are the server's tools, by their full names
 	// (mcp__<server>__<tool>).
 	Tools []string `json:"-"`
@@ -122,4 +169,24 @@ type MCPToolWatcher interface {
 	// call at a time per server and in order. f must not block on the
 	// clients. Set it once.
 	WatchTools(f func(server string, tools []Tool))
+}
+
+// MCPReporter is implemented by MCPClients that tell the session what
+// their servers do outside tool results: log messages a server sends
+// (notifications/message), results above MCPOutputWarnTokens or cut at
+// the cap, automatic reconnection attempts. The session passes each to its
+// diagnostics channel.
+type MCPReporter interface {
+	// ReportTo makes f hear of each such event, with the server's name and
+	// a one-line text. f must not block on the clients. Set it once.
+	ReportTo(f func(server, text string))
+}
+
+// MCPRetrier is implemented by MCPClients that reconnect failed servers in
+// the background. The session calls RetryFailed before each query.
+type MCPRetrier interface {
+	// RetryFailed starts a new round of background reconnection attempts
+	// for each server that is failed (not disabled) and not already being
+	// retried. It does not wait for them.
+	RetryFailed()
 }

@@ -81,6 +81,22 @@ type Info struct {
 	// AlwaysLoad keeps a tool declared up front even when Defer or MCP
 	// would defer it (an MCP server's alwaysLoad setting).
 	AlwaysLoad bool
+	// SearchHint is a short phrase that helps the model find a deferred
+	// tool (an MCP tool's _meta "anthropic/searchHint"): it is shown
+	// beside the tool's name in the list of deferred tools, and ToolSearch
+	// keyword queries match it. Empty means none.
+	SearchHint string
+	// RequiresUserInteraction marks a tool that needs a person every
+	// time (an MCP tool's _meta "anthropic/requiresUserInteraction"):
+	// each call goes to the CanUseTool callback, whatever the allow rules,
+	// the mode or a PreToolUse hook's allow say; in dontAsk mode, and with
+	// no callback, it is denied.
+	RequiresUserInteraction bool
+	// PermissionPolicy is the tool's per-server policy (an MCP server
+	// configuration's "tools" list): MCPAlwaysAllow, MCPAlwaysAsk or
+	// MCPAlwaysDeny; empty means none. The session's permission check
+	// applies it (see MCPToolPolicy).
+	PermissionPolicy string
 }
 
 // Deferrable reports whether tool search may withhold the tool's

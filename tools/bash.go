@@ -287,22 +287,24 @@ func (o bashOutcome) result(command string) tool.Result {
 	stdout := o.stdout.text()
 	stderr := o.stderr.text()
 	structured := BashResult{Stdout: stdout, Stderr: stderr}
+	// A failure shows the head and tail of its output (bash_capture.go).
+	failOut, failErr := bashFailureStreams(o.stdout, o.stderr)
 	switch {
 	case o.timeout > 0:
 		structured.Interrupted = true
 		structured.TimedOutAfterMs = o.timeout.Milliseconds()
-		text := bashJoin(stdout, stderr, fmt.Sprintf("Command timed out after %s and was stopped", o.timeout))
+		text := bashJoin(failOut, failErr, fmt.Sprintf("Command timed out after %s and was stopped", o.timeout))
 		return bashFailure(text, structured)
 	case o.cancelled:
 		structured.Interrupted = true
-		text := bashJoin(stdout, stderr, "Command was aborted before completion")
+		text := bashJoin(failOut, failErr, "Command was aborted before completion")
 		return bashFailure(text, structured)
 	case o.exitCode != 0:
 		if meaning, ok := bashExitMeaning(command, o.exitCode); ok {
 			structured.ReturnCodeInterpretation = meaning
 			break
 		}
-		text := bashJoin(fmt.Sprintf("Exit code %d", o.exitCode), stdout, stderr)
+		text := bashJoin(fmt.Sprintf("Exit code %d", o.exitCode), failOut, failErr)
 		return bashFailure(text, "Error: "+text)
 	}
 	text := bashJoin(stdout, stderr)

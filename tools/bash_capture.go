@@ -36,7 +36,23 @@ type bashCapture struct {
 	droppedNL int64    // newlines among the bytes not kept
 	tailBytes int64    // bytes in the stream's trailing whitespace run
 	tailNL    int64    // newlines in that run
+	// last holds the most recent bytes stored (at least lastKeep of
+	// them once that many arrived), for the tail a failed command's
+	// result shows.
+	last     []byte
+	lastKeep int
 }
+
+// bashFailureChars bounds the output a failed command (an exit status
+// that is not an answer, a timeout, an abort) shows inline: its head and
+// its tail, as the reference keeps a failure's inline output to about
+// 10,000 characters, head and tail, where an error message at the end is
+// most often found.
+const bashFailureChars = 10_000
+
+// bashLastKeep is how many bytes of a stream's end are kept for the tail:
+// 4 bytes per character of the failure limit, enough for any UTF-8.
+const bashLastKeep = bashFailureChars * utf8.UTFMax
 
 // bashLead says which leading whitespace of a stream is dropped.
 type bashLead int
@@ -50,7 +66,7 @@ const (
 )
 
 func newBashCapture(limit int, lead bashLead) *bashCapture {
-	return &bashCapture{limit: limit, lead: lead, keep: limit * utf8.UTFMax}
+	return &bashCapture{limit: limit, lead: lead, keep: limit * utf8.UTFMax, lastKeep: bashLastKeep}
 }
 
 func (c *bashCapture) Write(p []byte) (int, error) {
@@ -99,6 +115,10 @@ func (c *bashCapture) store(p []byte) {
 	} else {
 		c.tailBytes += int64(n)
 		c.tailNL += int64(bytes.Count(p, []byte{'\n'}))
+	}
+	c.last = append(c.last, p[max(len(p)-c.lastKeep, 0):]...)
+	if len(c.last) > 2*c.lastKeep {
+		c.last = append(c.last[:0], c.last[len(c.last)-c.lastKeep:]...)
 	}
 	if room := c.keep - len(c.head); room > 0 {
 		k := min(room, len(p))
@@ -160,4 +180,91 @@ func bashJoin(parts ...string) string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// content returns what the capture knows of the stream, trailing
+// whitespace removed: the whole of it (whole set, in head), or its kept
+// head and its last bytes (tail) with the number of newlines in the part
+// between them that neither holds (gapNL). chars is the stream's length
+// in characters, exact when whole, else an upper bound (its bytes).
+func (c *bashCapture) content() (head, tail string, gapNL int64, chars int, whole bool) {
+	end := c.total - c.tailBytes // bytes up to the last non-space one
+	if end <= int64(len(c.head)) {
+		s := strings.TrimRightFunc(string(c.head[:end]), bashIsSpace)
+		return s, "", 0, utf8.RuneCountInString(s), true
+	}
+	// last holds at least the final lastKeep bytes of the stream.
+	lastStart := c.total - int64(len(c.last)) // offset of last[0]
+	if lastStart <= int64(len(c.head)) {
+		// head and last overlap or meet: the whole stream is known.
+		s := string(c.head) + string(c.last[int64(len(c.head))-lastStart:])
+		s = strings.TrimRightFunc(s, bashIsSpace)
+		return s, "", 0, utf8.RuneCountInString(s), true
+	}
+	t := c.last
+	for len(t) > 0 && !utf8.RuneStart(t[0]) {
+		t = t[1:] // a character cut by the window's start
+	}
+	h := c.head
+	for len(h) > 0 && !utf8.Valid(h[max(len(h)-utf8.UTFMax, 0):]) {
+		h = h[:len(h)-1] // a character cut by the head's end
+	}
+	tail = strings.TrimRightFunc(string(t), bashIsSpace)
+	// Newlines after the head, less the trailing run's and the tail's.
+	gapNL = c.droppedNL - c.tailNL - int64(strings.Count(tail, "\n"))
+	return string(h), tail, max(gapNL, 0), int(end), false
+}
+
+// failureText returns the stream as a failed command's result shows it:
+// whole when it has at most budget characters, else its first budget/2
+// and its last budget − budget/2 characters (each cut at a line break
+// when one is near) around a note counting the lines left out. Leading
+// whitespace is dropped as for text.
+func (c *bashCapture) failureText(budget int) string {
+	head, tail, gapNL, chars, whole := c.content()
+	if whole && chars <= budget {
+		return head
+	}
+	if whole {
+		// Split the one text: the tail comes from its end.
+		cut := byteAt(head, chars-(budget-budget/2))
+		head, tail = head[:cut], head[cut:]
+	}
+	h := head[:byteAt(head, budget/2)]
+	if i := strings.LastIndexByte(h, '\n'); i > len(h)/2 {
+		h = h[:i]
+	}
+	tn := utf8.RuneCountInString(tail)
+	t := tail[byteAt(tail, tn-(budget-budget/2)):]
+	if i := strings.IndexByte(t, '\n'); i >= 0 && i < len(t)/2 {
+		t = t[i+1:]
+	}
+	left := int64(strings.Count(head[len(h):], "\n")) + gapNL + int64(strings.Count(tail[:len(tail)-len(t)], "\n"))
+	return h + fmt.Sprintf("\n\n... [%d lines truncated] ...\n\n", max(left-1, 1)) + t
+}
+
+// byteAt returns the byte offset of character k of s (0 for k ≤ 0, len(s)
+// past its end).
+func byteAt(s string, k int) int {
+	if k <= 0 {
+		return 0
+	}
+	for i := range s {
+		if k == 0 {
+			return i
+		}
+		k--
+	}
+	return len(s)
+}
+
+// bashFailureStreams returns stdout and stderr as a failed command's
+// result shows them: together at most bashFailureChars characters, head
+// and tail of each. stderr, where errors go, gets at least half of the
+// budget when it needs it, and stdout what stderr leaves.
+func bashFailureStreams(stdout, stderr *bashCapture) (string, string) {
+	_, _, _, nOut, _ := stdout.content()
+	_, _, _, nErr, _ := stderr.content()
+	errBudget := min(nErr, max(bashFailureChars/2, bashFailureChars-nOut))
+	return stdout.failureText(max(bashFailureChars-errBudget, 0)), stderr.failureText(max(errBudget, 0))
 }

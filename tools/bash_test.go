@@ -298,7 +298,9 @@ func TestBashHugeOutput(t *testing.T) {
 func TestBashHugeStderrFailure(t *testing.T) {
 	r := bashCall(t, t.Context(), Bash(), bashTestEnv(t), map[string]any{
 		"command": "echo start; head -c 100000 /dev/zero | tr '\\0' x >&2; exit 5"})
-	wantErr := strings.Repeat("x", 30000) + "\n\n... [1 lines truncated] ..."
+	// A failure shows the head and tail of its output, 10,000 characters
+	// in all: stdout's 5, stderr the rest.
+	wantErr := strings.Repeat("x", 4997) + "\n\n... [1 lines truncated] ...\n\n" + strings.Repeat("x", 4998)
 	want := "Exit code 5\nstart\n" + wantErr
 	if diff := cmp.Diff(bashGot{Text: want, IsError: true, Structured: "Error: " + want}, bashSummary(r)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -25,6 +25,16 @@ var builtins = map[string]func() tool.Tool{
 var defaultNames = []string{"Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read",
 	"TaskStop", "WebFetch", "WebSearch", "Write"}
 
+// onDemand are the built-in tools that tool search may defer: ones a task
+// needs now and then, whose definitions need not be in every request. The
+// set is the reference's deferred built-ins that agentloop has; the core
+// file and shell tools are always declared.
+var onDemand = map[string]bool{"NotebookEdit": true, "TaskStop": true, "WebFetch": true, "WebSearch": true}
+
+// OnDemand reports whether the built-in tool called name is one tool
+// search may defer (the session decides whether it does).
+func OnDemand(name string) bool { return onDemand[name] }
+
 // DefaultNames returns the names of the tools a session gets when it does
 // not choose its own.
 func DefaultNames() []string { return append([]string(nil), defaultNames...) }

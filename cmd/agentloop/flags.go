@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,7 @@ type config struct {
 	debugFile     string
 	excludeDyn    bool
 	mcp           mcpFlags // --mcp-config, --strict-mcp-config (mcpflags.go)
+	sdk           sdkFlags // the flags of sdkFlagDefs (sdkflags.go)
 	// warnings are problems with the command line that do not stop the
 	// run, such as unknown fields in --agents.
 	warnings []string
@@ -69,6 +71,7 @@ const (
 	kBool flagKind = iota
 	kString
 	kList
+	kOptional // a string that may be left out: set gets "" then
 )
 
 type flagDef struct {
@@ -136,7 +139,10 @@ var flagDefs = []flagDef{
 		c.maxTokens = n
 		return nil
 	}},
-	{[]string{"--system-prompt"}, kString, "replace the system prompt", str(func(c *config) *string { return &c.systemPrompt })},
+	{[]string{"--system-prompt"}, kString, "replace the system prompt", func(c *config, v string) error {
+		c.systemPrompt, c.sdk.emptySystemPrompt = v, v == ""
+		return nil
+	}},
 	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", str(func(c *config) *string { return &c.systemPromptF })},
 	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", str(func(c *config) *string { return &c.appendSystem })},
 	{[]string{"--exclude-dynamic-system-prompt-sections"}, kBool, "send the environment in the first user message, keeping the system prompt the same across sessions",
@@ -213,7 +219,14 @@ var flagDefs = []flagDef{
 	}},
 	{[]string{"--mcp-config"}, kString, `MCP servers as JSON, or a file of it: {"mcpServers": {"name": {"command": …}}}; repeatable`, (*config).addMCPConfig},
 	{[]string{"--strict-mcp-config"}, kBool, "use only the servers of --mcp-config, not .mcp.json", func(c *config, _ string) error { c.mcp.strict = true; return nil }},
-	{[]string{"--resume", "-r"}, kString, "resume the session with this id", str(func(c *config) *string { return &c.resume })},
+	{[]string{"--resume", "-r"}, kOptional, "resume the session with this id; without one, the most recent session of this directory (as --continue)", func(c *config, v string) error {
+		if v == "" {
+			c.cont = true
+			return nil
+		}
+		c.resume = v
+		return nil
+	}},
 	{[]string{"--continue", "-c"}, kBool, "continue the most recent session of this directory", func(c *config, _ string) error { c.cont = true; return nil }},
 	{[]string{"--fork-session"}, kBool, "with --resume or --continue: copy the session to a new id first", func(c *config, _ string) error { c.fork = true; return nil }},
 	{[]string{"--no-session-persistence"}, kBool, "do not write the session's transcript", func(c *config, _ string) error { c.noPersist = true; return nil }},
@@ -226,10 +239,10 @@ var flagDefs = []flagDef{
 }
 
 func lookupFlag(name string) *flagDef {
-	for i := range flagDefs {
-		for _, n := range flagDefs[i].names {
-			if n == name {
-				return &flagDefs[i]
+	for _, defs := range [][]flagDef{flagDefs, sdkFlagDefs} {
+		for i := range defs {
+			if slices.Contains(defs[i].names, name) {
+				return &defs[i]
 			}
 		}
 	}
@@ -263,13 +276,23 @@ func parseArgs(args []string) (*config, error) {
 			if hasValue {
 				return nil, fmt.Errorf("%w: %s takes no value", errUsage, name)
 			}
-			_ = def.set(c, "")
+			if err := def.set(c, ""); err != nil {
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
+			}
 			continue
 		case kString:
 			if !hasValue {
 				if i+1 >= len(args) {
 					return nil, fmt.Errorf("%w: %s needs a value", errUsage, name)
 				}
+				i++
+				value = args[i]
+			}
+			if err := def.set(c, value); err != nil {
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
+			}
+		case kOptional:
+			if !hasValue && i+1 < len(args) && !isFlag(args[i+1]) {
 				i++
 				value = args[i]
 			}
@@ -306,6 +329,9 @@ func parseArgs(args []string) (*config, error) {
 	}
 	if c.hasPrompt && c.promptFile != "" {
 		return nil, fmt.Errorf("%w: give the prompt as an argument or with --prompt-file, not both", errUsage)
+	}
+	if err := c.checkSDKFlags(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return c, nil
 }
@@ -344,16 +370,26 @@ func splitList(v string) []string {
 	return out
 }
 
+// writeFlags lists defs for --help.
+func writeFlags(b *strings.Builder, defs []flagDef) {
+	for _, d := range defs {
+		names := strings.Join(d.names, ", ")
+		switch d.kind {
+		case kString, kList:
+			names += " <value>"
+		case kOptional:
+			names += " [value]"
+		}
+		fmt.Fprintf(b, "  %-44s %s\n", names, d.help)
+	}
+}
+
 func usageText() string {
 	var b strings.Builder
 	b.WriteString("Usage: agentloop -p [options] [prompt]\n\nRuns an agent on the prompt (or standard input) and prints the result.\n\nOptions:\n")
-	for _, d := range flagDefs {
-		names := strings.Join(d.names, ", ")
-		if d.kind != kBool {
-			names += " <value>"
-		}
-		fmt.Fprintf(&b, "  %-44s %s\n", names, d.help)
-	}
+	writeFlags(&b, flagDefs)
+	b.WriteString("\nFlags the Agent SDKs pass (see docs/design.md, \"Wire protocol groundwork\"):\n")
+	writeFlags(&b, sdkFlagDefs)
 	b.WriteString("\nPiped input is the prompt; with a prompt argument it is added after it, on a new line.\n")
 	b.WriteString("\nEnvironment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (credentials), ANTHROPIC_BASE_URL (endpoint).\n")
 	b.WriteString("\nExit status: " + exitStatusText + "\n")

@@ -177,6 +177,9 @@ func (c *config) options() (*agentloop.Options, error) {
 		}
 		o.SystemPrompt = string(b)
 	}
+	if err := c.applySDKFlags(o); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 

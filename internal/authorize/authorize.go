@@ -21,6 +21,12 @@ type Call struct {
 	Alone bool
 	// AgentID names the subagent that made the call; "" for the main loop.
 	AgentID string
+	// RequiresUserInteraction marks a tool that needs a person on every
+	// call: only CanUseTool can allow it (see policy.go).
+	RequiresUserInteraction bool
+	// Policy is the tool's per-server permission policy: always_allow,
+	// always_ask, always_deny or "" (see policy.go).
+	Policy string
 }
 
 // Request is what the CanUseTool callback is asked.
@@ -98,10 +104,15 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 	if pre.UpdatedInput != nil {
 		o.Decided, o.Input = pre.UpdatedInput, pre.UpdatedInput
 	}
-	pcall := permission.Call{Tool: call.Name, Input: o.Decided, ReadOnly: call.ReadOnly}
-	switch pre.Decision {
-	case hooks.Deny:
+	pcall := permission.Call{Tool: call.Name, Input: o.Decided, ReadOnly: call.ReadOnly,
+		RequiresUserInteraction: call.needsPerson()}
+	switch {
+	case pre.Decision == hooks.Deny:
 		return o.deny("hook", "hook", pre.Message, true)
+	case call.Policy == PolicyDeny:
+		return o.deny("config", "rule", fmt.Sprintf("%s is denied by its MCP server's policy (always_deny).", call.Name), false)
+	}
+	switch pre.Decision {
 	case hooks.Defer:
 		return a.deferCall(call, pre, o)
 	case hooks.Ask:
@@ -111,12 +122,15 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 	case hooks.Allow:
 		// A hook's approval skips the mode and allow rules, never the deny
 		// and ask rules.
-		o.Checked = a.Checker.Decide(ctx, pcall)
-		if o.Checked.Behavior == permission.Allow || o.Checked.ReasonType != permission.ReasonRule {
+		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
+		if o.Checked.Behavior == permission.Allow || (o.Checked.ReasonType != permission.ReasonRule && !pcall.RequiresUserInteraction) {
 			return o.allow("hook", "hook")
 		}
 	default:
-		o.Checked = a.Checker.Decide(ctx, pcall)
+		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
+	}
+	if call.policyAllows(o.Checked) {
+		return o.allow("config", permission.ReasonRule)
 	}
 	switch o.Checked.Behavior {
 	case permission.Allow:
@@ -158,6 +172,10 @@ func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
 	var pr hooks.PermissionRequestResult
 	if a.PermissionRequest != nil {
 		pr = a.PermissionRequest(ctx, call, o.Decided, suggestions)
+	}
+	if pr.Decision == hooks.Allow && call.RequiresUserInteraction {
+		a.diag(fmt.Sprintf("a PermissionRequest hook allowed the %s call %s, but the tool requires user interaction: the hook's allow is not honoured and the call goes to the permission callback", call.Name, call.ID))
+		pr = hooks.PermissionRequestResult{}
 	}
 	switch pr.Decision {
 	case hooks.Allow:

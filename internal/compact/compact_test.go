@@ -169,6 +169,13 @@ func TestMemoryInstructions(t *testing.T) {
 	if diff := cmp.Diff(want, MemoryInstructions(md)); diff != "" {
 		t.Errorf("instructions (-want +got):\n%s", diff)
 	}
+	// As the CLAUDE.md block renders files: a section ends with its file,
+	// and the frame lines around the files are not part of it.
+	block := "<system-reminder>\nIntro.\n\nContents of /p/CLAUDE.md (project instructions, checked into the codebase):\n\n## Summary instructions\nKeep RULE-7.\n\n" +
+		"Contents of /p/CLAUDE.local.md (user's private project instructions, not checked in):\n\nUnrelated local note.\n</system-reminder>"
+	if diff := cmp.Diff("## Summary instructions\nKeep RULE-7.", MemoryInstructions(block)); diff != "" {
+		t.Errorf("instructions from a rendered block (-want +got):\n%s", diff)
+	}
 	if got := MemoryInstructions("# Rules\nNo summaries here? no heading.\n"); got != "" {
 		t.Errorf("instructions from a file without such a section: %q", got)
 	}

@@ -121,19 +121,23 @@ func SummaryText(summary string, auto bool) string {
 }
 
 // Command recognises the slash commands that reach the loop as a prompt:
-// name is "compact" or "clear" and args the rest of the line(s) after the
-// name, trimmed; ok is false for any other text. The command must be the
+// name is "compact" or "clear" (also for its aliases "/reset" and "/new")
+// and args the rest of the line(s) after the name, trimmed; ok is false
+// for any other text. The command must be the
 // whole prompt: "/compact focus on the tests" is a command, "please
 // /compact" is not.
 func Command(prompt string) (name, args string, ok bool) {
 	p := strings.TrimSpace(prompt)
-	for _, n := range []string{"compact", "clear"} {
+	for _, n := range []string{"compact", "clear", "reset", "new"} {
 		rest, found := strings.CutPrefix(p, "/"+n)
 		if !found {
 			continue
 		}
 		if rest != "" && !strings.ContainsAny(rest[:1], " \t\r\n") {
-			continue // "/compactly", "/clearer"
+			continue // "/compactly", "/clearer", "/newline"
+		}
+		if n == "reset" || n == "new" {
+			n = "clear"
 		}
 		return n, strings.TrimSpace(rest), true
 	}
@@ -155,6 +159,10 @@ func MemoryInstructions(memory string) string {
 		if strings.HasPrefix(t, "```") {
 			fenced = !fenced
 		}
+		if !fenced && memoryFrame(t) {
+			level = 0 // a section ends with its file
+			continue
+		}
 		if h := headingLevel(t); h > 0 && !fenced {
 			if level > 0 && h <= level {
 				level = 0
@@ -169,6 +177,14 @@ func MemoryInstructions(memory string) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// memoryFrame reports the lines the CLAUDE.md block puts around the files'
+// texts: the "Contents of <path> (<kind>):" line that opens each file and
+// the closing tag of the block. They are not instructions.
+func memoryFrame(line string) bool {
+	return line == "</system-reminder>" || line == "<system-reminder>" ||
+		strings.HasPrefix(line, "Contents of ") && strings.HasSuffix(line, "):")
 }
 
 // headingLevel is the level of an ATX markdown heading ("## x" is 2), or 0.

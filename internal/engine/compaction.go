@@ -27,11 +27,15 @@ const DefaultContextWindow = 200_000
 const CompactedText = "Conversation compacted"
 
 // Compaction configures compaction. A nil Config.Compaction turns it off
-// altogether (subagents run without it): no automatic compaction, and
-// "/compact" and "/clear" are ordinary prompts.
+// altogether: no automatic compaction, and "/compact" and "/clear" are
+// ordinary prompts.
 type Compaction struct {
 	// Disabled turns automatic compaction off; /compact still works.
 	Disabled bool
+	// NoCommands makes "/compact" and "/clear" ordinary prompts while
+	// automatic compaction stays as Disabled says: a subagent's prompt is
+	// the model's text, never a command of the user's.
+	NoCommands bool
 	// Window is the context window to stay within, in tokens; 0 means
 	// the model's (pricing's table, else DefaultContextWindow). The
 	// threshold is AutoCompactThreshold of it.
@@ -46,9 +50,18 @@ type Compaction struct {
 	PreCompact func(ctx context.Context, trigger string, custom *string) (blocked bool, reason string)
 	// PostCompact runs after each compaction with the summary.
 	PostCompact func(ctx context.Context, trigger, summary string)
+	// Compacted runs after each compaction, after PostCompact and before
+	// the compacted history is recorded and emitted (SessionStart with
+	// source compact). The texts it returns reach the model at the start
+	// of the compacted history, each wrapped as a system reminder.
+	Compacted func(ctx context.Context, trigger string) []string
 	// Cleared runs after "/clear" emptied the history and reset the
-	// totals.
-	Cleared func(ctx context.Context)
+	// totals: it starts the new conversation (a new session id, say) and
+	// returns the message that announces it, nil for none. The loop
+	// emits that message, then calls AfterClear.
+	Cleared func(ctx context.Context) message.Message
+	// AfterClear runs once the new conversation is announced.
+	AfterClear func(ctx context.Context)
 }
 
 // contextMark is what the session knows of its context size: base tokens
@@ -128,7 +141,7 @@ func (r *run) autoCompact() (ending, bool) {
 // manualCommand runs "/compact" and "/clear" prompts; ok is false for any
 // other prompt.
 func (r *run) manualCommand(prompt []model.Content) (ending, bool) {
-	if r.s.cfg.Compaction == nil || len(prompt) != 1 || prompt[0].Type != model.TypeText {
+	if c := r.s.cfg.Compaction; c == nil || c.NoCommands || len(prompt) != 1 || prompt[0].Type != model.TypeText {
 		return ending{}, false
 	}
 	name, args, ok := compact.Command(prompt[0].Text)
@@ -139,8 +152,16 @@ func (r *run) manualCommand(prompt []model.Content) (ending, bool) {
 	if name == "clear" {
 		r.s.clear()
 		r.spentAtStart = 0
-		if f := r.s.cfg.Compaction.Cleared; f != nil {
-			f(r.ctx)
+		c := r.s.cfg.Compaction
+		if c.Cleared != nil {
+			if m := c.Cleared(r.ctx); m != nil {
+				if !r.send(m) {
+					return ending{err: ErrStopped}, true
+				}
+			}
+		}
+		if c.AfterClear != nil {
+			c.AfterClear(r.ctx)
 		}
 		return finish(r.commandResult("")), true
 	}
@@ -180,8 +201,9 @@ func (s *Session) clear() {
 	s.totals.mu.Unlock()
 }
 
-// compactNow compacts the history: PreCompact, the summary request, the
-// boundary and summary in the stream and the record, PostCompact. done is
+// compactNow compacts the history: PreCompact, the summary request,
+// PostCompact and Compacted, the boundary and summary in the stream and
+// the record. done is
 // set (with the ending) when the run must end.
 func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	s, c := r.s, r.s.cfg.Compaction
@@ -204,7 +226,15 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	modelID := s.Model()
 	window, threshold := s.compactWindow(modelID)
 	pre := s.contextEstimate()
-	older, kept := compact.Split(s.history, threshold/5)
+	// An automatic compaction keeps the most recent exchanges verbatim, up
+	// to a fifth of the threshold; a manual one (/compact) summarises the
+	// whole conversation, as the user asked for the context to shrink and a
+	// fifth of the threshold can be more than the conversation holds.
+	keep := threshold / 5
+	if trigger == compact.TriggerManual {
+		keep = 0
+	}
+	older, kept := compact.Split(s.history, keep)
 	customText := ""
 	if custom != nil {
 		customText = *custom
@@ -246,30 +276,43 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 		return finish(res), true
 	}
 	summary := resp.Text()
+	if c.PostCompact != nil {
+		c.PostCompact(r.ctx, trigger, summary)
+	}
+	opening := append([]model.Content(nil), s.cfg.OpeningContext...)
+	if c.Compacted != nil {
+		for _, t := range c.Compacted(r.ctx, trigger) {
+			opening = append(opening, model.TextBlock(reminder(t)))
+		}
+	}
 	head := append([]model.Content{model.TextBlock(compact.SummaryText(summary, trigger == compact.TriggerAuto))},
-		s.cfg.OpeningContext...)
+		opening...)
 	s.history = compact.Compacted(head, kept)
 	s.ctxMark = contextMark{}
 	s.totals.mu.Lock()
 	s.totals.last = nil
 	s.totals.mu.Unlock()
 	post := s.contextEstimate()
-	boundary := &message.System{Subtype: message.SubtypeCompactBoundary, SessionID: s.cfg.Env.SessionID,
-		UUID: s.cfg.NewID(), Data: map[string]json.RawMessage{"compact_metadata": mustJSON(map[string]any{
-			"trigger": trigger, "pre_tokens": pre, "post_tokens": post,
-			"duration_ms": s.cfg.Now().Sub(start).Milliseconds()})}}
-	r.record(boundary)
 	summaryMsg := r.userMessage([]model.Content{head[0]}, true)
-	r.record(summaryMsg)
-	if len(s.cfg.OpeningContext) > 0 {
-		r.record(r.userMessage(append([]model.Content(nil), s.cfg.OpeningContext...), true))
+	after := []message.Message{summaryMsg} // recorded after the boundary
+	if len(opening) > 0 {
+		after = append(after, r.userMessage(opening, true))
 	}
-	r.recordKept(kept)
+	anchor := len(after) - 1
+	after = append(after, r.keptCopies(kept)...)
+	metadata := map[string]any{"trigger": trigger, "pre_tokens": pre, "post_tokens": post,
+		"duration_ms": s.cfg.Now().Sub(start).Milliseconds()}
+	if seg := preservedSegment(after, anchor); seg != nil {
+		metadata["preserved_segment"] = seg
+	}
+	boundary := &message.System{Subtype: message.SubtypeCompactBoundary, SessionID: s.cfg.Env.SessionID,
+		UUID: s.cfg.NewID(), Data: map[string]json.RawMessage{"compact_metadata": mustJSON(metadata)}}
+	r.record(boundary)
+	for _, m := range after {
+		r.record(m)
+	}
 	if !r.send(boundary) || !r.send(summaryMsg) {
 		return ending{err: ErrStopped}, true
-	}
-	if c.PostCompact != nil {
-		c.PostCompact(r.ctx, trigger, summary)
 	}
 	if !r.sendStatus(message.Status{}, "success") {
 		return ending{err: ErrStopped}, true
@@ -277,27 +320,57 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	return ending{}, false
 }
 
-// recordKept records the messages kept after a compaction again, after
-// the summary, so that a transcript read back (which starts at the
-// boundary) gives the compacted history. They are not emitted: the
-// stream showed them when they were new.
-func (r *run) recordKept(kept []model.Message) {
+// keptCopies are the messages kept after a compaction as they are
+// recorded again, after the summary, so that a transcript read back (which
+// starts at the boundary) gives the compacted history; none without
+// Config.Record. They are not emitted: the stream showed them when they
+// were new.
+func (r *run) keptCopies(kept []model.Message) []message.Message {
 	if r.s.cfg.Record == nil {
-		return
+		return nil
 	}
+	var out []message.Message
 	for _, m := range kept {
 		blocks := append([]model.Content(nil), m.Content...)
 		if m.Role == "user" {
-			r.record(r.userMessage(blocks, true))
+			out = append(out, r.userMessage(blocks, true))
 			continue
 		}
-		r.record(&message.Assistant{
+		out = append(out, &message.Assistant{
 			Message: message.APIMessage{ID: "msg_" + r.s.cfg.NewID(), Type: "message", Role: "assistant",
 				Model: r.s.Model(), Content: blocks, ContextManagement: nullJSON},
 			ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
 			UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(),
 		})
 	}
+	return out
+}
+
+// preservedSegment is compact_metadata's preserved_segment for the
+// messages recorded after a boundary: after[anchor] is the last of the
+// summary and opening-context lines, and the kept copies follow it. It
+// names the first kept copy (head_uuid), the last (tail_uuid) and the
+// line the first one follows (anchor_uuid); nil when nothing was kept
+// (or nothing is recorded). The copies are recorded in order right after
+// the anchor, so the transcript's parentUuid chain already runs anchor →
+// head → … → tail: a loader that splices the segment at its anchor finds
+// it in place.
+func preservedSegment(after []message.Message, anchor int) map[string]string {
+	if anchor < 0 || len(after) <= anchor+1 {
+		return nil
+	}
+	return map[string]string{"anchor_uuid": messageUUID(after[anchor]),
+		"head_uuid": messageUUID(after[anchor+1]), "tail_uuid": messageUUID(after[len(after)-1])}
+}
+
+func messageUUID(m message.Message) string {
+	switch m := m.(type) {
+	case *message.User:
+		return m.UUID
+	case *message.Assistant:
+		return m.UUID
+	}
+	return ""
 }
 
 // sendStatus emits a system/status message when partial messages are on;

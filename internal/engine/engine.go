@@ -160,6 +160,10 @@ type Session struct {
 	pendingInterrupted bool
 	// ctxMark is the context size the API last reported (compaction.go).
 	ctxMark contextMark
+	// heldContext is what PromptSubmit added for a built-in command's
+	// prompt ("/compact", "/clear"), which sends nothing to the model:
+	// it goes with the next prompt that does.
+	heldContext []model.Content
 	// changes are tool set changes waiting for the next request
 	// (toolset.go).
 	changes toolChanges
@@ -336,12 +340,16 @@ func (r *run) loop(promptIn []model.Content) ending {
 	if e, done := r.resumeDeferred(); done {
 		return e
 	}
-	if e, done := r.manualCommand(promptIn); done {
-		return e
-	}
 	prompt, context, res := r.submitPrompt(promptIn)
 	if res != nil {
 		return finish(res)
+	}
+	if e, done := r.manualCommand(prompt); done {
+		s.heldContext = append(s.heldContext, context...)
+		return e
+	}
+	if len(s.heldContext) > 0 {
+		context, s.heldContext = append(s.heldContext, context...), nil
 	}
 	r.commitPrompt(prompt, context)
 	for {

@@ -12,9 +12,11 @@ import (
 // besides authorisation (which is Config.Authorize). Any field may be nil.
 // They run on the loop's goroutine.
 type HookPoints struct {
-	// PromptSubmit sees each prompt before it is sent. It may add text for
-	// the model next to the prompt, block the prompt (it is dropped and the
-	// run ends, showing reason), or halt.
+	// PromptSubmit sees each prompt before it is sent, before it is
+	// taken for a built-in command ("/compact", "/clear"). It may add
+	// text for the model next to the prompt, replace the prompt's text
+	// (a slash command's expansion), block the prompt (it is dropped and
+	// the run ends, showing reason), or halt.
 	PromptSubmit func(ctx context.Context, prompt string) PromptVerdict
 	// AfterTool sees each executed call's output and may change it, add
 	// context for the model, or halt the run after this reply's tools.
@@ -28,6 +30,8 @@ type HookPoints struct {
 // PromptVerdict is what PromptSubmit decided.
 type PromptVerdict struct {
 	Context []string // added for the model next to the prompt
+	// Replace, when set, is the text sent in place of the prompt.
+	Replace *string
 	Blocked bool
 	Reason  string
 	Halt    *Halt
@@ -84,6 +88,9 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Con
 		res.TerminalReason = message.TerminalHookStopped
 		res.StopReason = nil
 		return nil, nil, res
+	}
+	if v.Replace != nil {
+		prompt = []model.Content{model.TextBlock(*v.Replace)}
 	}
 	var context []model.Content
 	for _, c := range v.Context {

@@ -14,8 +14,8 @@ type Command struct {
 	Name         string
 	Description  string
 	ArgumentHint string
-	// AllowedTools and Model are read for completeness; the session
-	// reports that it does not honour them.
+	// AllowedTools are permission rules in force while the command's
+	// prompt runs; Model is the model of that run ("" for the session's).
 	AllowedTools []string
 	Model        string
 	Path         string

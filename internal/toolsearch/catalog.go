@@ -31,6 +31,7 @@ type entry struct {
 	name  string   // lower case
 	words []string // name split into words, lower case
 	desc  string   // lower case
+	hint  string   // the search hint, lower case
 }
 
 // NewCatalog returns a catalog of the deferred tools, in the given order;
@@ -49,7 +50,7 @@ func (c *Catalog) add(deferred []tool.Info) {
 		}
 		c.index[in.Name] = len(c.tools)
 		c.tools = append(c.tools, entry{info: in, name: strings.ToLower(in.Name),
-			words: nameWords(in.Name), desc: strings.ToLower(in.Description)})
+			words: nameWords(in.Name), desc: strings.ToLower(in.Description), hint: strings.ToLower(in.SearchHint)})
 	}
 }
 
@@ -116,10 +117,13 @@ func (c *Catalog) Lookup(name string) (tool.Info, bool) {
 // match ignoring case), in the order named, and max does not apply.
 //
 // Any other query is keywords, matched ignoring case against the tools'
-// names and descriptions and ranked: a word equal to the whole name
-// counts most, then one equal to a word of the name (names split at "_",
-// "-", "." and lower-to-upper case changes), then one found inside the
-// name, then a word of the description, then text inside the description.
+// names, search hints (tool.Info.SearchHint) and descriptions, and ranked
+// by the sum of three scores. In the name, a keyword equal to the whole
+// name counts 12, one equal to a word of the name (names split at "_",
+// "-", "." and lower-to-upper case changes) 8, one found inside the name
+// 4. In the search hint, a word of the hint counts 4 and text inside it
+// 2: a hint is written for searching, so it counts more than the
+// description, where a word counts 2 and text inside it 1.
 // A keyword written "+word" is required: tools without it are left out.
 // Ties keep catalog order. At most max tools are returned; max <= 0
 // means DefaultMaxResults.
@@ -216,6 +220,13 @@ func (e *entry) score(t string) int {
 		s += 4
 	}
 	switch {
+	case e.hint == "":
+	case slices.Contains(strings.FieldsFunc(e.hint, notWordRune), t):
+		s += 4
+	case strings.Contains(e.hint, t):
+		s += 2
+	}
+	switch {
 	case slices.Contains(strings.FieldsFunc(e.desc, notWordRune), t):
 		s += 2
 	case strings.Contains(e.desc, t):
@@ -260,4 +271,18 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 		return s[len(prefix):], true
 	}
 	return s, false
+}
+
+// Infos returns the deferred tools' definitions in catalog order.
+func (c *Catalog) Infos() []tool.Info {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]tool.Info, len(c.tools))
+	for i, e := range c.tools {
+		out[i] = e.info
+	}
+	return out
 }

@@ -111,8 +111,8 @@ func readDefinitions(text string, c *Catalog, into map[string]bool) {
 
 // Announcement is the system text that tells the model which tools are
 // deferred and how to load them. It lists every deferred tool, loaded or
-// not, so that it stays the same for the whole session (and the prompt
-// cache with it).
+// not, one [ListLine] each, so that it stays the same for the whole
+// session (and the prompt cache with it).
 func Announcement(c *Catalog) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Deferred tools: the %d tools named below can be used, but their definitions are not loaded yet. "+
@@ -121,9 +121,9 @@ func Announcement(c *Catalog) string {
 		"The result shows each tool's definition, and the tool is declared like the others from then on.\n",
 		c.Len(), ToolName, SelectPrefix+"<name>[,<name>...]")
 	b.WriteString("<deferred-tools>")
-	for _, n := range c.Names() {
+	for _, in := range c.Infos() {
 		b.WriteByte('\n')
-		b.WriteString(n)
+		b.WriteString(ListLine(in))
 	}
 	b.WriteString("\n</deferred-tools>")
 	return b.String()
@@ -142,4 +142,23 @@ func Note(in tool.Info) string {
 	return fmt.Sprintf("Note: %s is a deferred tool and its definition was not loaded, so it was called without its schema. "+
 		"Its input schema is: %s\nLoad it with %s (query %q) before calling it again.",
 		in.Name, schema, ToolName, SelectPrefix+in.Name)
+}
+
+// MaxHintChars bounds the search hint shown in a deferred tool's line; a
+// longer hint is cut (it still counts whole in searches).
+const MaxHintChars = 200
+
+// ListLine is a deferred tool's line in the list of deferred tools: its
+// name, then ": " and its search hint when it has one, the hint on one
+// line (runs of white space made one space) and at most MaxHintChars
+// characters long.
+func ListLine(in tool.Info) string {
+	hint := strings.Join(strings.Fields(in.SearchHint), " ")
+	if hint == "" {
+		return in.Name
+	}
+	if r := []rune(hint); len(r) > MaxHintChars {
+		hint = string(r[:MaxHintChars-1]) + "…"
+	}
+	return in.Name + ": " + hint
 }

@@ -4,12 +4,12 @@
 // reads back from a history which deferred tools have been loaded
 // ([Loaded]).
 //
-// The catalog is immutable once built, so it needs no locking: whether a
-// tool is loaded is a function of the conversation (a ToolSearch result
-// that carries its definition), not of state kept beside it. A resumed
-// session therefore declares the same tools it did before, and a
-// compaction that summarises a ToolSearch result away unloads the tools it
-// loaded, as the reference does.
+// Whether a tool is loaded is a function of the conversation (a
+// ToolSearch result that carries its definition), not of state kept
+// beside it; the catalog itself changes only when the session's tools do
+// (Catalog.Replace). A resumed session therefore declares the same tools
+// it did before, and a compaction that summarises a ToolSearch result away
+// unloads the tools it loaded, as the reference does.
 package toolsearch
 
 import (
@@ -78,9 +78,16 @@ func ParseMode(s string) (Mode, error) {
 // Plan returns the tools of infos that the session defers under m, in the
 // order given: none when m is off or no tool is deferrable
 // (tool.Info.Deferrable); otherwise all the deferrable ones, except that in
-// auto mode they stay declared while their definitions add up to less than
-// AutoPercent of contextWindow tokens (estimated as four characters a
-// token). A tool named ToolName is never deferred.
+// auto mode they stay declared unless their definitions together reach
+// AutoPercent of contextWindow tokens. A tool named ToolName is never
+// deferred.
+//
+// The size of the definitions is estimated, not counted with a
+// tokenizer: the bytes of each deferrable tool's name, description,
+// search hint and input schema (as given, JSON bytes), added up and divided
+// by four, the rule of thumb for English and JSON that agentloop uses
+// elsewhere too. Auto mode defers when size/4 >= contextWindow*AutoPercent/100.
+// An unknown context window (zero) counts as reached.
 func Plan(m Mode, infos []tool.Info, contextWindow int64) []tool.Info {
 	if m.Off {
 		return nil
@@ -90,11 +97,17 @@ func Plan(m Mode, infos []tool.Info, contextWindow int64) []tool.Info {
 	for _, in := range infos {
 		if in.Deferrable() && in.Name != ToolName {
 			out = append(out, in)
-			size += len(in.Name) + len(in.Description) + len(in.InputSchema)
+			size += DefinitionSize(in)
 		}
 	}
 	if m.AutoPercent > 0 && contextWindow > 0 && int64(size/4)*100 < contextWindow*int64(m.AutoPercent) {
 		return nil
 	}
 	return out
+}
+
+// DefinitionSize is the size in bytes that [Plan] counts for
+// a tool's definition: name, description, search hint and input schema.
+func DefinitionSize(in tool.Info) int {
+	return len(in.Name) + len(in.Description) + len(in.SearchHint) + len(in.InputSchema)
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/vocab"
+)
+
+// sdkFlags are the fields of config set by the flags of sdkFlagDefs.
+type sdkFlags struct {
+	inputFormat       string // --input-format: "text" (the only one read so far)
+	thinkingDisplay   string // --thinking-display
+	skipPermissions   bool   // --dangerously-skip-permissions
+	appendSystemFile  string // --append-system-prompt-file
+	permissionPrompts string // --permission-prompts: host or none
+	emptySystemPrompt bool   // --system-prompt "" (the Python SDK's default)
+}
+
+// sdkFlagDefs are the flags the official Agent SDKs put on the command
+// line when they spawn their engine (wire-protocol.md §3), beyond the
+// ones of flagDefs. Each is either honoured, refused with an error that
+// names it (its feature is missing and running without it would do
+// something else than asked), or accepted with a warning on stderr (its
+// feature is missing but running without it changes nothing the caller
+// relies on). None is ignored in silence. docs/design.md, "Wire protocol
+// groundwork", lists the decisions.
+var sdkFlagDefs = []flagDef{
+	{[]string{"--input-format"}, kString, "text (the default); stream-json is not supported yet", func(c *config, v string) error {
+		switch v {
+		case "text":
+			c.sdk.inputFormat = v
+			return nil
+		case "stream-json":
+			return errors.New("--input-format stream-json is not supported yet: agentloop reads its prompt as text")
+		}
+		return fmt.Errorf("--input-format %q: want text or stream-json", v)
+	}},
+	{[]string{"--thinking-display"}, kString, vocab.ThinkingDisplays.Want() + " (with --thinking adaptive or --max-thinking-tokens)", func(c *config, v string) error {
+		d, err := vocab.ParseThinkingDisplay(v)
+		if err != nil {
+			return fmt.Errorf("--thinking-display: %w", err)
+		}
+		c.sdk.thinkingDisplay = string(d)
+		return nil
+	}},
+	{[]string{"--dangerously-skip-permissions"}, kBool, "the same as --permission-mode bypassPermissions", func(c *config, _ string) error {
+		c.sdk.skipPermissions = true
+		return nil
+	}},
+	{[]string{"--allow-dangerously-skip-permissions"}, kBool, "allow switching to bypassPermissions (always allowed here)", func(*config, string) error { return nil }},
+	{[]string{"--append-system-prompt-file"}, kString, "add a file's text to the system prompt", str(func(c *config) *string { return &c.sdk.appendSystemFile })},
+	{[]string{"--permission-prompts"}, kString, "host or none: calls that need approval are refused without asking either way in print mode", func(c *config, v string) error {
+		switch v {
+		case "host", "none":
+			c.sdk.permissionPrompts = v
+			return nil
+		}
+		return fmt.Errorf("--permission-prompts %q: want host or none", v)
+	}},
+
+	// Refused: without the feature the run would not be the one asked for.
+	{[]string{"--permission-prompt-tool"}, kString, "not supported yet", unsupported("--permission-prompt-tool", "permission prompts cannot be sent to the host or to an MCP tool")},
+	{[]string{"--agent"}, kString, "not supported yet", unsupported("--agent", "the main thread cannot run as a named agent")},
+	{[]string{"--task-budget"}, kString, "not supported yet", unsupported("--task-budget", "task budgets are not sent to the API")},
+	{[]string{"--plugin-dir"}, kString, "not supported yet", unsupported("--plugin-dir", "plugins are not loaded")},
+	{[]string{"--plugin-dir-no-mcp"}, kString, "not supported yet", unsupported("--plugin-dir-no-mcp", "plugins are not loaded")},
+	{[]string{"--resume-session-at"}, kString, "not supported yet", unsupported("--resume-session-at", "a resumed session cannot be cut at a message")},
+	{[]string{"--resume-drops-turn"}, kString, "not supported yet", unsupported("--resume-drops-turn", "a resumed session cannot be cut at a message")},
+	{[]string{"--session-mirror"}, kBool, "not supported yet", unsupported("--session-mirror", "transcript_mirror frames are not written")},
+	{[]string{"--project-config-root"}, kString, "not supported yet", unsupported("--project-config-root", "project settings are read from the working directory only")},
+	{[]string{"--managed-settings"}, kString, "not supported yet", unsupported("--managed-settings", "managed settings come only from the managed-settings file")},
+
+	// Accepted with a warning: nothing the caller relies on is lost.
+	{[]string{"--await-initialize"}, kBool, "ignored, with a warning", ignored("--await-initialize", "it only matters with --input-format stream-json")},
+	{[]string{"--initialize-fields"}, kList, "ignored, with a warning", ignored("--initialize-fields", "it only matters with --input-format stream-json")},
+	{[]string{"--managed-settings-in-initialize"}, kBool, "ignored, with a warning", ignored("--managed-settings-in-initialize", "it only matters with --input-format stream-json")},
+	{[]string{"--replay-user-messages"}, kBool, "ignored, with a warning", ignored("--replay-user-messages", "it only matters with --input-format stream-json")},
+	{[]string{"--betas"}, kList, "ignored, with a warning", ignored("--betas", "beta headers are not sent")},
+	{[]string{"--forward-subagent-text"}, kBool, "ignored, with a warning", ignored("--forward-subagent-text", "subagent text is not forwarded to the output")},
+	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
+	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
+}
+
+// envFileCheckpointing is set by the TypeScript SDK when its caller asks
+// for file checkpointing (enableFileCheckpointing). The other variables
+// the SDKs set (CLAUDE_CODE_ENTRYPOINT, CLAUDE_AGENT_SDK_VERSION,
+// CLAUDE_CODE_SDK_READS_SESSION_STATE, …) ask for nothing a text-input
+// run could do differently.
+const envFileCheckpointing = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
+
+// errUnsupported marks a flag whose feature agentloop does not have yet.
+var errUnsupported = errors.New("not supported yet")
+
+// unsupported is the setter of a flag that is refused: the error names
+// the flag and says what is missing.
+func unsupported(name, why string) func(*config, string) error {
+	return func(*config, string) error {
+		return fmt.Errorf("%s is %w: %s", name, errUnsupported, why)
+	}
+}
+
+// ignored is the setter of a flag that is accepted and not honoured: it
+// adds one warning, however often the flag is given.
+func ignored(name, why string) func(*config, string) error {
+	return func(c *config, _ string) error {
+		w := fmt.Sprintf("%s is ignored: %s", name, why)
+		if !slices.Contains(c.warnings, w) {
+			c.warnings = append(c.warnings, w)
+		}
+		return nil
+	}
+}
+
+// checkSDKFlags checks the flags of sdkFlagDefs against the others once
+// the whole command line is read.
+func (c *config) checkSDKFlags() error {
+	if c.sdk.skipPermissions {
+		if c.mode != "" && c.mode != string(vocab.PermissionBypass) {
+			return fmt.Errorf("--dangerously-skip-permissions and --permission-mode %s contradict each other", c.mode)
+		}
+		c.mode = string(vocab.PermissionBypass)
+	}
+	if c.sdk.appendSystemFile != "" && c.appendSystem != "" {
+		return errors.New("give --append-system-prompt or --append-system-prompt-file, not both")
+	}
+	if os.Getenv(envFileCheckpointing) == "true" {
+		c.warnings = append(c.warnings, envFileCheckpointing+" is ignored: file checkpointing is not supported yet")
+	}
+	if c.sdk.emptySystemPrompt && c.systemPromptF == "" {
+		c.warnings = append(c.warnings, `--system-prompt "" is ignored: an empty system prompt is not supported yet, so agentloop's own prompt is used`)
+	}
+	if c.sdk.thinkingDisplay != "" && c.thinking != string(vocab.ThinkingAdaptive) && c.maxThinking == 0 {
+		c.warnings = append(c.warnings, "--thinking-display is ignored: it goes with --thinking adaptive or --max-thinking-tokens")
+	}
+	return nil
+}
+
+// applySDKFlags sets the options of the flags of sdkFlagDefs; o already
+// holds those of the others.
+func (c *config) applySDKFlags(o *agentloop.Options) error {
+	if c.sdk.appendSystemFile != "" {
+		b, err := os.ReadFile(c.sdk.appendSystemFile)
+		if err != nil {
+			return fmt.Errorf("reading the --append-system-prompt-file file: %w", err)
+		}
+		o.AppendSystemPrompt = string(b)
+	}
+	if d := c.sdk.thinkingDisplay; d != "" {
+		switch {
+		case o.Thinking != nil && o.Thinking.Type == agentloop.ThinkingAdaptive:
+			o.Thinking.Display = d
+		case o.MaxThinkingTokens > 0:
+			o.Thinking = &agentloop.ThinkingConfig{Type: agentloop.ThinkingEnabled, BudgetTokens: o.MaxThinkingTokens, Display: d}
+			o.MaxThinkingTokens = 0
+		}
+	}
+	return nil
+}
