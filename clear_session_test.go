@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/message"
+	sessions "github.com/agentloop/agentloop/session"
 )
 
 // sessionHookLog records SessionStart and SessionEnd hooks with the
@@ -202,5 +203,44 @@ func TestConversationResetJSON(t *testing.T) {
 	}
 	if r, ok := back.(*message.ConversationReset); !ok || *r != *m {
 		t.Errorf("decoded %#v", back)
+	}
+}
+
+// TestClearWithSessionStore: with a SessionStore, the conversation after
+// /clear is mirrored under the new id's key, the one before stays under
+// the old key.
+func TestClearWithSessionStore(t *testing.T) {
+	cwd, configDir := compactSetup(t)
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("Old answer."), agentlooptest.Text("New answer."))
+	opts := compactOptions(t, srv, cwd, configDir, 0)
+	store := sessions.NewMemoryStore()
+	opts.SessionStore = store
+	c, err := agentloop.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := c.SessionID()
+	for _, p := range []string{"OLD-STORED", "/clear", "NEW-STORED"} {
+		if _, err := c.Query(context.Background(), p).Result(); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	nid := c.SessionID()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := func(id string) string {
+		entries, err := store.Load(context.Background(), sessions.Key{ProjectKey: sessions.ProjectKey(cwd), SessionID: id})
+		if err != nil {
+			t.Fatalf("store load %s: %v", id, err)
+		}
+		b, _ := json.Marshal(entries)
+		return string(b)
+	}
+	if o := text(old); !strings.Contains(o, "OLD-STORED") || strings.Contains(o, "NEW-STORED") {
+		t.Errorf("old key holds %.300s", o)
+	}
+	if n := text(nid); !strings.Contains(n, "NEW-STORED") || strings.Contains(n, "OLD-STORED") {
+		t.Errorf("new key holds %.300s", n)
 	}
 }

@@ -241,3 +241,39 @@ func TestSupportedCommands(t *testing.T) {
 		t.Errorf("pdf %+v", p)
 	}
 }
+
+// TestBuiltinCommandContextHeld: what UserPromptSubmit adds for a
+// built-in command, which sends nothing to the model, goes with the next
+// prompt that does.
+func TestBuiltinCommandContextHeld(t *testing.T) {
+	cwd, configDir := compactSetup(t)
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("Hello."), agentlooptest.Text("SUMMARY: greeted."), agentlooptest.Text("Next."))
+	opts := compactOptions(t, srv, cwd, configDir, 0)
+	opts.Hooks = map[hooks.Event][]hooks.Matcher{hooks.UserPromptSubmit: {{Hooks: []hooks.Callback{
+		func(ctx context.Context, in hooks.Input, _ string) (hooks.Output, error) {
+			if strings.HasPrefix(in.(hooks.UserPromptSubmitInput).Prompt, "/compact") {
+				return hooks.Output{HookSpecificOutput: &hooks.HookSpecificOutput{AdditionalContext: "CTX-HELD"}}, nil
+			}
+			return hooks.Output{}, nil
+		}}}}}
+	c, err := agentloop.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{"hello", "/compact", "next"} {
+		if _, err := c.Query(context.Background(), p).Result(); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || !isSummary(reqs[1]) {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if strings.Contains(allUserText(reqs[1]), "CTX-HELD") {
+		t.Error("the held context went into the summary request")
+	}
+	if n := strings.Count(allUserText(reqs[2]), "CTX-HELD"); n != 1 {
+		t.Errorf("the next prompt carries the held context %d times, want 1", n)
+	}
+}

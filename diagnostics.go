@@ -67,19 +67,20 @@ func (g *diagnostics) add(tag, text string) {
 		return
 	}
 	d := Diagnostic{Tag: tag, Text: text}
-	if g.logger != nil {
-		g.logger.LogAttrs(context.Background(), slog.LevelWarn, text,
-			slog.String("tag", tag), slog.String("session_id", g.sessionID))
-	}
 	g.mu.Lock()
+	id := g.sessionID // /clear changes it (clear_session.go)
 	g.all = append(g.all, d)
 	notify := g.notify
 	if notify == nil {
 		g.pending = append(g.pending, d)
 	}
 	g.mu.Unlock()
+	if g.logger != nil {
+		g.logger.LogAttrs(context.Background(), slog.LevelWarn, text,
+			slog.String("tag", tag), slog.String("session_id", id))
+	}
 	if notify != nil {
-		notify(informational(g.sessionID, d))
+		notify(informational(id, d))
 	}
 }
 

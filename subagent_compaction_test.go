@@ -138,3 +138,16 @@ func TestSubagentCompactIsNotACommand(t *testing.T) {
 	}
 }
 
+// TestAgentAutoCompactWindowDiagnostics: a positive autoCompactWindow is
+// honoured and not reported; a negative one is reported.
+func TestAgentAutoCompactWindowDiagnostics(t *testing.T) {
+	for _, w := range []int{30_000, -5} {
+		srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+		_, diags := runFiles(t, srv, t.TempDir(), "go", &agentloop.Options{SettingSources: []settings.SettingSource{},
+			Agents: map[string]agentloop.AgentDefinition{"w": {Description: "Works", Prompt: workerPrompt, AutoCompactWindow: w}}})
+		reported := hasDiag(diags, agentloop.DiagAgent, "autoCompactWindow")
+		if reported != (w < 0) {
+			t.Errorf("autoCompactWindow %d: reported %v: %+v", w, reported, diags)
+		}
+	}
+}

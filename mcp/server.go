@@ -94,6 +94,9 @@ func (s *server) adopt(sess *sdk.ClientSession, proc *process, tools []*sdk.Tool
 		}
 		proc.kill()
 		s.state, s.err = tool.MCPFailed, err.Error()
+		if s.disabled { // disabled while connecting: it stays disabled
+			s.state, s.err = tool.MCPDisabled, ""
+		}
 		return fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
 	s.sess, s.proc, s.state, s.err = sess, proc, tool.MCPConnected, ""
@@ -260,7 +263,7 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (t
 	// metaLogLevel asks servers of the newer protocol, where the log level
 	// travels with each request, for the level that older ones are set to
 	// at connection (notify.go).
-	res, err := sess.CallTool(context.WithoutCancel(cctx), &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{metaLogLevel: string(logLevel)}})
+	res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{metaLogLevel: string(logLevel)}})
 	if err == nil {
 		return s.capped(name, convertResult(res)), nil
 	}

@@ -152,6 +152,10 @@ func TestCommand(t *testing.T) {
 		{"/clear", "clear", "", true},
 		{"/compactly", "", "", false},
 		{"/clearer", "", "", false},
+		{"/reset", "clear", "", true},
+		{" /new ", "clear", "", true},
+		{"/newline", "", "", false},
+		{"/resets", "", "", false},
 		{"please /compact", "", "", false},
 		{"compact", "", "", false},
 	}
@@ -161,6 +165,33 @@ func TestCommand(t *testing.T) {
 			t.Errorf("Command(%q) = %q, %q, %v; want %q, %q, %v", c.in, name, args, ok, c.name, c.args, c.ok)
 		}
 	}
+}
+
+// FuzzCommand: whatever the prompt, a recognised command is one of the
+// two built-in names, and the prompt starts with a slash and a known name.
+func FuzzCommand(f *testing.F) {
+	for _, s := range []string{"/compact x", "/clear", "/new", "/reset y", "/newline", "", "/", "//clear"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, prompt string) {
+		name, args, ok := Command(prompt)
+		if !ok {
+			if name != "" || args != "" {
+				t.Errorf("Command(%q) = %q, %q without ok", prompt, name, args)
+			}
+			return
+		}
+		if name != "compact" && name != "clear" {
+			t.Errorf("Command(%q) name %q", prompt, name)
+		}
+		p := strings.TrimSpace(prompt)
+		if !strings.HasPrefix(p, "/compact") && !strings.HasPrefix(p, "/clear") && !strings.HasPrefix(p, "/reset") && !strings.HasPrefix(p, "/new") {
+			t.Errorf("Command(%q) recognised a prompt that names no command", prompt)
+		}
+		if args != strings.TrimSpace(args) {
+			t.Errorf("Command(%q) args %q not trimmed", prompt, args)
+		}
+	})
 }
 
 func TestMemoryInstructions(t *testing.T) {
