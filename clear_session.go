@@ -34,11 +34,21 @@ func (s *session) cleared(ctx context.Context) message.Message {
 	old := s.env.SessionID
 	s.hooks.SessionEnd(ctx, hooks.SessionEndInput{Base: s.hookBase(), Reason: "clear"})
 	id := uuid.NewString()
+	s.idMu.Lock()
 	s.env.SessionID = id
+	s.idMu.Unlock()
 	s.diag.setSessionID(id)
 	s.switchTranscript(ctx, id)
 	return &message.ConversationReset{NewConversationID: id, Trigger: message.ResetTriggerClear,
 		SessionID: old, UUID: uuid.NewString(), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
+}
+
+// sessionID is the session's current id; it may be called while a query
+// runs (a /clear changes it).
+func (s *session) sessionID() string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.env.SessionID
 }
 
 // afterClear is the engine's AfterClear: SessionStart (source clear) for

@@ -28,6 +28,7 @@ import (
 type session struct {
 	opts         Options
 	env          *tool.Env
+	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
 	eng          *engine.Session
 	model        string
 	mode         PermissionMode
@@ -52,6 +53,7 @@ type session struct {
 	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
 	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
 	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
+	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
 }
 
 // newSession resolves opts into a ready engine session.
@@ -114,6 +116,9 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err := s.setupResultsDir(); err != nil {
 		return nil, err
 	}
+	if err := s.setupCheckpoints(); err != nil {
+		return nil, err
+	}
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
@@ -168,7 +173,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		Deferred:             deferred,
 		Authorize:            s.authorize,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),
-		Record:               s.record,
+		Record:               s.recordAll,
 	})
 	if err != nil {
 		s.closeMCP()
@@ -232,6 +237,7 @@ func (s *session) close() {
 	s.closeSandbox()
 	s.transcript.close()
 	s.removeResultsDir()
+	s.closeCheckpoints()
 }
 
 func thinkingFor(o *Options) *model.Thinking {

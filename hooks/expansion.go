@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"strings"
 )
 
 // UserPromptExpansion is the event of a prompt that names a command
@@ -56,21 +55,11 @@ func (d *Dispatcher) UserPromptExpansion(ctx context.Context, in UserPromptExpan
 	d.fill(&in.Base, UserPromptExpansion)
 	runs := d.dispatch(ctx, in)
 	res := UserPromptExpansionResult{Common: d.common(UserPromptExpansion, runs), AdditionalContext: d.contexts(runs, true)}
-	res.Blocked, res.Reason = d.blocks(runs)
-	var late []string
+	res.Blocked, res.Reason = d.promptBlocks(runs)
 	for _, r := range runs {
-		if r.timedOut || r.canceled {
-			late = append(late, r.lateText())
-		}
 		if h := specific(r); h != nil {
 			res.SuppressOriginalPrompt = res.SuppressOriginalPrompt || h.SuppressOriginalPrompt
 		}
-	}
-	if late != nil {
-		if res.Reason != "" {
-			late = append([]string{res.Reason}, late...)
-		}
-		res.Blocked, res.Reason = true, strings.Join(late, "\n")
 	}
 	return res
 }

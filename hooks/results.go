@@ -308,12 +308,8 @@ func (d *Dispatcher) UserPromptSubmit(ctx context.Context, in UserPromptSubmitIn
 	d.fill(&in.Base, UserPromptSubmit)
 	runs := d.dispatch(ctx, in)
 	res := UserPromptSubmitResult{Common: d.common(UserPromptSubmit, runs), AdditionalContext: d.contexts(runs, true)}
-	res.Blocked, res.Reason = d.blocks(runs)
-	var late []string
+	res.Blocked, res.Reason = d.promptBlocks(runs)
 	for _, r := range runs {
-		if r.timedOut || r.canceled {
-			late = append(late, r.lateText())
-		}
 		if h := specific(r); h != nil {
 			if h.SessionTitle != "" {
 				res.SessionTitle = h.SessionTitle
@@ -321,13 +317,28 @@ func (d *Dispatcher) UserPromptSubmit(ctx context.Context, in UserPromptSubmitIn
 			res.SuppressOriginalPrompt = res.SuppressOriginalPrompt || h.SuppressOriginalPrompt
 		}
 	}
-	if late != nil {
-		if res.Reason != "" {
-			late = append([]string{res.Reason}, late...)
-		}
-		res.Blocked, res.Reason = true, strings.Join(late, "\n")
-	}
 	return res
+}
+
+// promptBlocks merges the blocks of the hooks that run before a prompt is
+// sent (UserPromptSubmit, UserPromptExpansion): a hook that blocked, and
+// one that timed out or was cancelled, since a prompt is not sent on a
+// hook's silence; each adds a line to the reason.
+func (d *Dispatcher) promptBlocks(runs []*run) (bool, string) {
+	blocked, reason := d.blocks(runs)
+	var late []string
+	for _, r := range runs {
+		if r.timedOut || r.canceled {
+			late = append(late, r.lateText())
+		}
+	}
+	if late == nil {
+		return blocked, reason
+	}
+	if reason != "" {
+		late = append([]string{reason}, late...)
+	}
+	return true, strings.Join(late, "\n")
 }
 
 // StopResult is the merged outcome of the Stop hooks (and of SubagentStop

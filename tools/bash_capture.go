@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/internal/spill"
 )
 
 // bashMaxOutputChars is how many characters of each output stream the model
@@ -227,35 +229,20 @@ func (c *bashCapture) failureText(budget int) string {
 	}
 	if whole {
 		// Split the one text: the tail comes from its end.
-		cut := byteAt(head, chars-(budget-budget/2))
+		cut := spill.ByteOffset(head, chars-(budget-budget/2))
 		head, tail = head[:cut], head[cut:]
 	}
-	h := head[:byteAt(head, budget/2)]
+	h := head[:spill.ByteOffset(head, budget/2)]
 	if i := strings.LastIndexByte(h, '\n'); i > len(h)/2 {
 		h = h[:i]
 	}
 	tn := utf8.RuneCountInString(tail)
-	t := tail[byteAt(tail, tn-(budget-budget/2)):]
+	t := tail[spill.ByteOffset(tail, tn-(budget-budget/2)):]
 	if i := strings.IndexByte(t, '\n'); i >= 0 && i < len(t)/2 {
 		t = t[i+1:]
 	}
 	left := int64(strings.Count(head[len(h):], "\n")) + gapNL + int64(strings.Count(tail[:len(tail)-len(t)], "\n"))
 	return h + fmt.Sprintf("\n\n... [%d lines truncated] ...\n\n", max(left-1, 1)) + t
-}
-
-// byteAt returns the byte offset of character k of s (0 for k ≤ 0, len(s)
-// past its end).
-func byteAt(s string, k int) int {
-	if k <= 0 {
-		return 0
-	}
-	for i := range s {
-		if k == 0 {
-			return i
-		}
-		k--
-	}
-	return len(s)
 }
 
 // bashFailureStreams returns stdout and stderr as a failed command's

@@ -158,15 +158,15 @@ func Preview(text string, n int, path string, err error) string {
 // split returns the head and tail of a text of n characters, each cut at a
 // line break when one is near.
 func split(text string, n int) (head, tail string) {
-	h := byteOffset(text, HeadChars)
+	h := ByteOffset(text, HeadChars)
 	head = text[:h]
 	if i := strings.LastIndexByte(head, '\n'); i > len(head)/2 {
 		head = head[:i]
 	}
 	if n <= HeadChars+TailChars {
-		return text[:byteOffset(text, n-TailChars)], text[byteOffset(text, n-TailChars):]
+		return text[:ByteOffset(text, n-TailChars)], text[ByteOffset(text, n-TailChars):]
 	}
-	t := byteOffset(text, n-TailChars)
+	t := ByteOffset(text, n-TailChars)
 	tail = text[t:]
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
 		tail = tail[i+1:]
@@ -174,8 +174,9 @@ func split(text string, n int) (head, tail string) {
 	return head, tail
 }
 
-// byteOffset returns the byte offset of character k of s.
-func byteOffset(s string, k int) int {
+// ByteOffset returns the byte offset of character (rune) k of s: 0 for
+// k ≤ 0, len(s) past its end.
+func ByteOffset(s string, k int) int {
 	if k <= 0 {
 		return 0
 	}
