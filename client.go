@@ -19,7 +19,10 @@ import (
 // during queries.
 //
 // A Client runs one query at a time; a Query started while another is
-// being consumed yields ErrBusy. Its methods are safe for concurrent use.
+// being consumed yields ErrBusy. Streaming input (Send, Messages,
+// Interrupt; client_stream.go) is the other way to converse: messages
+// queue and run as turns one after another. Its methods are safe for
+// concurrent use.
 // Close it to stop a running query and what its tools left running; after
 // Close, every method that can fail returns ErrClosed.
 type Client struct {
@@ -28,6 +31,7 @@ type Client struct {
 	closed  bool
 	active  *activeQuery  // the query being consumed, if any
 	cleaned chan struct{} // closed once Close's cleanup has run
+	in      inbox         // messages sent for Messages (client_stream.go)
 }
 
 // activeQuery is the query a Client is running.
@@ -70,7 +74,7 @@ func NewClient(opts *Options) (*Client, error) {
 // SessionID returns the conversation's session id. A "/clear" prompt
 // starts a new conversation with a new id (announced in its stream by a
 // ConversationResetMessage); from then on SessionID returns that one.
-func (c *Client) SessionID() string { return c.sess.env.SessionID }
+func (c *Client) SessionID() string { return c.sess.sessionID() }
 
 // Query sends the next prompt and returns the stream of its messages, which
 // starts with system/init and ends with this prompt's result. The stream
@@ -192,6 +196,9 @@ func (c *Client) SetEffort(e string) error {
 // stops. Called from the loop body of the running query's own stream, Close
 // cannot wait for it; it cancels the query, which cleans up as it returns.
 //
+// Messages sent with Send that are still queued never run: Close returns
+// a *DroppedInputError naming them (with ErrCloseTimeout, if both).
+//
 // Close is safe to call from any goroutine and more than once; calls after
 // the first return nil at once.
 func (c *Client) Close() error {
@@ -203,20 +210,24 @@ func (c *Client) Close() error {
 	c.closed = true
 	q := c.active
 	c.mu.Unlock()
+	var dropped error // messages Send queued that will never run
+	if ids := c.in.drain(); len(ids) > 0 {
+		dropped = &DroppedInputError{UUIDs: ids}
+	}
 	if q == nil {
 		c.cleanup()
-		return nil
+		return dropped
 	}
 	q.cancel(ErrClosed)
 	if q.delivering.Load() {
-		return nil
+		return dropped
 	}
 	t := time.NewTimer(closeTimeout)
 	defer t.Stop()
 	select {
 	case <-c.cleaned:
-		return nil
+		return dropped
 	case <-t.C:
-		return fmt.Errorf("%w within %v; the session ends when it does", ErrCloseTimeout, closeTimeout)
+		return errors.Join(fmt.Errorf("%w within %v; the session ends when it does", ErrCloseTimeout, closeTimeout), dropped)
 	}
 }

@@ -231,6 +231,13 @@ type Options struct {
 	// store can resume the session. A copy that fails after retries is
 	// reported as system/mirror_error; the local transcript keeps it.
 	SessionStore sessions.Store
+	// EnableFileCheckpointing saves the prior state of each file Write,
+	// Edit or NotebookEdit changes, once per prompt, so that
+	// Client.RewindFiles can put the files back as they were before a
+	// prompt (see checkpoint.go). The variable
+	// CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true also turns it on. It
+	// cannot be combined with SessionStore (ErrInvalidOption).
+	EnableFileCheckpointing bool
 
 	// Env is added to the environment of the processes the session starts
 	// for the model (Bash commands, background shells, command hooks),
@@ -287,6 +294,9 @@ func (o *Options) validate() error {
 	}
 	if o.SessionStore != nil && o.NoSessionPersistence {
 		return fmt.Errorf("%w: SessionStore needs session persistence", ErrInvalidOption)
+	}
+	if o.SessionStore != nil && o.EnableFileCheckpointing {
+		return fmt.Errorf("%w: EnableFileCheckpointing cannot be combined with SessionStore", ErrInvalidOption)
 	}
 	if err := checkContextManagement(o.ContextManagement); err != nil {
 		return err

@@ -50,6 +50,12 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 // conversation into the transcript (session.record) on its own, so what a
 // consumer that stops reading did not see is still written.
 func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
+	runContent(ctx, sess, []model.Content{model.TextBlock(prompt)}, yield)
+}
+
+// runContent is runTurn for a prompt of content blocks (text, images,
+// documents), as streaming input sends them (client_stream.go).
+func runContent(ctx context.Context, sess *session, prompt []model.Content, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess.retryMCP() // failed MCP servers reconnect in the background (mcp_policy.go)
@@ -66,7 +72,7 @@ func runTurn(ctx context.Context, sess *session, prompt string, yield func(Messa
 	}
 	sess.transcript.begin(time.Now())
 	defer sess.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
-	res, err := sess.eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, func(m message.Message) bool {
+	res, err := sess.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
 			for _, n := range sess.settle(ctx, r) {
 				if !yield(n, nil) {

@@ -172,6 +172,13 @@ type Env struct {
 	// they would otherwise (Bash does), knowing the loop bounds what the
 	// model sees. Empty: results are sent as the tools return them.
 	ResultsDir string
+	// BeforeFileChange, when set, is called by the tools that change files
+	// (Write, Edit, NotebookEdit) with the physical path they will open
+	// (see CheckedPath), before they change the file, so that the session
+	// can save the file's prior state (file checkpointing). A non-nil
+	// error makes the tool refuse the change. It must be safe for
+	// concurrent use.
+	BeforeFileChange func(path string) error
 }
 
 // Result is what a call returns to the model.

@@ -85,6 +85,9 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		if in.OldString != "" {
 			return tool.Error(notExistMessage(env, "File")), nil
 		}
+		if r, ok := beforeChange(call, target); !ok {
+			return r, nil
+		}
 		return createByEdit(target, key, in, state)
 	case err != nil:
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
@@ -127,6 +130,9 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		updated = replaceOccurrences(text, oldS, newS, in.ReplaceAll)
 	}
 
+	if r, ok := beforeChange(call, target); !ok {
+		return r, nil
+	}
 	out := encodeText(enc, updated)
 	if err := target.write(out, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil

@@ -125,6 +125,9 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 	if msg != "" {
 		return tool.Error(msg), nil
 	}
+	if r, ok := beforeChange(call, target); !ok {
+		return r, nil
+	}
 	if err := target.write(ed.out, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, err)), nil
 	}

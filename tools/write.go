@@ -77,6 +77,9 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 	}
 
 	if !exists {
+		if r, ok := beforeChange(call, target); !ok {
+			return r, nil
+		}
 		if err := target.mkdirParent(); err != nil {
 			return tool.Error(fmt.Sprintf("Cannot create the directory for %s: %v", path, pathErrCause(err))), nil
 		}
@@ -100,6 +103,9 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 	enc, oldText := decodeText(old)
 	if isBinaryData(old) {
 		enc = encUTF8
+	}
+	if r, ok := beforeChange(call, target); !ok {
+		return r, nil
 	}
 	data := encodeText(enc, in.Content)
 	if err := target.write(data, info.Mode().Perm()); err != nil {

@@ -86,7 +86,8 @@ var sdkFlagDefs = []flagDef{
 }
 
 // envFileCheckpointing is set by the TypeScript SDK when its caller asks
-// for file checkpointing (enableFileCheckpointing). The other variables
+// for file checkpointing (enableFileCheckpointing); it turns on
+// Options.EnableFileCheckpointing. The other variables
 // the SDKs set (CLAUDE_CODE_ENTRYPOINT, CLAUDE_AGENT_SDK_VERSION,
 // CLAUDE_CODE_SDK_READS_SESSION_STATE, …) ask for nothing a text-input
 // run could do differently.
@@ -127,9 +128,6 @@ func (c *config) checkSDKFlags() error {
 	if c.sdk.appendSystemFile != "" && c.appendSystem != "" {
 		return errors.New("give --append-system-prompt or --append-system-prompt-file, not both")
 	}
-	if os.Getenv(envFileCheckpointing) == "true" {
-		c.warnings = append(c.warnings, envFileCheckpointing+" is ignored: file checkpointing is not supported yet")
-	}
 	if c.sdk.emptySystemPrompt && c.systemPromptF == "" {
 		c.warnings = append(c.warnings, `--system-prompt "" is ignored: an empty system prompt is not supported yet, so agentloop's own prompt is used`)
 	}
@@ -157,6 +155,9 @@ func (c *config) applySDKFlags(o *agentloop.Options) error {
 			o.Thinking = &agentloop.ThinkingConfig{Type: agentloop.ThinkingEnabled, BudgetTokens: o.MaxThinkingTokens, Display: d}
 			o.MaxThinkingTokens = 0
 		}
+	}
+	if os.Getenv(envFileCheckpointing) == "true" {
+		o.EnableFileCheckpointing = true // the library reads the variable too; this makes it explicit
 	}
 	return nil
 }

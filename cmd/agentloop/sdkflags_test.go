@@ -224,16 +224,22 @@ func TestSDKFlagsWarned(t *testing.T) {
 }
 
 // TestFileCheckpointingEnv: the variable the TypeScript SDK sets for
-// enableFileCheckpointing gives a warning, as checkpoints are not made.
+// enableFileCheckpointing turns file checkpointing on, without a warning.
 func TestFileCheckpointingEnv(t *testing.T) {
 	t.Setenv("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "true")
 	c, err := parseArgs([]string{"-p", "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING is ignored: file checkpointing is not supported yet"}
-	if diff := cmp.Diff(want, c.warnings); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
+	if len(c.warnings) != 0 {
+		t.Errorf("warnings %q, want none", c.warnings)
+	}
+	o, err := c.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.EnableFileCheckpointing {
+		t.Error("EnableFileCheckpointing is off")
 	}
 }
 

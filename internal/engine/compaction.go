@@ -152,6 +152,7 @@ func (r *run) manualCommand(prompt []model.Content) (ending, bool) {
 	if name == "clear" {
 		r.s.clear()
 		r.spentAtStart = 0
+		r.s.budget.started = false // the next run's budget counts afresh
 		c := r.s.cfg.Compaction
 		if c.Cleared != nil {
 			if m := c.Cleared(r.ctx); m != nil {
@@ -229,9 +230,11 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	// An automatic compaction keeps the most recent exchanges verbatim, up
 	// to a fifth of the threshold; a manual one (/compact) summarises the
 	// whole conversation, as the user asked for the context to shrink and a
-	// fifth of the threshold can be more than the conversation holds.
+	// fifth of the threshold can be more than the conversation holds. So
+	// does one after the API refused a request as too long
+	// (recoverOverflow): the estimate that sized the kept part was wrong.
 	keep := threshold / 5
-	if trigger == compact.TriggerManual {
+	if trigger == compact.TriggerManual || r.overflowRetried {
 		keep = 0
 	}
 	older, kept := compact.Split(s.history, keep)

@@ -167,6 +167,8 @@ type Session struct {
 	// changes are tool set changes waiting for the next request
 	// (toolset.go).
 	changes toolChanges
+	// budget is where the budget counts from (streaming.go).
+	budget budgetScope
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a
@@ -279,6 +281,13 @@ type run struct {
 	// compactSkipped: a PreCompact hook blocked automatic compaction in
 	// this run.
 	compactSkipped bool
+	// overflowRetried: the request being made was refused as too long
+	// once already and sent again after a compaction (overflow.go);
+	// overflows counts those compactions in this run and sinceOverflow
+	// the replies since the last one.
+	overflowRetried bool
+	overflows       int
+	sinceOverflow   int
 }
 
 func (r *run) send(m message.Message) bool {
@@ -301,10 +310,7 @@ func (r *run) send(m message.Message) bool {
 // last reply that did not run get an is_error result (see closeTurn), and
 // Config.Record has seen exactly what the history holds, in its order.
 func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*message.Result, error) {
-	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.CostUSD()}
-	if s.cfg.Budget != nil && s.cfg.Parent == nil {
-		s.cfg.Budget.StartRun()
-	}
+	r := &run{s: s, ctx: ctx, emit: emit, start: s.cfg.Now(), numTurns: 1, spentAtStart: s.startBudget()}
 	s.current = r
 	s.notes.mu.Lock()
 	s.notes.q = nil
@@ -371,8 +377,15 @@ func (r *run) loop(promptIn []model.Content) ending {
 			if ctx.Err() != nil {
 				return r.aborted(ctx.Err())
 			}
+			if e, done, retry := r.recoverOverflow(err); done {
+				return e
+			} else if retry {
+				continue
+			}
 			return r.apiFailure(err)
 		}
+		r.overflowRetried = false
+		r.sinceOverflow++
 		r.last = resp
 		r.commitReply(shown)
 		s.noteContext(resp.Usage)
@@ -410,7 +423,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 		r.rounds++
 		if !r.dispatch(resp) {
 			if ctx.Err() != nil {
-				return r.aborted(ctx.Err())
+				return r.abortedTools(ctx.Err())
 			}
 			return ending{err: ErrStopped}
 		}

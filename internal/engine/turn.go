@@ -83,8 +83,8 @@ func (r *run) userMessage(blocks []model.Content, synthetic bool) *message.User 
 
 // commitPrompt adds the prompt, and the context hooks added to it, as the
 // user turn that opens the run; the conversation's first prompt is
-// preceded by Config.OpeningContext.
-func (r *run) commitPrompt(prompt, context []model.Content) {
+// preceded by Config.OpeningContext. It returns the prompt's message.
+func (r *run) commitPrompt(prompt, context []model.Content) *message.User {
 	var blocks []model.Content
 	var msgs []message.Message
 	if opening := r.s.cfg.OpeningContext; len(r.s.history) == 0 && len(opening) > 0 {
@@ -92,11 +92,16 @@ func (r *run) commitPrompt(prompt, context []model.Content) {
 		msgs = append(msgs, r.userMessage(append([]model.Content(nil), opening...), true))
 	}
 	blocks = append(append(blocks, prompt...), context...)
-	msgs = append(msgs, r.userMessage(prompt, false))
+	pm := r.userMessage(prompt, false)
+	if id := promptID(r.ctx); id != "" {
+		pm.UUID = id
+	}
+	msgs = append(msgs, pm)
 	if len(context) > 0 {
 		msgs = append(msgs, r.userMessage(context, true))
 	}
 	r.commitUser(blocks, msgs...)
+	return pm
 }
 
 // commitReply adds a finished reply to the history as the blocks the stream

@@ -1,0 +1,206 @@
+//go:build unix
+
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The store reaches files one path component at a time with openat and
+// O_NOFOLLOW, from "/", so that no symbolic link is ever followed: a link
+// on the way (a directory replaced by a link after the snapshot) or at the
+// end makes the operation stop with errLink.
+
+// openDir opens the directory dir (absolute, clean) following no link.
+// With create, missing directories are made (mode 0755). A missing
+// directory without create gives an error wrapping fs.ErrNotExist.
+func openDir(dir string, create bool) (int, error) {
+	fd, err := openat(unix.AT_FDCWD, "/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening /: %w", err)
+	}
+	for _, c := range strings.Split(dir, "/") {
+		if c == "" || c == "." {
+			continue
+		}
+		if c == ".." {
+			unix.Close(fd)
+			return -1, fmt.Errorf("%s: %w", dir, unix.EINVAL)
+		}
+		next, err := openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && create {
+			if merr := unix.Mkdirat(fd, c, 0o755); merr != nil && merr != unix.EEXIST {
+				unix.Close(fd)
+				return -1, fmt.Errorf("creating %s: %w", dir, merr)
+			}
+			next, err = openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		}
+		if err != nil {
+			err = linkOr(fd, c, err)
+			unix.Close(fd)
+			if err == unix.ENOENT {
+				return -1, fmt.Errorf("%s: %w", dir, fs.ErrNotExist)
+			}
+			return -1, fmt.Errorf("opening %s: %w", dir, err)
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	return fd, nil
+}
+
+// linkOr returns errLink when name in dirfd is a symbolic link, else err.
+func linkOr(dirfd int, name string, err error) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return errLink
+	}
+	return err
+}
+
+func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, perm)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readState reads the state of the file at path without following links.
+// A missing file, or a missing directory on the way, is a file that does
+// not exist.
+func readState(path string) (current, error) {
+	dfd, err := openDir(filepath.Dir(path), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return current{}, nil
+	}
+	if err != nil {
+		return current{}, err
+	}
+	defer unix.Close(dfd)
+	base := filepath.Base(path)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			return current{}, nil
+		}
+		return current{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return current{}, errLink
+	case unix.S_IFREG:
+	default:
+		return current{}, errNotRegular
+	}
+	if st.Size > MaxFileSize {
+		return current{}, fmt.Errorf("%s is larger than %d bytes", path, MaxFileSize)
+	}
+	fd, err := openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return current{}, fmt.Errorf("opening %s: %w", path, linkOr(dfd, base, err))
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return current{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return current{}, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return current{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return current{}, fmt.Errorf("%s is larger than %d bytes", path, MaxFileSize)
+	}
+	return current{exists: true, mode: fi.Mode().Perm(), data: data}, nil
+}
+
+// restore makes the file at path hold data with mode, or removes it when
+// exists is false, following no link: the new content is written to a
+// temporary file in the same directory and renamed over the file (a link
+// swapped in meanwhile is replaced, not followed).
+func restore(path string, exists bool, data []byte, mode fs.FileMode) error {
+	dfd, err := openDir(filepath.Dir(path), exists)
+	if !exists && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	base := filepath.Base(path)
+	if !exists {
+		var st unix.Stat_t
+		if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err == unix.ENOENT {
+				return nil
+			}
+			return fmt.Errorf("stat %s: %w", path, err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return errLink
+		case unix.S_IFREG:
+		default:
+			return errNotRegular
+		}
+		if err := unix.Unlinkat(dfd, base, 0); err != nil && err != unix.ENOENT {
+			return fmt.Errorf("removing %s: %w", path, err)
+		}
+		return nil
+	}
+	tmp, fd, err := createTemp(dfd, base, mode)
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode.Perm()) // the umask narrowed the create mode
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dfd, tmp, dfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+		return fmt.Errorf("restoring %s: %w", path, err)
+	}
+	return nil
+}
+
+// createTemp creates a new file next to base in dfd, exclusively.
+func createTemp(dfd int, base string, mode fs.FileMode) (string, int, error) {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf(".%s.rewind-%d-%d", base, os.Getpid(), i)
+		if len(name) > 255 {
+			name = fmt.Sprintf(".rewind-%d-%d", os.Getpid(), i)
+		}
+		fd, err := openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+		if err == unix.EEXIST && i < 100 {
+			continue
+		}
+		if err != nil {
+			return "", -1, err
+		}
+		return name, fd, nil
+	}
+}
+
+// Supported reports whether the store works on this system.
+const Supported = true
