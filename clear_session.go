@@ -54,7 +54,7 @@ func (s *session) sessionID() string {
 // afterClear is the engine's AfterClear: SessionStart (source clear) for
 // the new conversation. Its context waits for the next prompt.
 func (s *session) afterClear(ctx context.Context) {
-	st := s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()})
+	st := s.noteSessionStart("clear", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()}))
 	s.started = true
 	s.clearContext = append(s.clearContext, st.AdditionalContext...)
 }

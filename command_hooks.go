@@ -47,7 +47,7 @@ func (s *session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (clear_session.go)
 	if !s.started {
 		s.started = true
-		st := d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()})
+		st := s.noteSessionStart(s.startSource(), d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()}))
 		v.Context = append(v.Context, st.AdditionalContext...)
 		if st.Halt {
 			v.Halt = &engine.Halt{Reason: st.StopReason}
@@ -60,6 +60,7 @@ func (s *session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	if r.SuppressOriginalPrompt {
 		s.diag.add(DiagHook, "UserPromptSubmit: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
 	}
+	s.promptTitle(r)
 	switch {
 	case r.Halt:
 		v.Halt = &engine.Halt{Reason: r.StopReason}

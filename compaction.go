@@ -41,7 +41,7 @@ func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 // (of this run, after an automatic compaction) sees it. continue:false
 // cannot stop a compaction that is done; it is reported.
 func (s *session) compacted(ctx context.Context, trigger string) []string {
-	st := s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()})
+	st := s.noteSessionStart("compact", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()}))
 	if st.Halt {
 		s.diag.add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
 	}
