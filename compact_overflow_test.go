@@ -47,6 +47,7 @@ func TestContextOverflowRecovered(t *testing.T) {
 		name      string
 		stubborn  bool
 		refetch   bool
+		fresh     bool // stubborn from the first request: the history is only the prompt
 		disable   bool
 		block     bool
 		wantOK    bool
@@ -57,6 +58,7 @@ func TestContextOverflowRecovered(t *testing.T) {
 		{name: "PreCompact blocks", block: true},
 		{name: "refused again", stubborn: true, summaries: 1},
 		{name: "overflows again at once", refetch: true, summaries: 1},
+		{name: "only the prompt", stubborn: true, fresh: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +70,7 @@ func TestContextOverflowRecovered(t *testing.T) {
 			opts.MaxTurns = 10 // a compaction loop ends, and fails the test, rather than hanging it
 			var log hookLog
 			opts.Hooks = log.hooks(tc.block)
-			if tc.stubborn {
+			if tc.stubborn && !tc.fresh {
 				// The first request already fails; give it a history.
 				first := compactOptions(t, srv, cwd, configDir, 0)
 				first.DisableAutoCompact = true

@@ -22,12 +22,13 @@ const overflowGap = 3
 // last such compaction (the conversation overflows again at once: a tool
 // output too large for the window, say, which compaction would only make
 // the model fetch again) leaves the API's error to end the run, as the
-// reference surfaces it. done is set, with the ending, when the
+// reference surfaces it; so does a refusal of a history that is only the
+// prompt, which no summary would shorten. done is set, with the ending, when the
 // compaction itself ended the run (its summary request failed, the
 // consumer stopped).
 func (r *run) recoverOverflow(err error) (e ending, done, retry bool) {
 	c := r.s.cfg.Compaction
-	if c == nil || c.Disabled || r.overflowRetried || !ContextOverflow(err) || len(r.s.history) == 0 ||
+	if c == nil || c.Disabled || r.overflowRetried || !ContextOverflow(err) || len(r.s.history) < 2 ||
 		r.overflows > 0 && r.sinceOverflow < overflowGap {
 		return ending{}, false, false
 	}
