@@ -333,7 +333,8 @@ func (c *Client) Queued() []string {
 //
 // While the stream is open, Query and another Messages yield ErrBusy, as
 // Messages does while a Query runs. On a closed client it yields only
-// ErrClosed. The stream runs once; see Stream.
+// ErrClosed. The stream runs once; see Stream (its Result and Collect
+// wait for the stream's end, so range over it instead).
 func (c *Client) Messages(ctx context.Context) Stream {
 	var used atomic.Bool
 	return func(yield func(Message, error) bool) {

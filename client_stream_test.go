@@ -3,8 +3,12 @@ package agentloop_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +23,11 @@ import (
 // streamEnv is a client for streaming input whose tool "hold" blocks until
 // released or cancelled, and whose tool "quick" answers at once.
 type streamEnv struct {
-	srv     *agentlooptest.Server
-	c       *agentloop.Client
-	started chan struct{} // gets a value each time hold starts
-	release chan struct{}
+	srv       *agentlooptest.Server
+	c         *agentloop.Client
+	configDir string
+	started   chan struct{} // gets a value each time hold starts
+	release   chan struct{}
 }
 
 func newStreamEnv(t *testing.T, opts *agentloop.Options, replies ...agentlooptest.Reply) *streamEnv {
@@ -45,6 +50,7 @@ func newStreamEnv(t *testing.T, opts *agentloop.Options, replies ...agentlooptes
 	}
 	opts.Provider = provider(t, env.srv, nil)
 	opts.Cwd, opts.ConfigDir = t.TempDir(), t.TempDir()
+	env.configDir = opts.ConfigDir
 	opts.Tools, opts.CustomTools = []string{}, []agentloop.Tool{hold, quick}
 	opts.SettingSources = []settings.SettingSource{}
 	c, err := agentloop.NewClient(opts)
@@ -502,5 +508,148 @@ func TestSupportedModelsAndAgents(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{agentloop.GeneralPurposeAgent, "reviewer"}, names); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+}
+
+// Interrupt while the model's reply is awaited ends the turn with
+// aborted_streaming; the conversation goes on.
+func TestStreamInterruptMidRequest(t *testing.T) {
+	slow := agentlooptest.Text("never")
+	slow.Delay = time.Minute
+	env := newStreamEnv(t, nil, slow, agentlooptest.Text("fine"))
+	env.send(t, agentloop.UserInput{Text: "first"})
+	r := consume(env.c)
+	defer r.stop(t)
+	for deadline := time.Now().Add(10 * time.Second); env.srv.Len() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no request")
+		}
+	}
+	if _, err := env.c.Interrupt(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := r.result(t)
+	if res.Subtype != "error_during_execution" || res.TerminalReason != "aborted_streaming" ||
+		!strings.Contains(strings.Join(res.Errors, " "), agentloop.ErrInterrupted.Error()) {
+		t.Errorf("interrupted turn: %s %q %v", res.Subtype, res.TerminalReason, res.Errors)
+	}
+	env.send(t, agentloop.UserInput{Text: "second"})
+	if res, _ := r.result(t); res.IsError || res.Text() != "fine" {
+		t.Errorf("next turn: %s %q", res.Subtype, res.Text())
+	}
+}
+
+// The uuids given to Send name the user lines in the transcript, the
+// appended (ShouldQuery false) one and the prompt alike.
+func TestStreamUUIDsInTranscript(t *testing.T) {
+	env := newStreamEnv(t, nil, agentlooptest.Text("ok"))
+	no := false
+	env.send(t, agentloop.UserInput{Text: "a note", UUID: "11111111-1111-4111-8111-111111111111", ShouldQuery: &no})
+	env.send(t, agentloop.UserInput{Text: "a question", UUID: "22222222-2222-4222-8222-222222222222"})
+	r := consume(env.c)
+	r.result(t)
+	r.stop(t)
+	sid := env.c.SessionID()
+	if err := env.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(env.configDir, "projects", "*", sid+".jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("transcripts %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"uuid":"11111111-1111-4111-8111-111111111111"`, `"uuid":"22222222-2222-4222-8222-222222222222"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the transcript has no %s:\n%s", want, data)
+		}
+	}
+}
+
+// Many goroutines may Send while the stream runs: every message runs
+// once, as a turn of its own.
+func TestStreamConcurrentSends(t *testing.T) {
+	env := newStreamEnv(t, nil)
+	env.srv.SetRouter(func(q *agentlooptest.Request) (agentlooptest.Reply, bool) {
+		return agentlooptest.Text("re: " + q.LastUserText()), true
+	})
+	r := consume(env.c)
+	defer r.stop(t)
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { env.send(t, agentloop.UserInput{Text: fmt.Sprintf("msg %d", i)}) })
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for range n {
+		res, _ := r.result(t)
+		if res.IsError || seen[res.Text()] {
+			t.Fatalf("result %s %q (twice: %v)", res.Subtype, res.Text(), seen[res.Text()])
+		}
+		seen[res.Text()] = true
+	}
+	if len(seen) != n || env.srv.Len() != n {
+		t.Errorf("%d distinct results, %d requests; want %d", len(seen), env.srv.Len(), n)
+	}
+}
+
+// Interrupt called from the loop body of Messages returns at once (it
+// cannot wait for a turn that waits for the body) and still ends the turn.
+func TestStreamInterruptFromLoopBody(t *testing.T) {
+	env := newStreamEnv(t, nil, agentlooptest.ToolUse("toolu_1", "hold", map[string]any{}), agentlooptest.Text("never"))
+	env.send(t, agentloop.UserInput{Text: "first"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var res *agentloop.ResultMessage
+	for m, err := range env.c.Messages(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, ok := m.(*agentloop.AssistantMessage); ok && len(a.Message.Content) > 0 && a.Message.Content[0].Type == "tool_use" {
+			if _, err := env.c.Interrupt(ctx, nil); err != nil {
+				t.Fatalf("Interrupt from the loop body: %v", err)
+			}
+		}
+		if r, ok := m.(*agentloop.ResultMessage); ok {
+			res = r
+			break
+		}
+	}
+	if res == nil || res.Subtype != "error_during_execution" {
+		t.Fatalf("result %+v", res)
+	}
+	if env.srv.Len() != 1 {
+		t.Errorf("%d requests, want 1", env.srv.Len())
+	}
+}
+
+// A file command sent with an image runs expanded, and the image still
+// goes with it.
+func TestStreamCommandWithImage(t *testing.T) {
+	cwd := filesTree(t, map[string]string{".claude/commands/look.md": "---\ndescription: Look\n---\nDescribe the picture: $ARGUMENTS\n"})
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("a dot"))
+	c, err := agentloop.NewClient(&agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	img := model.Content{Type: model.TypeImage, Source: &model.Source{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}}
+	if _, err := c.Send(agentloop.UserInput{Text: "/look closely", Content: []model.Content{img}}); err != nil {
+		t.Fatal(err)
+	}
+	r := consume(c)
+	defer r.stop(t)
+	r.result(t)
+	last := srv.LastRequest().LastUserMessage()
+	text, hasImage := "", false
+	for _, b := range last.Content {
+		text += b.Text
+		hasImage = hasImage || b.Type == model.TypeImage
+	}
+	if !strings.Contains(text, "Describe the picture: closely") || !hasImage {
+		t.Errorf("request's prompt: text %q, image %v", text, hasImage)
 	}
 }

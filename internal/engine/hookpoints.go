@@ -30,7 +30,8 @@ type HookPoints struct {
 // PromptVerdict is what PromptSubmit decided.
 type PromptVerdict struct {
 	Context []string // added for the model next to the prompt
-	// Replace, when set, is the text sent in place of the prompt.
+	// Replace, when set, is the text sent in place of the prompt's text
+	// blocks; its image and document blocks follow it.
 	Replace *string
 	Blocked bool
 	Reason  string
@@ -89,8 +90,14 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Con
 		res.StopReason = nil
 		return nil, nil, res
 	}
-	if v.Replace != nil {
-		prompt = []model.Content{model.TextBlock(*v.Replace)}
+	if v.Replace != nil { // the text is replaced; images and documents stay
+		kept := []model.Content{model.TextBlock(*v.Replace)}
+		for _, b := range prompt {
+			if b.Type != model.TypeText {
+				kept = append(kept, b)
+			}
+		}
+		prompt = kept
 	}
 	var context []model.Content
 	for _, c := range v.Context {
