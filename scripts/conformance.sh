@@ -40,5 +40,10 @@ python3 conform.py --all scenarios "$work/cand" --only "$only" | tee "$work/scor
   echo '```'
   cat "$work/scores.txt"
   echo '```'
+  # Why a scenario differs is kept by hand in docs/conformance-notes.md.
+  if [ -f "$root/docs/conformance-notes.md" ]; then
+    echo
+    cat "$root/docs/conformance-notes.md"
+  fi
 } > "$root/docs/conformance.md"
 echo "wrote docs/conformance.md" >&2
