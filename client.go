@@ -84,32 +84,45 @@ func (c *Client) SessionID() string { return c.sess.sessionID() }
 func (c *Client) Query(ctx context.Context, prompt string) Stream {
 	var used atomic.Bool
 	return func(yield func(Message, error) bool) {
-		if used.Swap(true) {
-			yield(nil, ErrStreamUsed)
-			return
-		}
-		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.mu.Unlock()
-			yield(nil, ErrClosed)
-			return
-		case c.active != nil:
-			c.mu.Unlock()
-			yield(nil, ErrBusy)
-			return
-		}
-		ctx, cancel := context.WithCancelCause(ctx)
-		q := &activeQuery{cancel: cancel}
-		c.active = q
-		c.mu.Unlock()
-		defer c.endQuery(q)
-		runTurn(ctx, c.sess, prompt, func(m Message, err error) bool {
-			q.delivering.Store(true)
-			defer q.delivering.Store(false)
-			return yield(m, err)
+		c.exclusive(ctx, &used, yield, func(ctx context.Context, deliver func(Message, error) bool) {
+			runTurn(ctx, c.sess, prompt, deliver)
 		})
 	}
+}
+
+// exclusive runs body as the client's one active stream. It yields the
+// error instead when the stream was used already (ErrStreamUsed), the
+// client is closed (ErrClosed) or another stream is active (ErrBusy).
+// Otherwise body runs under a context that Close cancels, and deliver
+// passes its messages to yield, marking the time the consumer's loop
+// body runs (Close may be called from there).
+func (c *Client) exclusive(ctx context.Context, used *atomic.Bool, yield func(Message, error) bool,
+	body func(ctx context.Context, deliver func(Message, error) bool)) {
+	if used.Swap(true) {
+		yield(nil, ErrStreamUsed)
+		return
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		yield(nil, ErrClosed)
+		return
+	case c.active != nil:
+		c.mu.Unlock()
+		yield(nil, ErrBusy)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	q := &activeQuery{cancel: cancel}
+	c.active = q
+	c.mu.Unlock()
+	defer c.endQuery(q)
+	body(ctx, func(m Message, err error) bool {
+		q.delivering.Store(true)
+		defer q.delivering.Store(false)
+		return yield(m, err)
+	})
 }
 
 // endQuery ends the running query; when Close came meanwhile, the cleanup

@@ -338,43 +338,20 @@ func (c *Client) Queued() []string {
 func (c *Client) Messages(ctx context.Context) Stream {
 	var used atomic.Bool
 	return func(yield func(Message, error) bool) {
-		if used.Swap(true) {
-			yield(nil, ErrStreamUsed)
-			return
-		}
-		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.mu.Unlock()
-			yield(nil, ErrClosed)
-			return
-		case c.active != nil:
-			c.mu.Unlock()
-			yield(nil, ErrBusy)
-			return
-		}
-		ctx, cancel := context.WithCancelCause(ctx)
-		q := &activeQuery{cancel: cancel}
-		c.active = q
-		c.mu.Unlock()
-		defer c.endQuery(q)
-		c.sess.eng.BudgetAcrossRuns() // no run is going: the client is ours
-		deliver := func(m Message, err error) bool {
-			q.delivering.Store(true)
-			defer q.delivering.Store(false)
-			return yield(m, err)
-		}
-		for {
-			m, tctx, t, ok := c.in.next(ctx)
-			if !ok {
-				return
+		c.exclusive(ctx, &used, yield, func(ctx context.Context, deliver func(Message, error) bool) {
+			c.sess.eng.BudgetAcrossRuns() // no run is going: the client is ours
+			for {
+				m, tctx, t, ok := c.in.next(ctx)
+				if !ok {
+					return
+				}
+				more := c.runQueued(ctx, tctx, t, m, deliver)
+				c.in.end(t)
+				if !more {
+					return
+				}
 			}
-			more := c.runQueued(ctx, tctx, t, m, deliver)
-			c.in.end(t)
-			if !more {
-				return
-			}
-		}
+		})
 	}
 }
 
