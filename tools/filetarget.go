@@ -1,9 +1,9 @@
 package tools
 
 import (
-	"errors"
 	"io/fs"
 
+	"github.com/agentloop/agentloop/internal/nofollow"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -11,7 +11,7 @@ import (
 // errLinkOnPath is the cause reported when a symbolic link stands where
 // the checked path has a directory or the file itself: something changed
 // the path after it was resolved, and the file tool refuses to follow it.
-var errLinkOnPath = errors.New("a symbolic link now stands on the path that was checked, so the file was not touched (the path changed after the permission check; look at it and try again)")
+var errLinkOnPath = nofollow.ErrLink
 
 // fileTarget is the file a file tool (Read, Write, Edit, NotebookEdit)
 // works on. path is the file as the model named it, for messages and

@@ -8,85 +8,28 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/agentloop/agentloop/internal/nofollow"
 	"golang.org/x/sys/unix"
 )
 
 // The file tools open the checked path one component at a time with
-// O_NOFOLLOW (openat from the directory before), so no symbolic link is
-// followed on the way: if one was swapped in after the path was resolved,
-// the open fails instead of reaching another file.
-
-// openDirNoFollow opens the directory dir (absolute and clean) without
-// following links, creating missing components when create is set. The
-// caller closes the descriptor.
-func openDirNoFollow(dir string, create bool) (int, error) {
-	fd, err := openatRetry(unix.AT_FDCWD, "/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|dirOpenFlags, 0)
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: "/", Err: err}
-	}
-	for _, c := range strings.Split(dir, "/") {
-		if c == "" || c == "." {
-			continue
-		}
-		if c == ".." { // never in a clean absolute path; refuse rather than guess
-			unix.Close(fd)
-			return -1, &fs.PathError{Op: "open", Path: dir, Err: unix.EINVAL}
-		}
-		next, err := openatRetry(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|dirOpenFlags, 0)
-		if err == unix.ENOENT && create {
-			if merr := unix.Mkdirat(fd, c, 0o755); merr != nil && merr != unix.EEXIST {
-				unix.Close(fd)
-				return -1, &fs.PathError{Op: "mkdir", Path: dir, Err: merr}
-			}
-			next, err = openatRetry(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|dirOpenFlags, 0)
-		}
-		if err != nil {
-			err = linkCause(fd, c, err)
-			unix.Close(fd)
-			return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
-		}
-		unix.Close(fd)
-		fd = next
-	}
-	return fd, nil
-}
-
-// linkCause turns the error of an O_NOFOLLOW open of name in dirfd into
-// errLinkOnPath when name is a symbolic link.
-func linkCause(dirfd int, name string, err error) error {
-	if err != unix.ELOOP && err != unix.ENOTDIR && err != unix.EMLINK {
-		return err
-	}
-	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return errLinkOnPath
-	}
-	return err
-}
-
-func openatRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, perm)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
+// O_NOFOLLOW (openat from the directory before; package nofollow), so no
+// symbolic link is followed on the way: if one was swapped in after the
+// path was resolved, the open fails instead of reaching another file.
 
 // openNoFollow opens the file at p (absolute and clean) with flags,
 // following no link on the way or at the end.
 func openNoFollow(p string, flags int, perm fs.FileMode) (*os.File, error) {
-	dfd, err := openDirNoFollow(filepath.Dir(p), false)
+	dfd, err := nofollow.OpenDir(filepath.Dir(p), false)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(dfd)
 	base := filepath.Base(p)
-	fd, err := openatRetry(dfd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	fd, err := nofollow.Openat(dfd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: linkCause(dfd, base, err)}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: nofollow.LinkCause(dfd, base, err)}
 	}
 	return os.NewFile(uintptr(fd), p), nil
 }
@@ -94,7 +37,7 @@ func openNoFollow(p string, flags int, perm fs.FileMode) (*os.File, error) {
 // statNoFollow is os.Stat for a physical path: a link anywhere on it,
 // the file included, is refused.
 func statNoFollow(p string) (fs.FileInfo, error) {
-	dfd, err := openDirNoFollow(filepath.Dir(p), false)
+	dfd, err := nofollow.OpenDir(filepath.Dir(p), false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +94,7 @@ func writeFileNoFollow(p string, data []byte, perm fs.FileMode) error {
 
 // mkdirParentNoFollow is os.MkdirAll of p's directory, following no link.
 func mkdirParentNoFollow(p string) error {
-	fd, err := openDirNoFollow(filepath.Dir(p), true)
+	fd, err := nofollow.OpenDir(filepath.Dir(p), true)
 	if err != nil {
 		return err
 	}

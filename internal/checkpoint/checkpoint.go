@@ -35,6 +35,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/agentloop/agentloop/internal/nofollow"
 )
 
 // MaxFileSize is the largest file a snapshot saves. A larger file makes
@@ -419,7 +421,7 @@ type current struct {
 
 var (
 	// errLink: a symbolic link stands on the path, the file included.
-	errLink = errors.New("a symbolic link stands on the path")
+	errLink = nofollow.ErrLink
 	// errNotRegular: the path names a directory or another non-regular file.
 	errNotRegular = errors.New("not a regular file")
 )

@@ -9,77 +9,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/agentloop/agentloop/internal/nofollow"
 	"golang.org/x/sys/unix"
 )
 
 // The store reaches files one path component at a time with openat and
-// O_NOFOLLOW, from "/", so that no symbolic link is ever followed: a link
-// on the way (a directory replaced by a link after the snapshot) or at the
-// end makes the operation stop with errLink.
-
-// openDir opens the directory dir (absolute, clean) following no link.
-// With create, missing directories are made (mode 0755). A missing
-// directory without create gives an error wrapping fs.ErrNotExist.
-func openDir(dir string, create bool) (int, error) {
-	fd, err := openat(unix.AT_FDCWD, "/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("opening /: %w", err)
-	}
-	for _, c := range strings.Split(dir, "/") {
-		if c == "" || c == "." {
-			continue
-		}
-		if c == ".." {
-			unix.Close(fd)
-			return -1, fmt.Errorf("%s: %w", dir, unix.EINVAL)
-		}
-		next, err := openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT && create {
-			if merr := unix.Mkdirat(fd, c, 0o755); merr != nil && merr != unix.EEXIST {
-				unix.Close(fd)
-				return -1, fmt.Errorf("creating %s: %w", dir, merr)
-			}
-			next, err = openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		}
-		if err != nil {
-			err = linkOr(fd, c, err)
-			unix.Close(fd)
-			if err == unix.ENOENT {
-				return -1, fmt.Errorf("%s: %w", dir, fs.ErrNotExist)
-			}
-			return -1, fmt.Errorf("opening %s: %w", dir, err)
-		}
-		unix.Close(fd)
-		fd = next
-	}
-	return fd, nil
-}
-
-// linkOr returns errLink when name in dirfd is a symbolic link, else err.
-func linkOr(dirfd int, name string, err error) error {
-	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return errLink
-	}
-	return err
-}
-
-func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, perm)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
+// O_NOFOLLOW, from "/" (package nofollow), so that no symbolic link is
+// ever followed: a link on the way (a directory replaced by a link after
+// the snapshot) or at the end makes the operation stop with errLink.
 
 // readState reads the state of the file at path without following links.
 // A missing file, or a missing directory on the way, is a file that does
 // not exist.
 func readState(path string) (current, error) {
-	dfd, err := openDir(filepath.Dir(path), false)
+	dfd, err := nofollow.OpenDir(filepath.Dir(path), false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return current{}, nil
 	}
@@ -105,9 +49,9 @@ func readState(path string) (current, error) {
 	if st.Size > MaxFileSize {
 		return current{}, fmt.Errorf("%s is larger than %d bytes", path, MaxFileSize)
 	}
-	fd, err := openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := nofollow.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return current{}, fmt.Errorf("opening %s: %w", path, linkOr(dfd, base, err))
+		return current{}, fmt.Errorf("opening %s: %w", path, nofollow.LinkCause(dfd, base, err))
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -133,7 +77,7 @@ func readState(path string) (current, error) {
 // temporary file in the same directory and renamed over the file (a link
 // swapped in meanwhile is replaced, not followed).
 func restore(path string, exists bool, data []byte, mode fs.FileMode) error {
-	dfd, err := openDir(filepath.Dir(path), exists)
+	dfd, err := nofollow.OpenDir(filepath.Dir(path), exists)
 	if !exists && errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -191,7 +135,7 @@ func createTemp(dfd int, base string, mode fs.FileMode) (string, int, error) {
 		if len(name) > 255 {
 			name = fmt.Sprintf(".rewind-%d-%d", os.Getpid(), i)
 		}
-		fd, err := openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+		fd, err := nofollow.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
 		if err == unix.EEXIST && i < 100 {
 			continue
 		}

@@ -1,5 +1,5 @@
 //go:build unix && !linux
 
-package tools
+package nofollow
 
 const dirOpenFlags = 0

@@ -1,0 +1,84 @@
+//go:build unix
+
+package nofollow
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestOpenDir(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "real", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		dir    string
+		create bool
+		want   error // nil: opened
+	}{
+		{"plain", filepath.Join(root, "real", "sub"), false, nil},
+		{"link on the way", filepath.Join(root, "link", "x"), false, ErrLink},
+		{"link at the end", filepath.Join(root, "link"), false, ErrLink},
+		{"link on the way, create", filepath.Join(root, "link", "new"), true, ErrLink},
+		{"missing", filepath.Join(root, "nope", "x"), false, fs.ErrNotExist},
+		{"missing, create", filepath.Join(root, "made", "here"), true, nil},
+		{"dot-dot", root + "/real/../real", false, unix.EINVAL},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fd, err := OpenDir(c.dir, c.create)
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("OpenDir(%s) = %v", c.dir, err)
+				}
+				unix.Close(fd)
+				return
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("OpenDir(%s) = %v, want %v", c.dir, err, c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
+		t.Error("create followed the link and made a directory outside")
+	}
+}
+
+func TestLinkCause(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dfd, err := OpenDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	_, err = Openat(dfd, "l", unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if got := LinkCause(dfd, "l", err); got != ErrLink {
+		t.Errorf("LinkCause on a link = %v", got)
+	}
+	if got := LinkCause(dfd, "f", unix.EACCES); got != unix.EACCES {
+		t.Errorf("LinkCause passes other errors through: %v", got)
+	}
+	if !IsLink(dfd, "l") || IsLink(dfd, "f") {
+		t.Error("IsLink")
+	}
+}
