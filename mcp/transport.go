@@ -61,9 +61,13 @@ func (s *server) transport() (sdk.Transport, *process, error) {
 		}
 		return &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}, nil, nil
 	case tool.MCPSDK:
+		if ht, ok := cfg.Server.(*HostTransport); ok {
+			// A server in the host process (hosttransport.go).
+			return ht, nil, nil
+		}
 		srv, ok := cfg.Server.(*sdk.Server)
 		if !ok {
-			return nil, nil, fmt.Errorf("in-process server: Server is a %T, not a *mcp.Server of the MCP Go SDK", cfg.Server)
+			return nil, nil, fmt.Errorf("in-process server: Server is a %T, not a *mcp.Server of the MCP Go SDK or a *mcp.HostTransport", cfg.Server)
 		}
 		ct, st := sdk.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)

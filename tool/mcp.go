@@ -67,7 +67,9 @@ type MCPServerConfig struct {
 	MaxOutputTokens int `json:"-"`
 	// Server is an in-process server (Type MCPSDK): a *mcp.Server of
 	// github.com/modelcontextprotocol/go-sdk/mcp, usually built with
-	// package agentloop/mcp. A value of another type fails to connect.
+	// package agentloop/mcp, or a *HostTransport of package agentloop/mcp
+	// (a server in the process that spawned agentloop). A value of another
+	// type fails to connect.
 	Server any `json:"-"`
 }
 

@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, w := range c.warnings {
 		warn(w)
 	}
+	if c.sdk.inputFormat == "stream-json" {
+		return runStreamJSON(ctx, c, stdin, stdout, stderr, logger, warn) // streamjson.go
+	}
 	prompt, err := readPrompt(ctx, c, stdin, warn)
 	if err != nil {
 		return c.startupFailure(err, stdout, stderr)

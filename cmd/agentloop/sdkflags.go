@@ -12,12 +12,16 @@ import (
 
 // sdkFlags are the fields of config set by the flags of sdkFlagDefs.
 type sdkFlags struct {
-	inputFormat       string // --input-format: "text" (the only one read so far)
-	thinkingDisplay   string // --thinking-display
-	skipPermissions   bool   // --dangerously-skip-permissions
-	appendSystemFile  string // --append-system-prompt-file
-	permissionPrompts string // --permission-prompts: host or none
-	emptySystemPrompt bool   // --system-prompt "" (the Python SDK's default)
+	inputFormat          string   // --input-format: "text" or "stream-json" (streamjson.go)
+	permissionPromptTool string   // --permission-prompt-tool: "stdio" (the only one supported)
+	awaitInit            bool     // --await-initialize
+	replayUser           bool     // --replay-user-messages
+	initOnly             []string // stream-json-only flags given with text input, for the warning
+	thinkingDisplay      string   // --thinking-display
+	skipPermissions      bool     // --dangerously-skip-permissions
+	appendSystemFile     string   // --append-system-prompt-file
+	permissionPrompts    string   // --permission-prompts: host or none
+	emptySystemPrompt    bool     // --system-prompt "" (the Python SDK's default)
 }
 
 // sdkFlagDefs are the flags the official Agent SDKs put on the command
@@ -29,13 +33,11 @@ type sdkFlags struct {
 // relies on). None is ignored in silence. docs/design.md, "Wire protocol
 // groundwork", lists the decisions.
 var sdkFlagDefs = []flagDef{
-	{[]string{"--input-format"}, kString, "text (the default); stream-json is not supported yet", func(c *config, v string) error {
+	{[]string{"--input-format"}, kString, "text (the default) or stream-json: JSON lines of the Agent SDKs' control protocol (with --output-format stream-json)", func(c *config, v string) error {
 		switch v {
-		case "text":
+		case "text", "stream-json":
 			c.sdk.inputFormat = v
 			return nil
-		case "stream-json":
-			return errors.New("--input-format stream-json is not supported yet: agentloop reads its prompt as text")
 		}
 		return fmt.Errorf("--input-format %q: want text or stream-json", v)
 	}},
@@ -63,7 +65,13 @@ var sdkFlagDefs = []flagDef{
 	}},
 
 	// Refused: without the feature the run would not be the one asked for.
-	{[]string{"--permission-prompt-tool"}, kString, "not supported yet", unsupported("--permission-prompt-tool", "permission prompts cannot be sent to the host or to an MCP tool")},
+	{[]string{"--permission-prompt-tool"}, kString, "stdio: ask the host for permission (can_use_tool, with --input-format stream-json)", func(c *config, v string) error {
+		if v != "stdio" {
+			return fmt.Errorf("--permission-prompt-tool %s is %w: permission prompts can only be sent to the host (stdio), not to an MCP tool", v, errUnsupported)
+		}
+		c.sdk.permissionPromptTool = v
+		return nil
+	}},
 	{[]string{"--agent"}, kString, "not supported yet", unsupported("--agent", "the main thread cannot run as a named agent")},
 	{[]string{"--task-budget"}, kString, "not supported yet", unsupported("--task-budget", "task budgets are not sent to the API")},
 	{[]string{"--plugin-dir"}, kString, "not supported yet", unsupported("--plugin-dir", "plugins are not loaded")},
@@ -75,10 +83,20 @@ var sdkFlagDefs = []flagDef{
 	{[]string{"--managed-settings"}, kString, "not supported yet", unsupported("--managed-settings", "managed settings come only from the managed-settings file")},
 
 	// Accepted with a warning: nothing the caller relies on is lost.
-	{[]string{"--await-initialize"}, kBool, "ignored, with a warning", ignored("--await-initialize", "it only matters with --input-format stream-json")},
-	{[]string{"--initialize-fields"}, kList, "ignored, with a warning", ignored("--initialize-fields", "it only matters with --input-format stream-json")},
-	{[]string{"--managed-settings-in-initialize"}, kBool, "ignored, with a warning", ignored("--managed-settings-in-initialize", "it only matters with --input-format stream-json")},
-	{[]string{"--replay-user-messages"}, kBool, "ignored, with a warning", ignored("--replay-user-messages", "it only matters with --input-format stream-json")},
+	{[]string{"--await-initialize"}, kBool, "with stream-json input, wait for initialize before running user messages", func(c *config, _ string) error {
+		c.sdk.awaitInit = true
+		return initOnly(c, "--await-initialize")
+	}},
+	{[]string{"--initialize-fields"}, kList, "with stream-json input, the fields initialize delivers (each is honoured as it comes)", func(c *config, _ string) error {
+		return initOnly(c, "--initialize-fields")
+	}},
+	{[]string{"--managed-settings-in-initialize"}, kBool, "with stream-json input, managed settings come in initialize (not applied: managed_settings_applied is false)", func(c *config, _ string) error {
+		return initOnly(c, "--managed-settings-in-initialize")
+	}},
+	{[]string{"--replay-user-messages"}, kBool, "with stream-json input, echo each user message accepted", func(c *config, _ string) error {
+		c.sdk.replayUser = true
+		return initOnly(c, "--replay-user-messages")
+	}},
 	{[]string{"--betas"}, kList, "ignored, with a warning", ignored("--betas", "beta headers are not sent")},
 	{[]string{"--forward-subagent-text"}, kBool, "ignored, with a warning", ignored("--forward-subagent-text", "subagent text is not forwarded to the output")},
 	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
@@ -116,9 +134,33 @@ func ignored(name, why string) func(*config, string) error {
 	}
 }
 
+// initOnly notes a flag that only matters with stream-json input; with
+// text input it is warned about once the command line is read.
+func initOnly(c *config, name string) error {
+	if !slices.Contains(c.sdk.initOnly, name) {
+		c.sdk.initOnly = append(c.sdk.initOnly, name)
+	}
+	return nil
+}
+
 // checkSDKFlags checks the flags of sdkFlagDefs against the others once
 // the whole command line is read.
 func (c *config) checkSDKFlags() error {
+	if c.sdk.inputFormat == "stream-json" {
+		if c.outputFormat != "stream-json" {
+			return errors.New("--input-format stream-json needs --output-format stream-json")
+		}
+		if c.hasPrompt || c.promptFile != "" {
+			return errors.New("--input-format stream-json takes no prompt argument: user messages come on stdin")
+		}
+	} else {
+		if c.sdk.permissionPromptTool != "" {
+			return errors.New("--permission-prompt-tool stdio needs --input-format stream-json: there is no host to ask")
+		}
+		for _, name := range c.sdk.initOnly {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s is ignored: it only matters with --input-format stream-json", name))
+		}
+	}
 	if c.sdk.skipPermissions {
 		if c.mode != "" && c.mode != string(vocab.PermissionBypass) {
 			return fmt.Errorf("--dangerously-skip-permissions and --permission-mode %s contradict each other", c.mode)

@@ -155,9 +155,6 @@ func TestSDKFlagsMapped(t *testing.T) {
 // stderr naming it, before any request.
 func TestSDKFlagsRefused(t *testing.T) {
 	cases := [][]string{
-		{"--input-format", "stream-json"},
-		{"--input-format=stream-json"},
-		{"--permission-prompt-tool=stdio"},
 		{"--permission-prompt-tool", "mcp__perm__ask"},
 		{"--agent=reviewer"},
 		{"--task-budget=50000"},

@@ -1,0 +1,568 @@
+package main
+
+// The stream-json driver: with --input-format stream-json (and
+// --output-format stream-json) agentloop is the engine of an official
+// Agent SDK. The host writes JSON lines on stdin (initialize, user
+// messages, control requests, answers to the engine's own requests) and
+// reads JSON lines on stdout (the session's messages, answers, and the
+// engine's requests: can_use_tool, hook_callback, mcp_message). See
+// docs/design.md, "Stream-json driver", and wire-protocol.md.
+//
+// Note for the bridges (bridge_*.go): the driver calls
+// canUseToolBridge(host), hookBridge(host, init.Hooks) with
+// map[string][]wire.HookMatcher, and sdkMCPBridge(host, init.SDKMCPServers,
+// init.SDKMCPServerManifests) with map[string]wire.MCPManifest, as the
+// brief has them.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/wire"
+	"github.com/agentloop/agentloop/model"
+	"github.com/google/uuid"
+)
+
+// sdkMinimalPrompt is the system prompt of a session whose host sent an
+// empty systemPrompt ([""], what the SDKs send when their caller gave
+// none): a short prompt instead of agentloop's full one, as the
+// reference does.
+const sdkMinimalPrompt = "You are an AI agent driven by an application through an Agent SDK. Use the tools you are given to do what the user asks."
+
+// drainPoll is how often the driver checks, after stdin ended, whether
+// the queued turns are done.
+const drainPoll = 10 * time.Millisecond
+
+// interruptWait bounds how long the answer to interrupt waits for the
+// interrupted turn's result to be written before it, so that the host
+// reads the result first.
+const interruptWait = 5 * time.Second
+
+// lineOut writes whole lines to stdout: one writer for messages, control
+// answers and the engine's requests, so that lines never interleave.
+type lineOut struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error // the first write error; later writes are dropped
+}
+
+// line writes b (one line, with its newline) and flushes it.
+func (o *lineOut) line(b []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if _, err := o.w.Write(b); err != nil {
+		o.err = fmt.Errorf("writing output: %w", err)
+		return o.err
+	}
+	if err := o.w.Flush(); err != nil {
+		o.err = fmt.Errorf("writing output: %w", err)
+	}
+	return o.err
+}
+
+// wire writes a control line.
+func (o *lineOut) wire(m wire.Message) error {
+	b, err := wire.Encode(m)
+	if err != nil {
+		return err
+	}
+	return o.line(b)
+}
+
+// value writes v as a JSON line, HTML characters unescaped.
+func (o *lineOut) value(v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding an output line: %w", err)
+	}
+	return o.line(buf.Bytes())
+}
+
+// hostLink implements hostCaller over the driver's stdout and stdin.
+type hostLink struct {
+	out       *lineOut
+	mu        sync.Mutex
+	pending   map[string]pendingCall // by request id
+	cancelled map[string]bool        // ids given up on: a late answer is dropped quietly
+	gone      bool
+	goneCh    chan struct{} // closed when stdin ends
+}
+
+type pendingCall struct {
+	subtype string
+	answer  chan *wire.ControlResponse // buffered, one answer
+}
+
+func newHostLink(out *lineOut) *hostLink {
+	return &hostLink{out: out, pending: map[string]pendingCall{}, cancelled: map[string]bool{}, goneCh: make(chan struct{})}
+}
+
+// Call implements hostCaller.
+func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawMessage, error) {
+	fields, err := bodyFields(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s request: %w", subtype, err)
+	}
+	id := uuid.NewString()
+	ch := make(chan *wire.ControlResponse, 1)
+	h.mu.Lock()
+	if h.gone {
+		h.mu.Unlock()
+		return nil, errHostGone
+	}
+	h.pending[id] = pendingCall{subtype: subtype, answer: ch}
+	h.mu.Unlock()
+	if err := h.out.wire(&wire.ControlRequest{RequestID: id, Request: &wire.OtherRequest{Name: subtype, Fields: fields}}); err != nil {
+		h.forget(id)
+		return nil, fmt.Errorf("sending %s to the host: %w", subtype, err)
+	}
+	select {
+	case r := <-ch:
+		if r.IsError {
+			return nil, &hostError{Subtype: subtype, Message: r.Error, Code: r.ErrorCode}
+		}
+		if r.Response == nil {
+			return json.RawMessage("{}"), nil
+		}
+		return r.Response, nil
+	case <-ctx.Done():
+		if h.forget(id) {
+			_ = h.out.wire(&wire.ControlCancel{RequestID: id})
+		}
+		return nil, ctx.Err()
+	case <-h.goneCh:
+		h.forget(id)
+		return nil, errHostGone
+	}
+}
+
+// forget drops a pending call and reports whether it was still pending.
+func (h *hostLink) forget(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.pending[id]
+	delete(h.pending, id)
+	if ok {
+		h.cancelled[id] = true
+	}
+	return ok
+}
+
+// answer routes the host's answer to its call. It reports false for an
+// answer to an id never asked (or already answered); a late answer to a
+// call given up on is dropped and reported true.
+func (h *hostLink) answer(r *wire.ControlResponse) bool {
+	h.mu.Lock()
+	p, ok := h.pending[r.RequestID]
+	delete(h.pending, r.RequestID)
+	late := h.cancelled[r.RequestID]
+	delete(h.cancelled, r.RequestID)
+	h.mu.Unlock()
+	if ok {
+		p.answer <- r
+	}
+	return ok || late
+}
+
+// close ends every pending and later call with errHostGone.
+func (h *hostLink) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.gone {
+		h.gone = true
+		close(h.goneCh)
+	}
+}
+
+// bodyFields are the members of a request body: req must encode to a
+// JSON object (or be nil); "subtype" is the call's, not req's.
+func bodyFields(req any) (map[string]json.RawMessage, error) {
+	if req == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("want a value that encodes to a JSON object: %w", err)
+	}
+	delete(m, "subtype")
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// stdinItem is one thing read from stdin.
+type stdinItem struct {
+	msg wire.Message
+	err error // a bad line (*wire.LineError); the reading goes on
+	eof bool  // stdin ended (or could not be read: err says why)
+}
+
+// readLines reads stdin into items until it ends or stop closes.
+func readLines(r io.Reader, items chan<- stdinItem, stop <-chan struct{}) {
+	wr := wire.NewReader(r, 0)
+	for {
+		m, err := wr.Next()
+		it := stdinItem{msg: m, err: err}
+		var le *wire.LineError
+		if err != nil && !errors.As(err, &le) {
+			it = stdinItem{eof: true}
+			if !errors.Is(err, io.EOF) {
+				it.err = err
+			}
+		}
+		select {
+		case items <- it:
+		case <-stop:
+			return
+		}
+		if it.eof {
+			return
+		}
+	}
+}
+
+// streamDriver runs one stream-json session.
+type streamDriver struct {
+	c         *config
+	out       *lineOut
+	stderr    io.Writer
+	logger    *slog.Logger
+	warn      func(string)
+	host      *hostLink
+	client    *agentloop.Client
+	initModel string          // the model at start, for set_model's reset
+	warned    map[string]bool // user-line fields already warned about
+	noInit    bool            // the session started without initialize
+	lastErr   atomic.Bool     // the last result was an error
+	lost      lostWrites
+
+	bg           sync.WaitGroup // answers being prepared apart (interrupt)
+	stopMessages func()         // ends the stream of messages and waits (startConsumer)
+
+	resMu   sync.Mutex
+	results int           // results written so far
+	resCh   chan struct{} // closed (and replaced) when a result is written
+}
+
+// written returns how many results were written and a channel closed at
+// the next one.
+func (d *streamDriver) written() (int, <-chan struct{}) {
+	d.resMu.Lock()
+	defer d.resMu.Unlock()
+	if d.resCh == nil {
+		d.resCh = make(chan struct{})
+	}
+	return d.results, d.resCh
+}
+
+// resultWritten counts a result written (with the idle line after it).
+func (d *streamDriver) resultWritten() {
+	d.resMu.Lock()
+	defer d.resMu.Unlock()
+	d.results++
+	if d.resCh != nil {
+		close(d.resCh)
+	}
+	d.resCh = make(chan struct{})
+}
+
+// awaitResult waits, while ctx allows and at most interruptWait, until
+// more than n results were written.
+func (d *streamDriver) awaitResult(ctx context.Context, n int) {
+	t := time.NewTimer(interruptWait)
+	defer t.Stop()
+	for {
+		got, ch := d.written()
+		if got > n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// runStreamJSON is run for --input-format stream-json. It returns the
+// exit code: 0 when stdin ended and the last result (if any) was a
+// success, 1 after an error result or a failure to start.
+func runStreamJSON(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger, warn func(string)) int {
+	bw := bufio.NewWriter(stdout)
+	defer bw.Flush()
+	out := &lineOut{w: bw}
+	d := &streamDriver{c: c, out: out, stderr: stderr, logger: logger, warn: warn, host: newHostLink(out), warned: map[string]bool{}}
+	defer d.host.close()
+	items := make(chan stdinItem, 64)
+	stop := make(chan struct{})
+	defer close(stop)
+	go readLines(stdin, items, stop)
+
+	// Until initialize: user lines and the rest wait in buffered.
+	var (
+		buffered []stdinItem
+		init     *wire.ControlRequest
+	)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return exitFailure
+		case it := <-items:
+			switch {
+			case it.eof:
+				buffered = append(buffered, it)
+				break wait
+			case it.err != nil:
+				d.badLine(it.err)
+			default:
+				if r, ok := it.msg.(*wire.ControlRequest); ok {
+					if _, ok := r.Request.(*wire.InitializeRequest); ok {
+						init = r
+						break wait
+					}
+				}
+				buffered = append(buffered, it)
+				if !c.sdk.awaitInit {
+					break wait // a host that does not initialize
+				}
+			}
+		}
+	}
+	d.noInit = init == nil
+	opts, err := d.options(init)
+	if err == nil {
+		d.client, err = agentloop.NewClient(opts)
+	}
+	if err != nil {
+		code := c.startupFailure(err, bw, stderr)
+		return code
+	}
+	defer d.client.Close()
+	d.initModel = d.client.Model()
+	if init != nil {
+		d.answerInitialize(init, opts)
+	}
+
+	d.startConsumer(ctx)
+	defer d.stopConsumer()
+
+	eof := false
+	for _, it := range buffered {
+		eof = d.handle(ctx, it) || eof
+	}
+	for !eof {
+		select {
+		case <-ctx.Done():
+			eof = true
+		case it := <-items:
+			eof = d.handle(ctx, it)
+		}
+	}
+	d.host.close()
+	// Finish the queued turns, then end the stream.
+	tick := time.NewTicker(drainPoll)
+	for ctx.Err() == nil && !d.client.Idle() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+	}
+	tick.Stop()
+	d.stopConsumer()
+	d.bg.Wait()
+	if err := d.client.Close(); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "agentloop: %s\n", strings.TrimPrefix(err.Error(), "agentloop: "))
+	}
+	if out.err != nil {
+		fmt.Fprintf(stderr, "agentloop: %v\n", out.err)
+		return exitFailure
+	}
+	if ctx.Err() != nil || d.lost.report(c.outputFormat, stderr) || d.lastErr.Load() {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// startConsumer starts consuming the session's messages under ctx.
+func (d *streamDriver) startConsumer(ctx context.Context) {
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.consume(mctx)
+	}()
+	d.stopMessages = func() {
+		stop()
+		<-done
+	}
+}
+
+// stopConsumer ends the stream of messages (a running turn is cancelled)
+// and waits for it; a no-op when none runs.
+func (d *streamDriver) stopConsumer() {
+	if d.stopMessages != nil {
+		d.stopMessages()
+		d.stopMessages = nil
+	}
+}
+
+// betweenTurns runs f with the stream of messages paused, for the
+// client's methods that cannot run while it is consumed
+// (Client.ContextUsage). Only the dispatcher sends messages, so while it
+// runs f no turn can start; when a turn is running f is not run and an
+// error says so.
+func (d *streamDriver) betweenTurns(ctx context.Context, f func() error) error {
+	if !d.client.Idle() {
+		return errors.New("a turn is running; ask again when it has ended")
+	}
+	d.stopConsumer()
+	defer d.startConsumer(ctx)
+	return f()
+}
+
+// consume writes the session's messages until ctx ends, each turn framed
+// by session_state_changed running and idle.
+func (d *streamDriver) consume(ctx context.Context) {
+	running := false
+	for m, err := range d.client.Messages(ctx) {
+		if err != nil {
+			if ctx.Err() == nil {
+				fmt.Fprintf(d.stderr, "agentloop: %s\n", strings.TrimPrefix(err.Error(), "agentloop: "))
+			}
+			continue
+		}
+		if !running {
+			running = true
+			d.state("running")
+		}
+		d.lost.see(m)
+		if err := d.out.value(m); err != nil {
+			continue // reported at the end
+		}
+		if r, ok := m.(*agentloop.ResultMessage); ok {
+			d.lastErr.Store(r.IsError)
+			running = false
+			d.state("idle")
+			d.resultWritten()
+		}
+	}
+	if running {
+		d.state("idle")
+	}
+}
+
+// state writes a host-only session_state_changed line.
+func (d *streamDriver) state(s string) {
+	_ = d.out.value(map[string]any{"type": "system", "subtype": "session_state_changed", "state": s,
+		"sdk_host_only": true, "uuid": uuid.NewString(), "session_id": d.client.SessionID()})
+}
+
+// badLine reports a line that could not be read: on stderr, and as an
+// error answer when it was a control request with an id.
+func (d *streamDriver) badLine(err error) {
+	fmt.Fprintf(d.stderr, "agentloop: stdin: %s\n", strings.TrimPrefix(err.Error(), "wire: "))
+	var de *wire.DecodeError
+	if errors.As(err, &de) && de.Type == wire.TypeControlRequest && de.RequestID != "" {
+		_ = d.out.wire(wire.Failure(de.RequestID, "malformed control request: "+strings.TrimPrefix(de.Error(), "wire: "), ""))
+	}
+}
+
+// handle acts on one stdin item and reports whether stdin ended.
+func (d *streamDriver) handle(ctx context.Context, it stdinItem) bool {
+	switch {
+	case it.eof:
+		if it.err != nil {
+			fmt.Fprintf(d.stderr, "agentloop: reading stdin: %v\n", it.err)
+		}
+		return true
+	case it.err != nil:
+		d.badLine(it.err)
+		return false
+	}
+	switch m := it.msg.(type) {
+	case *wire.User:
+		d.send(m)
+	case *wire.ControlRequest:
+		d.control(ctx, m)
+	case *wire.ControlResponse:
+		if !d.host.answer(m) {
+			fmt.Fprintf(d.stderr, "agentloop: stdin: an answer to request %q, which is not pending, was ignored\n", m.RequestID)
+		}
+	case *wire.ControlCancel:
+		// The host withdraws one of its own requests; the driver answers
+		// each as it reads it, so there is nothing left to cancel.
+	case *wire.KeepAlive:
+	}
+	return false
+}
+
+// send queues a user line.
+func (d *streamDriver) send(u *wire.User) {
+	for _, f := range slices.Sorted(maps.Keys(u.Extra)) {
+		d.warnOnce("user message field "+f, fmt.Sprintf("the user message field %q is ignored", f))
+	}
+	if u.ParentToolUseID != nil {
+		d.warnOnce("parent_tool_use_id", "the user message field \"parent_tool_use_id\" is ignored: messages are sent to the main conversation")
+	}
+	in := agentloop.UserInput{UUID: u.UUID, Priority: string(u.Priority), ShouldQuery: u.ShouldQuery}
+	blocks := u.Message.Content
+	if len(blocks) == 1 && blocks[0].Type == model.TypeText {
+		in.Text = blocks[0].Text
+	} else {
+		in.Content = blocks
+	}
+	id, err := d.client.Send(in)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "agentloop: a user message was refused: %s\n", strings.TrimPrefix(err.Error(), "agentloop: "))
+		return
+	}
+	if d.c.sdk.replayUser {
+		b, err := u.MarshalJSON()
+		var line map[string]json.RawMessage
+		if err == nil {
+			err = json.Unmarshal(b, &line)
+		}
+		if err != nil {
+			fmt.Fprintf(d.stderr, "agentloop: replaying a user message: %v\n", err)
+			return
+		}
+		line["uuid"], _ = json.Marshal(id)
+		line["session_id"], _ = json.Marshal(d.client.SessionID())
+		line["isReplay"] = json.RawMessage("true")
+		_ = d.out.value(line)
+	}
+}
+
+// warnOnce warns about key the first time only.
+func (d *streamDriver) warnOnce(key, text string) {
+	if !d.warned[key] {
+		d.warned[key] = true
+		d.warn(text)
+	}
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/wire"
+)
+
+// control answers one of the host's control requests. Requests are
+// answered in the order they come; interrupt waits (while ctx allows)
+// until the interrupted turn's result is out.
+func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
+	var (
+		payload any
+		err     error
+	)
+	switch q := r.Request.(type) {
+	case *wire.InitializeRequest:
+		text := "the session is already initialized"
+		if d.noInit {
+			text = "initialize must be the first line: the session started without it"
+		}
+		_ = d.out.wire(wire.Failure(r.RequestID, text, ""))
+		return
+	case *wire.InterruptRequest:
+		d.interrupt(ctx, r.RequestID, q)
+		return
+	case *wire.SetPermissionModeRequest:
+		if q.AnswersBypassSwitchBack != nil {
+			d.warnOnce("answers_bypass_switch_back", "set_permission_mode: answers_bypass_switch_back is ignored")
+		}
+		if err = d.client.SetPermissionMode(agentloop.PermissionMode(q.Mode)); err == nil {
+			payload = wire.SetPermissionModeResponse{Mode: string(d.client.PermissionMode())}
+		}
+	case *wire.SetModelRequest:
+		name := "default"
+		if q.Model != nil && *q.Model != "" {
+			name = *q.Model
+		}
+		target := name
+		if name == "default" {
+			target = d.initModel
+		}
+		if err = d.client.SetModel(target); err == nil {
+			payload = map[string]string{"model": name}
+		}
+	case *wire.SetMaxThinkingTokensRequest:
+		if q.ThinkingDisplay != "" {
+			d.warnOnce("thinking_display", "set_max_thinking_tokens: thinking_display is ignored")
+		}
+		n := 0
+		if q.MaxThinkingTokens != nil {
+			n = *q.MaxThinkingTokens
+		}
+		err = d.client.SetMaxThinkingTokens(n)
+	case *wire.MCPStatusRequest:
+		st := d.client.MCPStatus()
+		if st == nil {
+			st = []agentloop.MCPServerStatus{}
+		}
+		payload = map[string]any{"mcpServers": st}
+	case *wire.MCPReconnectRequest:
+		err = d.client.ReconnectMCPServer(ctx, q.ServerName)
+	case *wire.MCPToggleRequest:
+		err = d.client.ToggleMCPServer(ctx, q.ServerName, *q.Enabled)
+	case *wire.GetContextUsageRequest:
+		err = d.betweenTurns(ctx, func() (err error) {
+			payload, err = d.client.ContextUsage(ctx)
+			return err
+		})
+	case *wire.RewindFilesRequest:
+		payload, err = d.client.RewindFiles(ctx, q.UserMessageID, &agentloop.RewindOptions{DryRun: q.DryRun != nil && *q.DryRun})
+	case *wire.OtherRequest:
+		if q.Name != "cancel_async_message" {
+			_ = d.out.wire(wire.Unsupported(r.RequestID, q.Name))
+			return
+		}
+		var body struct {
+			MessageUUID string `json:"message_uuid"`
+		}
+		if raw, ok := q.Fields["message_uuid"]; !ok || json.Unmarshal(raw, &body.MessageUUID) != nil || body.MessageUUID == "" {
+			_ = d.out.wire(wire.Failure(r.RequestID, "cancel_async_message: message_uuid is missing or not a string", ""))
+			return
+		}
+		payload = map[string]bool{"cancelled": d.client.Withdraw(body.MessageUUID)}
+	default:
+		_ = d.out.wire(wire.Unsupported(r.RequestID, r.Request.Subtype()))
+		return
+	}
+	if err != nil {
+		_ = d.out.wire(wire.Failure(r.RequestID, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
+		return
+	}
+	ans, err := wire.Success(r.RequestID, payload)
+	if err != nil {
+		_ = d.out.wire(wire.Failure(r.RequestID, err.Error(), ""))
+		return
+	}
+	_ = d.out.wire(ans)
+}
+
+// interrupt stops the running turn at once and answers when the turn's
+// result is out (or after interruptWait), without holding up the reading
+// of stdin meanwhile: the end of the turn may need the host (a hook
+// that runs as it ends).
+func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.InterruptRequest) {
+	n, _ := d.written()
+	now, cancel := context.WithCancel(ctx)
+	cancel() // Interrupt cancels the turn, then waits only while its ctx allows
+	res, err := d.client.Interrupt(now, &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		_ = d.out.wire(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
+		return
+	}
+	answer := func() {
+		ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
+		if err != nil {
+			ans = wire.Failure(id, err.Error(), "")
+		}
+		_ = d.out.wire(ans)
+	}
+	if res.StillQueued == nil { // no turn was running
+		answer()
+		return
+	}
+	d.bg.Go(func() {
+		d.awaitResult(ctx, n) // the interrupted turn's result goes out first
+		answer()
+	})
+}
+
+// orEmpty makes a nil list an empty one, for JSON's [].
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// options builds the session's options: the command line's, then what
+// initialize (if any) delivers, which wins where both say something.
+func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, error) {
+	o, err := d.c.options()
+	if err != nil {
+		return nil, err
+	}
+	o.Logger = d.logger
+	if d.c.sdk.permissionPromptTool == "stdio" {
+		o.CanUseTool = canUseToolBridge(d.host)
+	}
+	if init == nil {
+		return o, nil
+	}
+	q := init.Request.(*wire.InitializeRequest)
+	if q.SystemPrompt != nil {
+		var parts []string
+		for _, p := range q.SystemPrompt {
+			if strings.TrimSpace(p) != "" {
+				parts = append(parts, p)
+			}
+		}
+		o.SystemPrompt = strings.Join(parts, "\n\n")
+		if o.SystemPrompt == "" {
+			o.SystemPrompt = sdkMinimalPrompt
+		}
+	}
+	if q.AppendSystemPrompt != "" {
+		o.AppendSystemPrompt = q.AppendSystemPrompt
+	}
+	if q.ExcludeDynamicSections != nil {
+		o.ExcludeDynamicSystemPrompt = *q.ExcludeDynamicSections
+	}
+	if q.Skills != nil {
+		o.Skills = q.Skills
+	}
+	if q.JSONSchema != nil {
+		o.OutputFormat = &agentloop.OutputFormat{Type: "json_schema", Schema: q.JSONSchema}
+	}
+	if len(q.Agents) > 0 {
+		b, err := json.Marshal(q.Agents)
+		if err != nil {
+			return nil, fmt.Errorf("initialize: agents: %w", err)
+		}
+		agents, warnings, err := parseAgents(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("initialize: agents: %w", err)
+		}
+		for _, w := range warnings {
+			d.warn(strings.Replace(w, "--agents:", "initialize agents:", 1))
+		}
+		if o.Agents == nil {
+			o.Agents = map[string]agentloop.AgentDefinition{}
+		}
+		maps.Copy(o.Agents, agents)
+	}
+	if len(q.Hooks) > 0 {
+		h, err := hookBridge(d.host, q.Hooks)
+		if err != nil {
+			return nil, fmt.Errorf("initialize: hooks: %w", err)
+		}
+		if o.Hooks == nil {
+			o.Hooks = h
+		} else {
+			for ev, ms := range h {
+				o.Hooks[ev] = append(o.Hooks[ev], ms...)
+			}
+		}
+	}
+	servers := map[string]agentloop.MCPServerConfig{}
+	maps.Copy(servers, o.MCPServers)
+	if len(q.SDKMCPServers) > 0 {
+		s, err := sdkMCPBridge(d.host, q.SDKMCPServers, q.SDKMCPServerManifests)
+		if err != nil {
+			return nil, fmt.Errorf("initialize: sdkMcpServers: %w", err)
+		}
+		maps.Copy(servers, s)
+	}
+	if q.MCPServers != nil {
+		b, err := json.Marshal(map[string]any{"mcpServers": q.MCPServers})
+		if err != nil {
+			return nil, fmt.Errorf("initialize: mcpServers: %w", err)
+		}
+		s, err := agentloop.ParseMCPConfig(b)
+		if err != nil {
+			return nil, fmt.Errorf("initialize: mcpServers: %w", err)
+		}
+		maps.Copy(servers, s)
+	}
+	if len(servers) > 0 {
+		o.MCPServers = servers
+	}
+	if q.Settings != nil {
+		s := string(q.Settings)
+		var path string
+		if json.Unmarshal(q.Settings, &path) == nil {
+			s = path // a settings file
+		}
+		if o.Settings != "" {
+			d.warn("the settings of initialize replace those of --settings")
+		}
+		o.Settings = s
+	}
+	o.DisallowedTools = append(o.DisallowedTools, q.DisallowedTools...)
+	d.warnUnhonoured(q)
+	return o, nil
+}
+
+// warnUnhonoured warns about the initialize fields the session does not
+// honour.
+func (d *streamDriver) warnUnhonoured(q *wire.InitializeRequest) {
+	var names []string
+	add := func(set bool, name string) {
+		if set {
+			names = append(names, name)
+		}
+	}
+	isTrue := func(b *bool) bool { return b != nil && *b }
+	add(q.SystemPromptSnapshot != nil, "systemPromptSnapshot")
+	add(q.PlanModeInstructions != "", "planModeInstructions")
+	add(q.Title != "", "title")
+	add(isTrue(q.PromptSuggestions), "promptSuggestions")
+	add(isTrue(q.AgentProgressSummaries), "agentProgressSummaries")
+	add(isTrue(q.ForwardSubagentText), "forwardSubagentText")
+	add(q.SDKMCPServerConfigs != nil, "sdkMcpServerConfigs")
+	add(q.ManagedSettings != nil, "managedSettings (managed_settings_applied is false)")
+	add(q.Plugins != nil, "plugins (plugins_applied is false)")
+	names = append(names, slices.Sorted(maps.Keys(q.Extra))...)
+	for _, n := range names {
+		d.warn("initialize: " + n + " is ignored")
+	}
+}
+
+// answerInitialize answers initialize with what the session offers and
+// which initialize-delivered fields it applied (wire-protocol.md §9).
+func (d *streamDriver) answerInitialize(r *wire.ControlRequest, o *agentloop.Options) {
+	q := r.Request.(*wire.InitializeRequest)
+	yes, no := true, false
+	resp := wire.InitializeResponse{
+		Commands:              []wire.Command{},
+		Agents:                []wire.AgentInfo{},
+		OutputStyle:           "default",
+		AvailableOutputStyles: []string{"default"},
+		Models:                []wire.ModelInfo{},
+		Account:               wire.Account{TokenSource: "none", APIKeySource: apiKeySource(), APIProvider: "firstParty"},
+		PID:                   os.Getpid(),
+		Version:               agentloop.Version,
+		CurrentPermissionMode: string(d.client.PermissionMode()),
+		// hookBridge honours onFailure (continue or block).
+		HookOnFailureSupported: true,
+	}
+	for _, c := range d.client.SupportedCommands() {
+		resp.Commands = append(resp.Commands, wire.Command{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
+	}
+	for _, a := range d.client.SupportedAgents() {
+		resp.Agents = append(resp.Agents, wire.AgentInfo{Name: a.Name, Description: a.Description, Model: a.Model})
+	}
+	for _, m := range d.client.SupportedModels() {
+		resp.Models = append(resp.Models, wire.ModelInfo{Value: m.Value, DisplayName: m.DisplayName, Description: m.Description})
+	}
+	if len(q.Hooks) > 0 {
+		resp.HooksApplied = &yes
+	}
+	if q.Settings != nil {
+		resp.SettingsApplied = &yes
+	}
+	if q.DisallowedTools != nil {
+		resp.DisallowedToolsApplied = &yes
+	}
+	if q.MCPServers != nil {
+		resp.MCPServersApplied = &yes
+	}
+	if q.ManagedSettings != nil {
+		resp.ManagedSettingsApplied = &no
+	}
+	if q.Plugins != nil {
+		resp.PluginsApplied = &no
+	}
+	ans, err := wire.Success(r.RequestID, resp)
+	if err != nil {
+		_ = d.out.wire(wire.Failure(r.RequestID, err.Error(), ""))
+		return
+	}
+	_ = d.out.wire(ans)
+}
+
+// apiKeySource names where the credentials come from, as the reference's
+// account.apiKeySource does.
+func apiKeySource() string {
+	switch {
+	case os.Getenv("ANTHROPIC_API_KEY") != "":
+		return "ANTHROPIC_API_KEY"
+	case os.Getenv("ANTHROPIC_AUTH_TOKEN") != "":
+		return "ANTHROPIC_AUTH_TOKEN"
+	}
+	return "none"
+}
