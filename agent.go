@@ -392,6 +392,7 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		MaxTurns:        agent.MaxTurns,
 		Budget:          s.lin,
 		Effort:          effort,
+		Betas:           s.opts.Betas, // betas.go
 		Thinking:        thinkingFor(&s.opts),
 		Env:             &env,
 		OpeningContext:  s.subagentContext(def),

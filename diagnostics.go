@@ -122,6 +122,14 @@ func informational(sessionID string, d Diagnostic) *message.System {
 		Data: map[string]json.RawMessage{"content": content, "level": json.RawMessage(`"warning"`), "tag": tag}}
 }
 
+// DiagnosticMessage is the stream message that carries d for the session
+// sessionID (the system/informational message at warning level that
+// DiagnosticOf reads), for hosts that report their own problems in a
+// session's stream.
+func DiagnosticMessage(sessionID string, d Diagnostic) Message {
+	return informational(sessionID, d)
+}
+
 // DiagnosticOf returns the diagnostic a stream message carries: a
 // system/informational message at warning level. ok is false for every
 // other message.

@@ -26,6 +26,8 @@ func (s *session) loadContext(st *settings.Settings) []model.Content {
 	switch {
 	case s.opts.ExcludeDynamicSystemPrompt && s.opts.SystemPrompt != "":
 		s.diag.add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.SystemPrompt replaces it")
+	case s.opts.ExcludeDynamicSystemPrompt && s.opts.EmptySystemPrompt:
+		s.diag.add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.EmptySystemPrompt sends none")
 	case s.opts.ExcludeDynamicSystemPrompt:
 		out = append(out, model.TextBlock(sysprompt.Reminder(envBlock(s.env, s.model))))
 	}

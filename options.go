@@ -59,6 +59,12 @@ type Options struct {
 	// user message of the conversation instead, like the CLAUDE.md files.
 	// It has no effect (and a diagnostic says so) with SystemPrompt.
 	ExcludeDynamicSystemPrompt bool
+	// EmptySystemPrompt sends no system prompt of agentloop's own: the
+	// requests carry only AppendSystemPrompt, or no system block at all
+	// (the TypeScript SDK's systemPrompt [""], the Python SDK's
+	// --system-prompt ""). With SystemPrompt it is an ErrInvalidOption;
+	// with Agent the agent's prompt is used (a diagnostic says so).
+	EmptySystemPrompt bool
 
 	// Cwd is the working directory of the session's tools; empty means
 	// the process's working directory.
@@ -190,6 +196,16 @@ type Options struct {
 	// 0 means 5.
 	MaxStructuredOutputRetries int
 
+	// Betas are beta features to ask the API for, sent in the
+	// anthropic-beta header of every request by the built-in provider
+	// (other providers get them in model.Request.Betas) and listed in
+	// the init message. Values are passed through unchecked: the API
+	// judges them.
+	Betas []string
+	// TaskBudget, when set, tells the model the token budget of the whole
+	// task (output_config.task_budget, beta task-budgets-2026-03-13).
+	TaskBudget *TaskBudget
+
 	// IncludePartialMessages adds the raw stream events of each reply.
 	IncludePartialMessages bool
 
@@ -197,6 +213,15 @@ type Options struct {
 	// Agent tool, by name (its subagent_type). A general-purpose agent
 	// exists unless one of these takes its name.
 	Agents map[string]AgentDefinition
+
+	// Agent runs the main loop as this named agent, one of Agents, the
+	// .claude/agents files or general-purpose (see agent_main.go): its
+	// prompt takes the place of agentloop's, and its tools, disallowed
+	// tools, model, effort, permission mode and turn limit apply to the
+	// main loop wherever the options leave them unset. Its InitialPrompt
+	// is the first prompt when Query is given none. An unknown name is
+	// an ErrInvalidOption.
+	Agent string
 
 	// AskUser answers the model's questions (the AskUserQuestion tool,
 	// offered by default when this is set). Nil means nobody is there to
@@ -221,6 +246,17 @@ type Options struct {
 	Resume      string
 	Continue    bool
 	ForkSession bool
+	// ResumeSessionAt, with Resume, keeps the resumed conversation only up
+	// to and including the transcript entry with this uuid; the later
+	// entries are left out of the history (the transcript file keeps
+	// them, and new entries branch off that entry). An entry the
+	// session does not have is an ErrInvalidOption. ResumeDropsTurn, with
+	// it, is the uuid of a prompt: the run ends at once in
+	// error_during_execution ("Resume rejected by --resume-drops-turn:
+	// …") unless everything left out belongs to that prompt's turn. See
+	// resume_at.go.
+	ResumeSessionAt string
+	ResumeDropsTurn string
 	// NoSessionPersistence turns off the transcript, which is otherwise
 	// written under ConfigDir/projects/ (default: $CLAUDE_CONFIG_DIR or
 	// ~/.claude), where agentloop and the reference CLI can resume it.
@@ -338,6 +374,9 @@ func (o *Options) validate() error {
 		}
 	}
 	if err := checkSkillsOption(o.Skills); err != nil { // skills_option.go
+		return err
+	}
+	if err := o.checkNewOptions(); err != nil { // betas.go
 		return err
 	}
 	return nil

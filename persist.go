@@ -67,6 +67,9 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 	var tr *sessions.Transcript
 	if id != "" {
 		if o.ForkSession {
+			if err := s.checkForkPoint(dir, id); err != nil { // resume_at.go
+				return nil, err
+			}
 			forked, err := sessions.Fork(dir, id, "")
 			if err != nil {
 				if errors.Is(err, sessions.ErrNotFound) {
@@ -114,6 +117,10 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		if tr, err = sessions.Load(path); err != nil {
 			return nil, fmt.Errorf("agentloop: reading session %s: %w", id, err)
 		}
+		s.env.SessionID = id
+		if tr, err = s.cutAt(tr); err != nil { // resume_at.go
+			return nil, err
+		}
 		s.diag.addAll(DiagTranscript, tr.Warnings) // damaged lines read around
 		s.env.SessionID = id
 		s.origin = "resume"
@@ -133,6 +140,10 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			// another process may have appended since Load.
 			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
 				tr = lt
+				if tr, err = s.cutAt(tr); err != nil { // resume_at.go
+					w.Close()
+					return nil, err
+				}
 			}
 			if tr.Leaf != "" {
 				w.SetLeaf(tr.Leaf)

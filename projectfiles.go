@@ -109,8 +109,8 @@ func (s *session) checkAgentDefinition(name string, def AgentDefinition) {
 	if len(def.MCPServers) > 0 {
 		off = append(off, "mcpServers (agentloop has no MCP servers yet)")
 	}
-	if def.InitialPrompt != "" {
-		off = append(off, "initialPrompt (it applies to a main-thread agent, which agentloop does not run)")
+	if def.InitialPrompt != "" && name != s.opts.Agent {
+		off = append(off, "initialPrompt (it applies only to the main-thread agent, Options.Agent)")
 	}
 	if def.Memory != "" {
 		off = append(off, "memory (agent memory directories are not supported)")

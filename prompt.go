@@ -16,12 +16,21 @@ import (
 // internal/sysprompt, or Options.SystemPrompt), the environment (with
 // agentloop's prompt, unless ExcludeDynamicSystemPrompt moves it to the
 // first user message) and Options.AppendSystemPrompt.
-func systemPrompt(o *Options, env *tool.Env, modelID string) []model.Content {
+//
+// base, when non-empty, takes the place of agentloop's own prompt (the
+// main-thread agent's prompt, agent_main.go).
+func systemPrompt(o *Options, env *tool.Env, modelID, base string) []model.Content {
 	var blocks []model.Content
-	if o.SystemPrompt != "" {
+	switch {
+	case o.EmptySystemPrompt:
+		// no prompt of agentloop's own (systemprompt_empty.go)
+	case o.SystemPrompt != "":
 		blocks = append(blocks, model.TextBlock(o.SystemPrompt))
-	} else {
-		blocks = append(blocks, model.TextBlock(sysprompt.Base))
+	default:
+		if base == "" {
+			base = sysprompt.Base
+		}
+		blocks = append(blocks, model.TextBlock(base))
 		if !o.ExcludeDynamicSystemPrompt {
 			blocks = append(blocks, model.TextBlock(envBlock(env, modelID)))
 		}

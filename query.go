@@ -50,6 +50,9 @@ func Query(ctx context.Context, prompt string, opts *Options) Stream {
 // conversation into the transcript (session.record) on its own, so what a
 // consumer that stops reading did not see is still written.
 func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
+	if prompt == "" {
+		prompt = sess.initialPrompt() // the main-thread agent's (agent_main.go)
+	}
 	runContent(ctx, sess, []model.Content{model.TextBlock(prompt)}, yield)
 }
 
@@ -69,6 +72,12 @@ func runContent(ctx context.Context, sess *session, prompt []model.Content, yiel
 		if !yield(m, nil) {
 			return
 		}
+	}
+	if r := sess.resumeRejection(); r != nil { // resume_at.go
+		if yield(r, nil) {
+			yield(nil, r.Err())
+		}
+		return
 	}
 	sess.transcript.begin(time.Now())
 	defer sess.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)

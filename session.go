@@ -54,6 +54,9 @@ type session struct {
 	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
 	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
 	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
+	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
+	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
+	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
 }
 
 // newSession resolves opts into a ready engine session.
@@ -135,6 +138,10 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	}
 	s.diag.addAll(DiagHook, s.hooks.Warnings())
 	s.loadProjectFiles()
+	if err := s.applyMainAgent(st); err != nil { // agent_main.go
+		return nil, err
+	}
+	opts = s.opts
 	s.lin = s.newLineage()
 	mcpTools, err := s.startMCP(ctx, st)
 	if err != nil {
@@ -145,6 +152,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		s.closeMCP()
 		return nil, err
 	}
+	toolset = s.narrowToMainAgent(toolset)
 	toolset, deferred, err := s.toolSearch(toolset)
 	if err != nil {
 		s.closeMCP()
@@ -155,7 +163,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		Provider:             provider,
 		Model:                s.model,
 		FallbackModels:       fallbacks,
-		System:               systemPrompt(&opts, s.env, s.model),
+		System:               systemPrompt(&opts, s.env, s.model, s.mainAgentPrompt()),
 		Tools:                toolset,
 		MaxTurns:             opts.MaxTurns,
 		MaxBudgetUSD:         opts.MaxBudgetUSD,
@@ -163,6 +171,8 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		MaxTokens:            opts.MaxTokens,
 		ContextManagement:    opts.ContextManagement,
 		Effort:               opts.Effort,
+		Betas:                opts.Betas,
+		TaskBudget:           taskBudgetTokens(opts.TaskBudget),
 		Thinking:             thinkingFor(&opts),
 		Partial:              opts.IncludePartialMessages,
 		OutputSchema:         outputSchema(&opts),
@@ -217,7 +227,7 @@ func (s *session) initMessage() *message.System {
 			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
 			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
-			SandboxEnabled: s.sandboxEnabled(),
+			SandboxEnabled: s.sandboxEnabled(), Betas: s.opts.Betas,
 		},
 	}
 }

@@ -48,6 +48,8 @@ type Init struct {
 	Plugins               []any       `json:"plugins"`
 	AdditionalDirectories []string    `json:"additional_directories"`
 	Effort                string      `json:"effort,omitempty"`
+	// Betas are the beta features the session asked for (Options.Betas).
+	Betas []string `json:"betas,omitempty"`
 	// SandboxEnabled reports whether Bash commands run in the kernel
 	// sandbox.
 	SandboxEnabled bool `json:"sandbox_enabled"`

@@ -120,9 +120,23 @@ type Thinking struct {
 	Display      string `json:"display,omitempty"` // summarized, omitted, …
 }
 
-// OutputConfig carries the effort setting.
+// OutputConfig carries the effort setting and the task budget.
 type OutputConfig struct {
 	Effort string `json:"effort,omitempty"`
+	// TaskBudget, when set, tells the model how many tokens the whole
+	// task may take (beta [TaskBudgetBeta]).
+	TaskBudget *TaskBudget `json:"task_budget,omitempty"`
+}
+
+// TaskBudgetBeta is the anthropic-beta value output_config.task_budget
+// needs.
+const TaskBudgetBeta = "task-budgets-2026-03-13"
+
+// TaskBudget is output_config.task_budget: a budget of Total tokens for
+// the task the conversation works on; Type is "tokens".
+type TaskBudget struct {
+	Type  string `json:"type"`
+	Total int    `json:"total"`
 }
 
 // ToolDef declares one tool to the model.

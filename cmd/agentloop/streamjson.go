@@ -104,6 +104,46 @@ type hostLink struct {
 	cancelled map[string]bool        // ids given up on: a late answer is dropped quietly
 	gone      bool
 	goneCh    chan struct{} // closed when stdin ends
+
+	// state, when set, writes a session_state_changed line: the session
+	// requires_action while a can_use_tool request is pending, as the
+	// reference says, and is running again once none is.
+	state    func(string)
+	awaiting int // can_use_tool requests pending
+
+	// report, when set, receives the bridges' problems (bridgeReporter).
+	report func(tag, text string)
+}
+
+// bridgeReport implements bridgeReporter: the bridges' problems go to
+// the driver (a diagnostic line in the stream and the warning channel),
+// or to stderr before the session exists.
+func (h *hostLink) bridgeReport(tag, text string) {
+	h.mu.Lock()
+	f := h.report
+	h.mu.Unlock()
+	if f == nil {
+		fmt.Fprintf(bridgeStderr, "agentloop: %s: %s\n", tag, text)
+		return
+	}
+	f(tag, text)
+}
+
+// asking counts a can_use_tool request in (+1) or out (-1) and writes the
+// state change when there is one.
+func (h *hostLink) asking(delta int) {
+	h.mu.Lock()
+	before := h.awaiting
+	h.awaiting += delta
+	after, state := h.awaiting, h.state
+	h.mu.Unlock()
+	switch {
+	case state == nil:
+	case before == 0 && after > 0:
+		state("requires_action")
+	case before > 0 && after == 0:
+		state("running")
+	}
 }
 
 type pendingCall struct {
@@ -130,6 +170,10 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 	}
 	h.pending[id] = pendingCall{subtype: subtype, answer: ch}
 	h.mu.Unlock()
+	if subtype == "can_use_tool" {
+		h.asking(+1)
+		defer h.asking(-1)
+	}
 	if err := h.out.wire(&wire.ControlRequest{RequestID: id, Request: &wire.OtherRequest{Name: subtype, Fields: fields}}); err != nil {
 		h.forget(id)
 		return nil, fmt.Errorf("sending %s to the host: %w", subtype, err)
@@ -253,10 +297,12 @@ type streamDriver struct {
 	warn      func(string)
 	host      *hostLink
 	client    *agentloop.Client
-	initModel string          // the model at start, for set_model's reset
-	warned    map[string]bool // user-line fields already warned about
-	noInit    bool            // the session started without initialize
-	lastErr   atomic.Bool     // the last result was an error
+	initModel string // the model at start, for set_model's reset
+	mcpMu     sync.Mutex
+	sdkMCP    map[string]agentloop.MCPServerConfig // the host's in-process servers, for host→CLI mcp_message; under mcpMu
+	warned    map[string]bool                      // user-line fields already warned about
+	noInit    bool                                 // the session started without initialize
+	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
 
 	bg           sync.WaitGroup // answers being prepared apart (interrupt)
@@ -355,15 +401,18 @@ wait:
 		}
 	}
 	d.noInit = init == nil
-	opts, err := d.options(init)
-	if err == nil {
-		d.client, err = agentloop.NewClient(opts)
-	}
+	opts, err := d.build(ctx, init, items, &buffered)
 	if err != nil {
-		code := c.startupFailure(err, bw, stderr)
-		return code
+		return c.startupFailure(err, bw, stderr)
 	}
 	defer d.client.Close()
+	d.host.mu.Lock()
+	d.host.state = d.state
+	d.host.report = func(tag, text string) {
+		d.warn(tag + ": " + text)
+		_ = d.out.value(agentloop.DiagnosticMessage(d.client.SessionID(), agentloop.Diagnostic{Tag: tag, Text: text}))
+	}
+	d.host.mu.Unlock()
 	d.initModel = d.client.Model()
 	if init != nil {
 		d.answerInitialize(init, opts)
@@ -446,6 +495,60 @@ func (d *streamDriver) betweenTurns(ctx context.Context, f func() error) error {
 	return f()
 }
 
+// build builds the session (d.client) from the flags and init. Building
+// may already need the host (an in-process MCP server of the host is
+// connected over mcp_message), so meanwhile the host's answers are routed
+// and every other line waits in buffered; if stdin ends, the host's
+// pending calls fail.
+func (d *streamDriver) build(ctx context.Context, init *wire.ControlRequest, items <-chan stdinItem, buffered *[]stdinItem) (*agentloop.Options, error) {
+	type result struct {
+		opts   *agentloop.Options
+		client *agentloop.Client
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := d.options(init)
+		var cl *agentloop.Client
+		if err == nil {
+			cl, err = agentloop.NewClient(o)
+		}
+		done <- result{o, cl, err}
+	}()
+	eof := slices.ContainsFunc(*buffered, func(it stdinItem) bool { return it.eof })
+	if eof {
+		d.host.close()
+	}
+	for {
+		var in <-chan stdinItem
+		if !eof {
+			in = items
+		}
+		select {
+		case r := <-done:
+			d.client = r.client
+			return r.opts, r.err
+		case <-ctx.Done():
+			d.host.close() // its calls to the host end
+			r := <-done
+			if r.client != nil {
+				r.client.Close()
+			}
+			return nil, ctx.Err()
+		case it := <-in:
+			if _, ok := it.msg.(*wire.ControlResponse); ok {
+				d.handle(ctx, it)
+				continue
+			}
+			*buffered = append(*buffered, it)
+			if it.eof {
+				eof = true
+				d.host.close()
+			}
+		}
+	}
+}
+
 // consume writes the session's messages until ctx ends, each turn framed
 // by session_state_changed running and idle.
 func (d *streamDriver) consume(ctx context.Context) {
@@ -526,6 +629,12 @@ func (d *streamDriver) handle(ctx context.Context, it stdinItem) bool {
 func (d *streamDriver) send(u *wire.User) {
 	for _, f := range slices.Sorted(maps.Keys(u.Extra)) {
 		d.warnOnce("user message field "+f, fmt.Sprintf("the user message field %q is ignored", f))
+	}
+	if u.IsSynthetic {
+		d.warnOnce("isSynthetic", "the user message field \"isSynthetic\" is ignored: the message is sent as the user's")
+	}
+	if u.ClientComposed {
+		d.warnOnce("client_composed", "the user message field \"client_composed\" is ignored")
 	}
 	if u.ParentToolUseID != nil {
 		d.warnOnce("parent_tool_use_id", "the user message field \"parent_tool_use_id\" is ignored: messages are sent to the main conversation")

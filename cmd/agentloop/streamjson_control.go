@@ -68,9 +68,13 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 		}
 		payload = map[string]any{"mcpServers": st}
 	case *wire.MCPReconnectRequest:
-		err = d.client.ReconnectMCPServer(ctx, q.ServerName)
+		// Connecting may need the host (its in-process servers): the
+		// answer is written apart, and stdin is read meanwhile.
+		d.bg.Go(func() { d.reply(r.RequestID, nil, d.client.ReconnectMCPServer(ctx, q.ServerName)) })
+		return
 	case *wire.MCPToggleRequest:
-		err = d.client.ToggleMCPServer(ctx, q.ServerName, *q.Enabled)
+		d.bg.Go(func() { d.reply(r.RequestID, nil, d.client.ToggleMCPServer(ctx, q.ServerName, *q.Enabled)) })
+		return
 	case *wire.GetContextUsageRequest:
 		err = d.betweenTurns(ctx, func() (err error) {
 			payload, err = d.client.ContextUsage(ctx)
@@ -78,6 +82,18 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 		})
 	case *wire.RewindFilesRequest:
 		payload, err = d.client.RewindFiles(ctx, q.UserMessageID, &agentloop.RewindOptions{DryRun: q.DryRun != nil && *q.DryRun})
+	case *wire.MCPMessageRequest:
+		// A message the host's server started (tools/list_changed, a
+		// ping): the engine's client may call the host back while it
+		// handles it, so it is answered apart.
+		d.mcpMu.Lock()
+		servers := d.sdkMCP
+		d.mcpMu.Unlock()
+		d.bg.Go(func() {
+			resp, err := deliverHostMCP(ctx, servers, q.ServerName, q.Message)
+			d.reply(r.RequestID, map[string]json.RawMessage{"mcp_response": resp}, err)
+		})
+		return
 	case *wire.OtherRequest:
 		if q.Name != "cancel_async_message" {
 			_ = d.out.wire(wire.Unsupported(r.RequestID, q.Name))
@@ -95,14 +111,18 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 		_ = d.out.wire(wire.Unsupported(r.RequestID, r.Request.Subtype()))
 		return
 	}
+	d.reply(r.RequestID, payload, err)
+}
+
+// reply answers request id: with payload, or with err when not nil.
+func (d *streamDriver) reply(id string, payload any, err error) {
 	if err != nil {
-		_ = d.out.wire(wire.Failure(r.RequestID, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
+		_ = d.out.wire(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
 		return
 	}
-	ans, err := wire.Success(r.RequestID, payload)
+	ans, err := wire.Success(id, payload)
 	if err != nil {
-		_ = d.out.wire(wire.Failure(r.RequestID, err.Error(), ""))
-		return
+		ans = wire.Failure(id, err.Error(), "")
 	}
 	_ = d.out.wire(ans)
 }
@@ -222,6 +242,9 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 			return nil, fmt.Errorf("initialize: sdkMcpServers: %w", err)
 		}
 		maps.Copy(servers, s)
+		d.mcpMu.Lock()
+		d.sdkMCP = s
+		d.mcpMu.Unlock()
 	}
 	if q.MCPServers != nil {
 		b, err := json.Marshal(map[string]any{"mcpServers": q.MCPServers})

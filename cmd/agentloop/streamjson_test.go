@@ -175,7 +175,8 @@ var volatileKeys = map[string]bool{
 	"duration_ms": true, "duration_api_ms": true, "pid": true, "claude_code_version": true,
 	"tools": true, "slash_commands": true, "commands": true, "models": true, "skills": true,
 	"timestamp": true, "cwd": true, "memory_paths": true, "transcript_path": true, "plugins": true,
-	"agents": true, "ttft_ms": true, "agentloop_version": true, "apiKeySource": true, "output_style": true,
+	"agents": true, "ttft_ms": true, "agentloop_version": true,
+	"modelUsage": true, "total_cost_usd": true, "apiKeySource": true, "output_style": true,
 }
 
 // normalise rewrites the lines for a golden file: uuids and message ids
@@ -511,6 +512,11 @@ func TestStreamJSONCanUseTool(t *testing.T) {
 	if code := s.finish(); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
 	}
+	k := kinds(t, s.seen)
+	i := slices.Index(k, "control_request/can_use_tool")
+	if i < 1 || k[i-1] != "system/session_state_changed/requires_action" || !slices.Contains(k[i:], "system/session_state_changed/running") {
+		t.Errorf("lines %q: want requires_action before can_use_tool and running after it", k)
+	}
 	if b, err := os.ReadFile(changed); err != nil || string(b) != "host text\n" {
 		t.Errorf("changed.txt = %q, %v; want the host's content", b, err)
 	}
@@ -756,49 +762,79 @@ func TestStreamJSONOtherControls(t *testing.T) {
 // TestStreamJSONSDKMCPServer: an in-process MCP server of the host,
 // declared in initialize, is reached over mcp_message.
 func TestStreamJSONSDKMCPServer(t *testing.T) {
+	t.Run("manifests", func(t *testing.T) { testSDKMCPServer(t, true) })
+	t.Run("handshake", func(t *testing.T) { testSDKMCPServer(t, false) })
+}
+
+func testSDKMCPServer(t *testing.T, manifests bool) {
 	srv := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "mcp__calc__add", map[string]any{"a": 2, "b": 3}),
 		agentlooptest.Text("five"))
 	s := startSJ(t, srv, "--allowedTools", "mcp__calc__add")
 	initResult := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"calc","version":"1.0.0"}}`
 	toolsResult := `{"tools":[{"name":"add","description":"Add two numbers","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}]}`
-	s.send(initLine("init1", `"sdkMcpServers":["calc"],"sdkMcpServerManifests":{"calc":{"initializeResult":`+initResult+`,"toolsListResult":`+toolsResult+`}}`))
-	// The fake host answers every mcp_message until the turn's result.
+	if manifests {
+		s.send(initLine("init1", `"sdkMcpServers":["calc"],"sdkMcpServerManifests":{"calc":{"initializeResult":`+initResult+`,"toolsListResult":`+toolsResult+`}}`))
+	} else {
+		s.send(initLine("init1", `"sdkMcpServers":["calc"]`))
+	}
+	// The fake host answers every mcp_message until a line with stop.
+	serve := func(stop ...string) {
+		for {
+			l := s.until(`"type":`)
+			if containsAll(l, stop) {
+				return
+			}
+			if !strings.Contains(l, `"subtype":"mcp_message"`) {
+				continue
+			}
+			var r struct {
+				RequestID string `json:"request_id"`
+				Request   struct {
+					Message struct {
+						ID     *json.RawMessage `json:"id"`
+						Method string           `json:"method"`
+					} `json:"message"`
+				} `json:"request"`
+			}
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			id := "0"
+			if r.Request.Message.ID != nil {
+				id = string(*r.Request.Message.ID)
+			}
+			result := `{}`
+			switch r.Request.Message.Method {
+			case "initialize":
+				result = initResult
+			case "tools/list":
+				result = toolsResult
+			case "tools/call":
+				result = `{"content":[{"type":"text","text":"sum=5"}]}`
+			}
+			s.send(`{"type":"control_response","response":{"subtype":"success","request_id":"` + r.RequestID + `","response":{"mcp_response":{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}}}}`)
+		}
+	}
 	s.send(userLine("add 2 and 3"))
-	for {
-		l := s.until(`"type":`)
-		if strings.Contains(l, `"type":"result"`) {
-			break
-		}
-		if !strings.Contains(l, `"subtype":"mcp_message"`) {
-			continue
-		}
-		var r struct {
-			RequestID string `json:"request_id"`
-			Request   struct {
-				Message struct {
-					ID     *json.RawMessage `json:"id"`
-					Method string           `json:"method"`
-				} `json:"message"`
-			} `json:"request"`
-		}
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatal(err)
-		}
-		id := "0"
-		if r.Request.Message.ID != nil {
-			id = string(*r.Request.Message.ID)
-		}
-		result := `{}`
-		switch r.Request.Message.Method {
-		case "initialize":
-			result = initResult
-		case "tools/list":
-			result = toolsResult
-		case "tools/call":
-			result = `{"content":[{"type":"text","text":"sum=5"}]}`
-		}
-		s.send(`{"type":"control_response","response":{"subtype":"success","request_id":"` + r.RequestID + `","response":{"mcp_response":{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}}}}`)
+	serve(`"type":"result"`)
+	// Reconnecting a host server needs the host again (without manifests).
+	s.send(`{"request_id":"rc1","type":"control_request","request":{"subtype":"mcp_reconnect","serverName":"calc"}}`)
+	serve(`"request_id":"rc1"`)
+	if l := s.seen[len(s.seen)-1]; !strings.Contains(l, `"subtype":"success"`) {
+		t.Errorf("mcp_reconnect answered %s", l)
+	}
+	// A message the host's server starts (a ping) reaches the engine's
+	// client, whose answer goes back as mcp_response.
+	s.send(`{"request_id":"hm1","type":"control_request","request":{"subtype":"mcp_message","server_name":"calc","message":{"jsonrpc":"2.0","id":9,"method":"ping"}}}`)
+	serve(`"request_id":"hm1"`)
+	if l := s.seen[len(s.seen)-1]; !containsAll(l, []string{`"subtype":"success"`, `"mcp_response"`, `"id":9`, `"result"`}) {
+		t.Errorf("host mcp_message answered %s", l)
+	}
+	s.send(`{"request_id":"hm2","type":"control_request","request":{"subtype":"mcp_message","server_name":"nosuch","message":{"jsonrpc":"2.0","id":10,"method":"ping"}}}`)
+	serve(`"request_id":"hm2"`)
+	if l := s.seen[len(s.seen)-1]; !containsAll(l, []string{`"subtype":"error"`, `nosuch`}) {
+		t.Errorf("mcp_message for an unknown server answered %s", l)
 	}
 	if code := s.finish(); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
@@ -809,5 +845,92 @@ func TestStreamJSONSDKMCPServer(t *testing.T) {
 	res, ok := srv.Requests()[1].ToolResult("toolu_1")
 	if b, _ := json.Marshal(res); !ok || !strings.Contains(string(b), "sum=5") {
 		t.Errorf("tool result %s, want sum=5; stderr %q", b, s.stderr.String())
+	}
+}
+
+// TestStreamJSONInterruptPendingPermission: an interrupt while a
+// can_use_tool request is pending withdraws it with
+// control_cancel_request; the host's late answer is dropped quietly.
+func TestStreamJSONInterruptPendingPermission(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Write", map[string]any{"file_path": "x.txt", "content": "x\n"}),
+		agentlooptest.Text("next turn"))
+	s := startSJ(t, srv, "--permission-prompt-tool=stdio")
+	s.send(initLine("init1", ""))
+	s.send(userLine("write"))
+	req := s.until(`"subtype":"can_use_tool"`)
+	var r struct {
+		RequestID string `json:"request_id"`
+	}
+	if err := json.Unmarshal([]byte(req), &r); err != nil {
+		t.Fatal(err)
+	}
+	s.send(`{"request_id":"int1","type":"control_request","request":{"subtype":"interrupt"}}`)
+	s.until(`"type":"control_cancel_request"`, r.RequestID)
+	s.until(`"request_id":"int1"`)
+	s.send(`{"type":"control_response","response":{"subtype":"success","request_id":"` + r.RequestID + `","response":{"behavior":"allow","updatedInput":{}}}}`)
+	s.send(userLine("again"))
+	s.until(`"subtype":"success"`, `"type":"result"`)
+	if code := s.finish(); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
+	}
+	if strings.Contains(s.stderr.String(), "not pending") {
+		t.Errorf("the late answer was reported: %q", s.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "x.txt")); err == nil {
+		t.Error("the interrupted call ran")
+	}
+	all := strings.Join(s.seen, "\n")
+	if !strings.Contains(all, `"subtype":"error_during_execution"`) {
+		t.Error("no error result for the interrupted turn")
+	}
+}
+
+// FuzzStreamJSONStdin: whatever the host writes, the driver neither
+// panics nor hangs, and it exits 0 or 1.
+func FuzzStreamJSONStdin(f *testing.F) {
+	f.Add(initLine("i", "") + "\n" + userLine("hi") + "\n")
+	f.Add(`{"type":"user","message":{"role":"user","content":[]}}` + "\n" + `{"type":"control_request","request_id":"x","request":{"subtype":"interrupt"}}`)
+	f.Add(`{"type":"control_response","response":{"subtype":"error","request_id":"zz","error":"no"}}` + "\n{\n\x00\n")
+	f.Add(initLine("i", `"hooks":{"Nope":[{"hookCallbackIds":["h"]}]}`) + "\n")
+	f.Add(`{"type":"control_request","request_id":"q","request":{"subtype":"set_model","model":null}}` + "\n" + `{"type":"keep_alive"}`)
+	srv := agentlooptest.NewTB(f)
+	srv.AllowExhausted()
+	srv.Lenient()
+	f.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	f.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	f.Chdir(f.TempDir())
+	f.Fuzz(func(t *testing.T, stdin string) {
+		done := make(chan int, 1)
+		var out, errOut lockedBuffer
+		go func() {
+			done <- run(context.Background(), slices.Clone(sdkArgs), strings.NewReader(stdin), &out, &errOut)
+		}()
+		select {
+		case code := <-done:
+			if code != 0 && code != 1 {
+				t.Errorf("exit %d", code)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no exit for stdin %q; stderr %q", stdin, errOut.String())
+		}
+	})
+}
+
+// TestStreamJSONStartupFailure: a session that cannot start (an unknown
+// --resume id) gets no initialize answer: the reason on stderr and as an
+// error result, exit 1.
+func TestStreamJSONStartupFailure(t *testing.T) {
+	srv := agentlooptest.NewTB(t)
+	s := startSJ(t, srv, "--resume", "11111111-1111-4111-8111-111111111111")
+	s.send(initLine("init1", ""))
+	if code := s.finish(); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if k := kinds(t, s.seen); !slices.Equal(k, []string{"result/error_during_execution"}) {
+		t.Errorf("lines %q, want one error result", k)
+	}
+	if !strings.Contains(s.stderr.String(), "11111111-1111-4111-8111-111111111111") || srv.Len() != 0 {
+		t.Errorf("stderr %q, %d requests", s.stderr.String(), srv.Len())
 	}
 }

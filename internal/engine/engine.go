@@ -42,6 +42,9 @@ type Config struct {
 	Thinking       *model.Thinking
 	Effort         string
 	Betas          []string
+	// TaskBudget, when positive, is sent as every request's
+	// output_config.task_budget (tokens), with its beta.
+	TaskBudget int
 	// ContextManagement, when set, is sent as every request's
 	// context_management (with its beta) for the API to edit the context
 	// on its side.

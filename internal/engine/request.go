@@ -32,6 +32,18 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 			req.Betas = append(slices.Clip(req.Betas), model.ContextManagementBeta)
 		}
 	}
+	if n := s.cfg.TaskBudget; n > 0 {
+		if req.Output == nil {
+			req.Output = &model.OutputConfig{}
+		} else {
+			o := *req.Output
+			req.Output = &o
+		}
+		req.Output.TaskBudget = &model.TaskBudget{Type: "tokens", Total: n}
+		if !slices.Contains(req.Betas, model.TaskBudgetBeta) {
+			req.Betas = append(slices.Clip(req.Betas), model.TaskBudgetBeta)
+		}
+	}
 	if req.MaxTokens == 0 {
 		p, _, ok := pricing.Lookup(modelID)
 		req.MaxTokens = int(p.MaxOutput)
