@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/vocab"
@@ -22,6 +23,11 @@ type sdkFlags struct {
 	appendSystemFile     string   // --append-system-prompt-file
 	permissionPrompts    string   // --permission-prompts: host or none
 	emptySystemPrompt    bool     // --system-prompt "" (the Python SDK's default)
+	agent                string   // --agent
+	taskBudget           int      // --task-budget
+	resumeAt             string   // --resume-session-at
+	resumeDropsTurn      string   // --resume-drops-turn
+	betas                []string // --betas
 }
 
 // sdkFlagDefs are the flags the official Agent SDKs put on the command
@@ -72,12 +78,31 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.permissionPromptTool = v
 		return nil
 	}},
-	{[]string{"--agent"}, kString, "not supported yet", unsupported("--agent", "the main thread cannot run as a named agent")},
-	{[]string{"--task-budget"}, kString, "not supported yet", unsupported("--task-budget", "task budgets are not sent to the API")},
+	{[]string{"--agent"}, kString, "run the main thread as this agent (from --agents or .claude/agents)", func(c *config, v string) error {
+		if v == "" {
+			return errors.New("--agent: want an agent name")
+		}
+		c.sdk.agent = v
+		return nil
+	}},
+	{[]string{"--task-budget"}, kString, "a task budget in tokens, sent to the API (beta)", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--task-budget %q: want a positive number of tokens", v)
+		}
+		c.sdk.taskBudget = n
+		return nil
+	}},
 	{[]string{"--plugin-dir"}, kString, "not supported yet", unsupported("--plugin-dir", "plugins are not loaded")},
 	{[]string{"--plugin-dir-no-mcp"}, kString, "not supported yet", unsupported("--plugin-dir-no-mcp", "plugins are not loaded")},
-	{[]string{"--resume-session-at"}, kString, "not supported yet", unsupported("--resume-session-at", "a resumed session cannot be cut at a message")},
-	{[]string{"--resume-drops-turn"}, kString, "not supported yet", unsupported("--resume-drops-turn", "a resumed session cannot be cut at a message")},
+	{[]string{"--resume-session-at"}, kString, "with --resume, keep the conversation up to this message uuid", func(c *config, v string) error {
+		c.sdk.resumeAt = v
+		return nil
+	}},
+	{[]string{"--resume-drops-turn"}, kString, "with --resume-session-at, refuse the resume unless all it drops is this prompt's turn", func(c *config, v string) error {
+		c.sdk.resumeDropsTurn = v
+		return nil
+	}},
 	{[]string{"--session-mirror"}, kBool, "not supported yet", unsupported("--session-mirror", "transcript_mirror frames are not written")},
 	{[]string{"--project-config-root"}, kString, "not supported yet", unsupported("--project-config-root", "project settings are read from the working directory only")},
 	{[]string{"--managed-settings"}, kString, "not supported yet", unsupported("--managed-settings", "managed settings come only from the managed-settings file")},
@@ -97,7 +122,7 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.replayUser = true
 		return initOnly(c, "--replay-user-messages")
 	}},
-	{[]string{"--betas"}, kList, "ignored, with a warning", ignored("--betas", "beta headers are not sent")},
+	{[]string{"--betas"}, kList, "beta names sent as anthropic-beta headers (comma-separated)", list(func(c *config) *[]string { return &c.sdk.betas })},
 	{[]string{"--forward-subagent-text"}, kBool, "ignored, with a warning", ignored("--forward-subagent-text", "subagent text is not forwarded to the output")},
 	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
 	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
@@ -170,8 +195,8 @@ func (c *config) checkSDKFlags() error {
 	if c.sdk.appendSystemFile != "" && c.appendSystem != "" {
 		return errors.New("give --append-system-prompt or --append-system-prompt-file, not both")
 	}
-	if c.sdk.emptySystemPrompt && c.systemPromptF == "" {
-		c.warnings = append(c.warnings, `--system-prompt "" is ignored: an empty system prompt is not supported yet, so agentloop's own prompt is used`)
+	if c.sdk.resumeDropsTurn != "" && c.sdk.resumeAt == "" {
+		return errors.New("--resume-drops-turn needs --resume-session-at")
 	}
 	if c.sdk.thinkingDisplay != "" && c.thinking != string(vocab.ThinkingAdaptive) && c.maxThinking == 0 {
 		c.warnings = append(c.warnings, "--thinking-display is ignored: it goes with --thinking adaptive or --max-thinking-tokens")
@@ -182,6 +207,15 @@ func (c *config) checkSDKFlags() error {
 // applySDKFlags sets the options of the flags of sdkFlagDefs; o already
 // holds those of the others.
 func (c *config) applySDKFlags(o *agentloop.Options) error {
+	o.Agent = c.sdk.agent
+	o.ResumeSessionAt, o.ResumeDropsTurn = c.sdk.resumeAt, c.sdk.resumeDropsTurn
+	o.Betas = c.sdk.betas
+	if c.sdk.taskBudget > 0 {
+		o.TaskBudget = &agentloop.TaskBudget{Total: c.sdk.taskBudget}
+	}
+	if c.sdk.emptySystemPrompt && c.systemPromptF == "" && o.SystemPrompt == "" {
+		o.EmptySystemPrompt = true
+	}
 	if c.sdk.appendSystemFile != "" {
 		b, err := os.ReadFile(c.sdk.appendSystemFile)
 		if err != nil {

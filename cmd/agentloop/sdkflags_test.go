@@ -156,12 +156,8 @@ func TestSDKFlagsMapped(t *testing.T) {
 func TestSDKFlagsRefused(t *testing.T) {
 	cases := [][]string{
 		{"--permission-prompt-tool", "mcp__perm__ask"},
-		{"--agent=reviewer"},
-		{"--task-budget=50000"},
 		{"--plugin-dir=/p"},
 		{"--plugin-dir-no-mcp", "/p"},
-		{"--resume-session-at=11111111-1111-4111-8111-111111111111"},
-		{"--resume-drops-turn=11111111-1111-4111-8111-111111111111"},
 		{"--session-mirror"},
 		{"--project-config-root=/r"},
 		{"--managed-settings", `{"permissions":{}}`},
@@ -180,9 +176,9 @@ func TestSDKFlagsRefused(t *testing.T) {
 			}
 		})
 	}
-	_, err := parseArgs([]string{"-p", "hi", "--agent", "x"})
+	_, err := parseArgs([]string{"-p", "hi", "--plugin-dir", "x"})
 	if !errors.Is(err, errUnsupported) {
-		t.Errorf("--agent: error %v does not match errUnsupported", err)
+		t.Errorf("--plugin-dir: error %v does not match errUnsupported", err)
 	}
 }
 
@@ -198,13 +194,11 @@ func TestSDKFlagsWarned(t *testing.T) {
 		{[]string{"--initialize-fields=settings,disallowedTools"}, "--initialize-fields is ignored"},
 		{[]string{"--managed-settings-in-initialize"}, "--managed-settings-in-initialize is ignored"},
 		{[]string{"--replay-user-messages"}, "--replay-user-messages is ignored"},
-		{[]string{"--betas=a,b"}, "--betas is ignored"},
 		{[]string{"--forward-subagent-text"}, "--forward-subagent-text is ignored"},
 		{[]string{"--prompt-suggestions"}, "--prompt-suggestions is ignored"},
 		{[]string{"--channels=x", "--channels", "y"}, "--channels is ignored"},
 		{[]string{"--thinking-display=summarized"}, "--thinking-display is ignored"},
 		{[]string{"--thinking=disabled", "--thinking-display=summarized"}, "--thinking-display is ignored"},
-		{[]string{"--system-prompt", ""}, `--system-prompt "" is ignored`},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -267,12 +261,11 @@ func TestSDKFlagsContradict(t *testing.T) {
 }
 
 // TestTSSDKSpawnLine: the command line the TypeScript SDK spawns (its
-// fixed prefix) is refused for its input format, not as an unknown
-// option; the rest of an SDK command line parses.
+// fixed prefix) parses, and so does an SDK command line with nearly every
+// flag, without a warning.
 func TestTSSDKSpawnLine(t *testing.T) {
 	prefix := []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}
-	_, err := parseArgs(prefix)
-	if err == nil || !strings.Contains(err.Error(), "--input-format stream-json is not supported yet") {
+	if _, err := parseArgs(prefix); err != nil {
 		t.Errorf("SDK prefix: error %v", err)
 	}
 	soup := []string{"--output-format", "stream-json", "--verbose", "--thinking=adaptive", "--thinking-display=summarized",
@@ -290,7 +283,7 @@ func TestTSSDKSpawnLine(t *testing.T) {
 	if _, err := c.options(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"--betas is ignored: beta headers are not sent"}, c.warnings); diff != "" {
+	if diff := cmp.Diff([]string(nil), c.warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
@@ -311,5 +304,52 @@ func TestUnknownFlagProcess(t *testing.T) {
 	}
 	if got := errOut.String(); got != "agentloop: unknown option --some-unknown-flag (see --help)\n" || out.Len() != 0 {
 		t.Errorf("stdout %q stderr %q", out.String(), got)
+	}
+}
+
+// TestSDKRunOptionFlags: the SDKs' run options that map to library
+// options (--agent, --task-budget, --resume-session-at,
+// --resume-drops-turn, --betas, --system-prompt "") set them, and bad
+// values are errors naming the flag.
+func TestSDKRunOptionFlags(t *testing.T) {
+	id := "11111111-1111-4111-8111-111111111111"
+	c, err := parseArgs([]string{"-p", "hi", "--agent=reviewer", "--task-budget", "50000", "--resume", id,
+		"--resume-session-at=" + id, "--resume-drops-turn", id, "--betas=a,b", "--betas", "c", "--system-prompt", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.warnings) != 0 {
+		t.Errorf("warnings %q", c.warnings)
+	}
+	o, err := c.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		Agent, At, Drops string
+		Budget           int
+		Betas            []string
+		Empty            bool
+	}
+	got := view{Agent: o.Agent, At: o.ResumeSessionAt, Drops: o.ResumeDropsTurn, Betas: o.Betas, Empty: o.EmptySystemPrompt}
+	if o.TaskBudget != nil {
+		got.Budget = o.TaskBudget.Total
+	}
+	want := view{Agent: "reviewer", At: id, Drops: id, Budget: 50000, Betas: []string{"a", "b", "c"}, Empty: true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task-budget=0"}, "--task-budget"},
+		{[]string{"--task-budget=lots"}, "--task-budget"},
+		{[]string{"--agent="}, "--agent"},
+		{[]string{"--resume-drops-turn", id}, "--resume-drops-turn needs --resume-session-at"},
+	} {
+		if _, err := parseArgs(append([]string{"-p", "hi"}, tc.args...)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
+		}
 	}
 }
