@@ -188,7 +188,9 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 			}
 		}
 		o.SystemPrompt = strings.Join(parts, "\n\n")
-		if o.SystemPrompt == "" {
+		if o.SystemPrompt == "" && o.Agent == "" {
+			// With --agent, the agent's prompt stands in for the
+			// SDK's empty one.
 			o.SystemPrompt = sdkMinimalPrompt
 		}
 	}

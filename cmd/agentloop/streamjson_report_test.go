@@ -40,3 +40,20 @@ func TestStreamJSONBridgeReports(t *testing.T) {
 		t.Errorf("no can_use_tool_failed diagnostic in the stream:\n%s", strings.Join(s.seen, "\n"))
 	}
 }
+
+// TestStreamJSONAgentPrompt: with --agent, the agent (here defined in
+// initialize) gives the main thread its prompt, in place of the SDK's
+// empty systemPrompt.
+func TestStreamJSONAgentPrompt(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+	s := startSJ(t, srv, "--agent", "chef")
+	s.send(initLine("init1", `"agents":{"chef":{"description":"Cooks.","prompt":"You are CHEF-7, a cook."}}`))
+	s.send(userLine("cook"))
+	s.until(`"type":"result"`)
+	if code := s.finish(); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
+	}
+	if sys := srv.Requests()[0].SystemText(); !strings.Contains(sys, "CHEF-7") {
+		t.Errorf("system prompt %.300q lacks the agent's prompt", sys)
+	}
+}
