@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,8 +14,10 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// The main-thread agent (Options.Agent): the main loop runs as one of the
-// session's agents, as the reference's --agent does.
+// The main-thread agent (Options.Agent, else the settings' "agent" key):
+// the main loop runs as one of the session's agents, as the reference's
+// --agent does. An unknown name in Options is an error; in a settings
+// file it is reported and the main thread runs as usual.
 //
 //   - Its Prompt takes the place of agentloop's own system prompt; the
 //     environment section and AppendSystemPrompt are kept. An explicit
@@ -43,12 +46,19 @@ type mainAgent struct {
 // s.model, s.mode and the checker. It must run before the lineage, the
 // tools and the engine are made.
 func (s *session) applyMainAgent(st *settings.Settings) error {
-	name := s.opts.Agent
+	name, fromSettings := s.opts.Agent, false
+	if name == "" {
+		name, fromSettings = s.settingsAgent(st), true
+	}
 	if name == "" {
 		return nil
 	}
 	all := s.agents()
 	def, ok := all[name]
+	if !ok && fromSettings {
+		s.diag.add(DiagSettings, fmt.Sprintf("settings key agent: no agent %q; the main thread runs as usual", name))
+		return nil
+	}
 	if !ok {
 		names := make([]string, 0, len(all))
 		for n := range all {
@@ -100,6 +110,24 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 		}
 	}
 	return nil
+}
+
+// settingsAgent is the settings' "agent" key, the main-thread agent when
+// Options.Agent is empty; a value that is not a string is reported.
+func (s *session) settingsAgent(st *settings.Settings) string {
+	if st == nil {
+		return ""
+	}
+	raw, ok := st.Extra["agent"]
+	if !ok {
+		return ""
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		s.diag.add(DiagSettings, fmt.Sprintf("settings key agent is ignored: want an agent name, got %s", raw))
+		return ""
+	}
+	return name
 }
 
 // mainAgentPrompt is the system prompt base of the main-thread agent; ""

@@ -120,3 +120,49 @@ func sortedCopy(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestMainAgentFromSettings: the settings' "agent" key names the
+// main-thread agent when Options.Agent is empty; an unknown name or a
+// value of the wrong kind there is reported, and the run goes on.
+func TestMainAgentFromSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, wantSys, wantDiag string
+	}{
+		{"known", `"chef"`, "YOU ARE CHEF-9.", ""},
+		{"unknown", `"nobody"`, "", `no agent "nobody"`},
+		{"not a string", `7`, "", "want an agent name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := agentlooptest.NewTB(t, agentlooptest.Text("done"))
+			cwd := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(cwd, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cwd, ".claude", "settings.json"), []byte(`{"agent":`+tc.value+`}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, NoSessionPersistence: true,
+				SettingSources: []settings.SettingSource{settings.Project},
+				Agents:         map[string]agentloop.AgentDefinition{"chef": {Description: "Cooks.", Prompt: "YOU ARE CHEF-9."}}}
+			var diags []string
+			for m, err := range agentloop.Query(context.Background(), "cook", o) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d, ok := agentloop.DiagnosticOf(m); ok && d.Tag == agentloop.DiagSettings {
+					diags = append(diags, d.Text)
+				}
+			}
+			sys := srv.Requests()[0].SystemText()
+			if tc.wantSys != "" && !strings.HasPrefix(sys, tc.wantSys) {
+				t.Errorf("system prompt %.200q, want the agent's", sys)
+			}
+			if tc.wantSys == "" && strings.Contains(sys, "CHEF-9") {
+				t.Errorf("system prompt %.200q has the agent's prompt", sys)
+			}
+			if got := strings.Join(diags, "\n"); (tc.wantDiag == "") != (got == "") || !strings.Contains(got, tc.wantDiag) {
+				t.Errorf("diagnostics %q, want one containing %q", got, tc.wantDiag)
+			}
+		})
+	}
+}
