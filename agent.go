@@ -291,7 +291,7 @@ func (s *session) runChild(ctx context.Context, def AgentDefinition, in agentIn,
 		return subagent.Outcome{Err: err}
 	}
 	defer s.followMCP(child, parent, agent, def)() // mcp_subagent.go
-	o := subagent.Run(ctx, child, []model.Content{model.TextBlock(in.Prompt)}, emit)
+	o := subagent.RunShowing(ctx, child, []model.Content{model.TextBlock(in.Prompt)}, emit, s.opts.ForwardSubagentText)
 	_ = subagent.For(s.env).StopOwned(agent.ID)
 	if !stopHooksRan && o.Err == nil {
 		// The subagent ended without stopping on its own (a limit, an

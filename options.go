@@ -120,6 +120,12 @@ type Options struct {
 	// IncludeHookEvents adds system/hook_started and system/hook_response
 	// messages to the stream.
 	IncludeHookEvents bool
+	// ForwardSubagentText also shows a subagent's text and thinking in
+	// the stream (assistant messages with ParentToolUseID set), not only
+	// its tool calls and their results; the reference's
+	// forwardSubagentText. Either way the parent model gets the
+	// subagent's final text as the Agent tool's result.
+	ForwardSubagentText bool
 	// SettingSources selects the settings files to load: user
 	// (~/.claude/settings.json), project (.claude/settings.json) and local
 	// (.claude/settings.local.json). Nil loads all three, as the reference

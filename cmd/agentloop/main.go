@@ -141,6 +141,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		SessionID:              c.sessionID,
 		Settings:               c.settings,
 		IncludeHookEvents:      c.hookEvents,
+		ForwardSubagentText:    c.sdk.forwardSubagentText,
 		Agents:                 c.agents,
 		Resume:                 c.resume,
 		Continue:               c.cont,

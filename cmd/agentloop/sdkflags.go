@@ -28,6 +28,7 @@ type sdkFlags struct {
 	resumeAt             string   // --resume-session-at
 	resumeDropsTurn      string   // --resume-drops-turn
 	betas                []string // --betas
+	forwardSubagentText  bool     // --forward-subagent-text
 }
 
 // sdkFlagDefs are the flags the official Agent SDKs put on the command
@@ -123,7 +124,10 @@ var sdkFlagDefs = []flagDef{
 		return initOnly(c, "--replay-user-messages")
 	}},
 	{[]string{"--betas"}, kList, "beta names sent as anthropic-beta headers (comma-separated)", list(func(c *config) *[]string { return &c.sdk.betas })},
-	{[]string{"--forward-subagent-text"}, kBool, "ignored, with a warning", ignored("--forward-subagent-text", "subagent text is not forwarded to the output")},
+	{[]string{"--forward-subagent-text"}, kBool, "show subagents' text and thinking in the stream, not only their tool calls", func(c *config, _ string) error {
+		c.sdk.forwardSubagentText = true
+		return nil
+	}},
 	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
 	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
 }

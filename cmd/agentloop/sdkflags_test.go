@@ -194,7 +194,6 @@ func TestSDKFlagsWarned(t *testing.T) {
 		{[]string{"--initialize-fields=settings,disallowedTools"}, "--initialize-fields is ignored"},
 		{[]string{"--managed-settings-in-initialize"}, "--managed-settings-in-initialize is ignored"},
 		{[]string{"--replay-user-messages"}, "--replay-user-messages is ignored"},
-		{[]string{"--forward-subagent-text"}, "--forward-subagent-text is ignored"},
 		{[]string{"--prompt-suggestions"}, "--prompt-suggestions is ignored"},
 		{[]string{"--channels=x", "--channels", "y"}, "--channels is ignored"},
 		{[]string{"--thinking-display=summarized"}, "--thinking-display is ignored"},
@@ -314,7 +313,7 @@ func TestUnknownFlagProcess(t *testing.T) {
 func TestSDKRunOptionFlags(t *testing.T) {
 	id := "11111111-1111-4111-8111-111111111111"
 	c, err := parseArgs([]string{"-p", "hi", "--agent=reviewer", "--task-budget", "50000", "--resume", id,
-		"--resume-session-at=" + id, "--resume-drops-turn", id, "--betas=a,b", "--betas", "c", "--system-prompt", ""})
+		"--resume-session-at=" + id, "--resume-drops-turn", id, "--betas=a,b", "--betas", "c", "--system-prompt", "", "--forward-subagent-text"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,13 +328,14 @@ func TestSDKRunOptionFlags(t *testing.T) {
 		Agent, At, Drops string
 		Budget           int
 		Betas            []string
-		Empty            bool
+		Empty, Forward   bool
 	}
-	got := view{Agent: o.Agent, At: o.ResumeSessionAt, Drops: o.ResumeDropsTurn, Betas: o.Betas, Empty: o.EmptySystemPrompt}
+	got := view{Agent: o.Agent, At: o.ResumeSessionAt, Drops: o.ResumeDropsTurn, Betas: o.Betas, Empty: o.EmptySystemPrompt,
+		Forward: o.ForwardSubagentText}
 	if o.TaskBudget != nil {
 		got.Budget = o.TaskBudget.Total
 	}
-	want := view{Agent: "reviewer", At: id, Drops: id, Budget: 50000, Betas: []string{"a", "b", "c"}, Empty: true}
+	want := view{Agent: "reviewer", At: id, Drops: id, Budget: 50000, Betas: []string{"a", "b", "c"}, Empty: true, Forward: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}

@@ -203,6 +203,9 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 	if q.Skills != nil {
 		o.Skills = q.Skills
 	}
+	if q.ForwardSubagentText != nil {
+		o.ForwardSubagentText = *q.ForwardSubagentText
+	}
 	if q.JSONSchema != nil {
 		o.OutputFormat = &agentloop.OutputFormat{Type: "json_schema", Schema: q.JSONSchema}
 	}
@@ -293,7 +296,6 @@ func (d *streamDriver) warnUnhonoured(q *wire.InitializeRequest) {
 	add(q.Title != "", "title")
 	add(isTrue(q.PromptSuggestions), "promptSuggestions")
 	add(isTrue(q.AgentProgressSummaries), "agentProgressSummaries")
-	add(isTrue(q.ForwardSubagentText), "forwardSubagentText")
 	add(q.SDKMCPServerConfigs != nil, "sdkMcpServerConfigs")
 	add(q.ManagedSettings != nil, "managedSettings (managed_settings_applied is false)")
 	add(q.Plugins != nil, "plugins (plugins_applied is false)")

@@ -90,6 +90,13 @@ func (o Outcome) Tokens() int64 {
 // text is handed back at the end instead. A run ended by the shared budget,
 // or by ctx, counts as stopped.
 func Run(ctx context.Context, child *engine.Session, prompt []model.Content, emit func(message.Message)) Outcome {
+	return RunShowing(ctx, child, prompt, emit, false)
+}
+
+// RunShowing is Run; with text true, emit also receives the child's
+// assistant messages of text and thinking (the reference's
+// forwardSubagentText).
+func RunShowing(ctx context.Context, child *engine.Session, prompt []model.Content, emit func(message.Message), text bool) Outcome {
 	start := time.Now()
 	var toolUses atomic.Int64
 	res, err := child.Run(ctx, prompt, func(m message.Message) bool {
@@ -97,6 +104,8 @@ func Run(ctx context.Context, child *engine.Session, prompt []model.Content, emi
 		case *message.Assistant:
 			if len(m.Message.Content) > 0 && m.Message.Content[0].Type == model.TypeToolUse {
 				toolUses.Add(1)
+				emit(m)
+			} else if text && len(m.Message.Content) > 0 {
 				emit(m)
 			}
 		case *message.User:
