@@ -180,22 +180,34 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 	}
 	select {
 	case r := <-ch:
-		if r.IsError {
-			return nil, &hostError{Subtype: subtype, Message: r.Error, Code: r.ErrorCode}
-		}
-		if r.Response == nil {
-			return json.RawMessage("{}"), nil
-		}
-		return r.Response, nil
+		return answerOf(subtype, r)
 	case <-ctx.Done():
 		if h.forget(id) {
 			_ = h.out.wire(&wire.ControlCancel{RequestID: id})
 		}
 		return nil, ctx.Err()
 	case <-h.goneCh:
+		// The reader routes every answer it read before stdin ended,
+		// so an answer followed at once by EOF is already in ch.
+		select {
+		case r := <-ch:
+			return answerOf(subtype, r)
+		default:
+		}
 		h.forget(id)
 		return nil, errHostGone
 	}
+}
+
+// answerOf is the result of a call the host answered with r.
+func answerOf(subtype string, r *wire.ControlResponse) (json.RawMessage, error) {
+	if r.IsError {
+		return nil, &hostError{Subtype: subtype, Message: r.Error, Code: r.ErrorCode}
+	}
+	if r.Response == nil {
+		return json.RawMessage("{}"), nil
+	}
+	return r.Response, nil
 }
 
 // forget drops a pending call and reports whether it was still pending.
