@@ -53,6 +53,9 @@ type Server struct {
 	// lenient turns off ValidateHistory; allowExhausted and allowInvalid
 	// are NewTB's opt-outs.
 	lenient, allowExhausted, allowInvalid bool
+	// discard: requests are counted, not kept (DiscardRequests).
+	discard        bool
+	count, msgReqs int
 }
 
 // route is a rule added by Server.Route.
@@ -319,12 +322,40 @@ func (s *Server) record(req *Request, messages bool) int {
 }
 
 func (s *Server) recordLocked(req *Request, messages bool) int {
+	s.count++
+	if messages {
+		s.msgReqs++
+	}
+	if s.discard {
+		if !messages {
+			return -1
+		}
+		return s.msgReqs - 1
+	}
 	s.all = append(s.all, req)
 	if !messages {
 		return -1
 	}
 	s.requests = append(s.requests, req)
 	return len(s.requests) - 1
+}
+
+// DiscardRequests stops keeping the requests the server receives: from
+// now on they are counted (see Served) but not added to Requests or
+// AllRequests, so a long load test does not hold every request body in
+// memory. Checks that need a request (mismatches, Expect) still run.
+func (s *Server) DiscardRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.discard = true
+}
+
+// Served returns how many requests the server has received in all, and
+// how many of them were messages requests, kept or not.
+func (s *Server) Served() (all, messages int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count, s.msgReqs
 }
 
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, req *Request) {
