@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/bench/scale/internal/result"
+	"github.com/agentloop/agentloop/bench/scale/internal/script"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/settings"
+)
+
+// newProvider returns the Anthropic provider every in-process session
+// shares: one transport for all, keeping up to sessions idle connections to
+// the scripted API so that a session's next turn reuses its connection,
+// with the timing transport around it.
+func newProvider(url string, sessions int) (model.Provider, error) {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil, fmt.Errorf("http.DefaultTransport is a %T", http.DefaultTransport)
+	}
+	tr := base.Clone()
+	tr.MaxIdleConns = 0
+	tr.MaxIdleConnsPerHost = sessions
+	p, err := anthropic.New(&anthropic.Options{
+		APIKey: "sk-bench", BaseURL: url,
+		HTTPClient: &http.Client{Transport: &timingTransport{base: tr}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	return p, nil
+}
+
+// sessionOptions are the options of every in-process session: the default
+// tools on the fixture tree, permissions bypassed, no settings files.
+func sessionOptions(cfg *config, prov model.Provider) *agentloop.Options {
+	return &agentloop.Options{
+		Cwd:                  cfg.fixture,
+		Provider:             prov,
+		PermissionMode:       agentloop.PermissionBypass,
+		SettingSources:       []settings.SettingSource{},
+		NoSessionPersistence: !cfg.persist,
+		ConfigDir:            cfg.configDir,
+	}
+}
+
+// sessionResult is what one in-process session reports.
+type sessionResult struct {
+	tl  *timeline
+	err error
+}
+
+// runInproc runs cfg.sessions concurrent Query sessions in this process,
+// all started at once, and measures them.
+func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
+	prov, err := newProvider(cfg.serverURL, cfg.sessions)
+	if err != nil {
+		return err
+	}
+	opts := sessionOptions(cfg, prov)
+	runtime.GC()
+	baseRSS, err := processRSS("self")
+	if err != nil {
+		return err
+	}
+	cpu0, _, err := cpuTime(syscall.RUSAGE_SELF)
+	if err != nil {
+		return err
+	}
+	child0, _, err := cpuTime(syscall.RUSAGE_CHILDREN)
+	if err != nil {
+		return err
+	}
+	smp := startSampler(20*time.Millisecond, false)
+
+	results := make([]sessionResult, cfg.sessions)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			o := *opts
+			tl := &timeline{}
+			<-start
+			results[i] = sessionResult{tl: tl, err: runSession(withTimeline(ctx, tl), tl, cfg.prompt, &o)}
+		})
+	}
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	wall := time.Since(began)
+
+	peakSampled, goroutines := smp.finish()
+	cpu1, maxRSS, err := cpuTime(syscall.RUSAGE_SELF)
+	if err != nil {
+		return err
+	}
+	child1, _, err := cpuTime(syscall.RUSAGE_CHILDREN)
+	if err != nil {
+		return err
+	}
+
+	var setups, between []float64
+	for _, r := range results {
+		rec.Turns += r.tl.turns()
+		if r.err != nil {
+			rec.Errors++
+			if rec.FirstErr == "" {
+				rec.FirstErr = r.err.Error()
+			}
+			continue
+		}
+		if s, b, ok := r.tl.overheads(); ok {
+			setups = append(setups, ms(s))
+			for _, d := range b {
+				between = append(between, ms(d))
+			}
+		}
+	}
+	peak := max(maxRSS, peakSampled)
+	self := cpu1 - cpu0
+	rec.WallS = wall.Seconds()
+	rec.CPUS = (self + child1 - child0).Seconds()
+	if rec.Turns > 0 {
+		rec.TurnsPerS = float64(rec.Turns) / rec.WallS
+		rec.CPUPerTurnMs = rec.CPUS * 1000 / float64(rec.Turns)
+		rec.SelfCPUPerTurnMs = self.Seconds() * 1000 / float64(rec.Turns)
+	}
+	rec.BaseRSSMiB = toMiB(baseRSS)
+	rec.PeakRSSMiB = toMiB(peak)
+	rec.RSSPerInflightKiB = float64(peak-baseRSS) / 1024 / float64(cfg.sessions)
+	rec.GoroutinesPeak = goroutines
+	rec.SetupP50Ms, _ = result.Percentile(setups, 50)
+	rec.SetupP99Ms, _ = result.Percentile(setups, 99)
+	rec.OverheadP50Ms, _ = result.Percentile(between, 50)
+	rec.OverheadP99Ms, _ = result.Percentile(between, 99)
+	return nil
+}
+
+// runSession drains one Query stream, noting on tl when tool calls reach
+// the consumer and when their results do. It returns an error unless every
+// tool call succeeds and the stream ends in a success result.
+func runSession(ctx context.Context, tl *timeline, prompt string, opts *agentloop.Options) error {
+	tl.start = time.Now()
+	var toolStart time.Time
+	var res *agentloop.ResultMessage
+	for m, err := range agentloop.Query(ctx, prompt, opts) {
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		switch m := m.(type) {
+		case *agentloop.AssistantMessage:
+			if hasBlock(m.Message.Content, model.TypeToolUse) {
+				toolStart = time.Now()
+			}
+		case *agentloop.UserMessage:
+			if hasBlock(m.Message.Content, model.TypeToolResult) {
+				tl.tool(toolStart, time.Now())
+				if err := toolError(m.Message.Content); err != nil {
+					return err
+				}
+			}
+		case *agentloop.ResultMessage:
+			tl.result = time.Now()
+			res = m
+		}
+	}
+	switch {
+	case res == nil:
+		return fmt.Errorf("session: stream ended without a result")
+	case res.IsError || res.Subtype != "success":
+		return fmt.Errorf("session: result %s: %v", res.Subtype, res.Errors)
+	case res.Result == nil || *res.Result != script.Answer:
+		return fmt.Errorf("session: result %v, want the script's answer", res.Result)
+	}
+	return nil
+}
+
+func hasBlock(content []model.Content, typ string) bool {
+	for _, c := range content {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// toolError returns an error for a failed tool result among content: the
+// script's tool calls are all meant to work.
+func toolError(content []model.Content) error {
+	for _, c := range content {
+		if c.Type == model.TypeToolResult && c.IsError != nil && *c.IsError {
+			text := c.Text
+			if len(text) > 200 {
+				text = text[:200]
+			}
+			return fmt.Errorf("session: tool call %s failed: %s", c.ToolUseID, text)
+		}
+	}
+	return nil
+}

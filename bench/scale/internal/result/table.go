@@ -1,0 +1,56 @@
+package result
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// WriteTable writes recs as a markdown table, one row per record in order.
+func WriteTable(w io.Writer, recs []Record) error {
+	const head = "| mode | sessions | tool turns | latency ms | wall s | turns/s | errors | CPU ms/turn | self CPU ms/turn | peak RSS MiB | KiB/in-flight | KiB/idle (RSS) | KiB/idle (heap) | goroutines | overhead p50/p99 ms | setup p50/p99 ms | proc RSS mean/max MiB | load before |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+	if _, err := io.WriteString(w, head); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	for _, r := range recs {
+		mode := r.Mode
+		if r.Parallel > 0 {
+			mode = fmt.Sprintf("%s (%d at once)", r.Mode, r.Parallel)
+		}
+		_, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mode, r.Sessions, r.ToolTurns, num(r.LatencyMs, 0), num(r.WallS, 2), num(r.TurnsPerS, 0), r.Errors,
+			num(r.CPUPerTurnMs, 3), opt(r.SelfCPUPerTurnMs, 3), num(r.PeakRSSMiB, 1), opt(r.RSSPerInflightKiB, 1),
+			opt(r.IdleRSSPerSessKiB, 1), opt(r.IdleHeapPerSessKiB, 1), optInt(r.GoroutinesPeak),
+			pair(r.OverheadP50Ms, r.OverheadP99Ms, 3), pair(r.SetupP50Ms, r.SetupP99Ms, 2),
+			pair(r.ProcPeakRSSMeanMiB, r.ProcPeakRSSMaxMiB, 1), num(r.LoadBefore, 1))
+		if err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+	}
+	return nil
+}
+
+func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// opt is num, or "–" for a quantity the mode does not measure.
+func opt(v float64, prec int) string {
+	if v == 0 {
+		return "–"
+	}
+	return num(v, prec)
+}
+
+func optInt(v int) string {
+	if v == 0 {
+		return "–"
+	}
+	return strconv.Itoa(v)
+}
+
+func pair(a, b float64, prec int) string {
+	if a == 0 && b == 0 {
+		return "–"
+	}
+	return num(a, prec) + " / " + num(b, prec)
+}
