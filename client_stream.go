@@ -234,11 +234,25 @@ func priorityRank(p string) (int, bool) {
 }
 
 // Send queues a user message for the conversation and returns its uuid.
-// It does not wait: the message runs, as a turn of its own, when its turn
-// in the queue comes while Messages is being consumed (a message sent
-// while a turn runs waits for that turn's result; messages are not folded
-// into a running turn). Within a priority, messages run in the order they
-// were sent; PriorityNow also interrupts the running turn (see Interrupt).
+// It does not wait: the message runs when its turn in the queue comes
+// while Messages is being consumed. Within a priority, messages run in the
+// order they were sent; PriorityNow also interrupts the running turn (see
+// Interrupt).
+//
+// A message sent while a turn runs may fold into that turn: between tool
+// rounds (after a reply's tool results, before the next request) the turn
+// takes, from the head of the queue, up to 64 messages of PriorityNext
+// that ask for a model call and are not slash commands, stopping at the
+// first other one so the queue's order holds. A folded message goes
+// through UserPromptSubmit, joins the history after the tool results, is
+// written to the transcript and yielded on the stream as a UserMessage
+// with its uuid (that is how a host sees it was taken: Withdraw no longer
+// finds it), and the next reply's AssistantMessages name it in
+// UserMessageUUIDs; the turn goes on, with one result, and its turn count
+// (MaxTurns) is not restarted. Every other message (PriorityNow,
+// PriorityLater, ShouldQuery false, a "/command", one sent while the
+// model answers its last round) runs as a turn of its own after the
+// running turn's result.
 //
 // Send returns an error wrapping ErrInvalidInput for an unknown priority
 // (naming it), a message with nothing to send, a block of a type other
@@ -289,7 +303,8 @@ func (c *Client) Send(in UserInput) (string, error) {
 }
 
 // Withdraw removes a queued message that has not started (the
-// reference's cancel_async_message) and reports whether it was queued.
+// reference's cancel_async_message) and reports whether it was queued:
+// false once the message runs or has folded into a running turn.
 func (c *Client) Withdraw(id string) bool {
 	c.in.mu.Lock()
 	defer c.in.mu.Unlock()
@@ -313,7 +328,9 @@ func (c *Client) Queued() []string {
 // takes the messages Send queued one at a time and yields every message
 // of each turn (system/init, assistant and user messages, the turn's
 // result) in order, across turns; while the queue is empty it waits for
-// the next Send. Turns run only while the stream is consumed. Each turn
+// the next Send. Turns run only while the stream is consumed. Messages
+// sent while a turn runs may fold into it (see Send): the stream then
+// yields them as UserMessages in that turn. Each turn
 // is what a Query of that message would be, except for the budget: the
 // turn count starts afresh with every message, but the budget
 // (MaxBudgetUSD) counts every turn since the first Messages turn, or since
@@ -365,6 +382,7 @@ func (c *Client) runQueued(ctx, tctx context.Context, t *turn, m queued, deliver
 		}
 		return true
 	}
+	tctx = c.withFold(tctx, t) // client_fold.go
 	more, sawResult := true, false
 	runContent(tctx, c.sess, m.blocks, func(msg Message, err error) bool {
 		if err != nil && sawResult && ctx.Err() == nil {

@@ -122,23 +122,30 @@ func (r *consumer) stop(t *testing.T) {
 	waitFor(t, r.done, "the stream to end")
 }
 
-// Messages sent while a turn runs wait for it and then run one after the
+// Messages sent while a turn's last reply is on its way (no tool round
+// left to fold them into) wait for the turn and then run one after the
 // other, each as a turn of its own with its own init and result, in the
 // order sent.
 func TestStreamQueuedMessagesRunInOrder(t *testing.T) {
-	env := newStreamEnv(t, nil, agentlooptest.ToolUse("toolu_1", "hold", map[string]any{}),
-		agentlooptest.Text("one"), agentlooptest.Text("two"), agentlooptest.Text("three"), agentlooptest.Text("four"))
+	one := agentlooptest.Text("one")
+	gate := make(chan struct{})
+	one.Expect = func(*agentlooptest.Request) error {
+		gate <- struct{}{} // the request is in; hold the reply until released
+		<-gate
+		return nil
+	}
+	env := newStreamEnv(t, nil, one, agentlooptest.Text("two"), agentlooptest.Text("three"), agentlooptest.Text("four"))
 	env.send(t, agentloop.UserInput{Text: "first"})
 	r := consume(env.c)
 	defer r.stop(t)
-	waitFor(t, env.started, "the tool to start")
+	waitFor(t, gate, "the first request")
 	for _, s := range []string{"second", "third", "fourth"} {
 		env.send(t, agentloop.UserInput{Text: s})
 	}
 	if got := len(env.c.Queued()); got != 3 {
 		t.Errorf("%d queued while the first turn runs, want 3", got)
 	}
-	close(env.release)
+	close(gate)
 	var texts []string
 	for range 4 {
 		res, seen := r.result(t)
@@ -154,7 +161,7 @@ func TestStreamQueuedMessagesRunInOrder(t *testing.T) {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	var prompts []string
-	for _, q := range env.srv.Requests()[2:] { // the first turn made two requests
+	for _, q := range env.srv.Requests()[1:] {
 		prompts = append(prompts, q.LastUserText())
 	}
 	if diff := cmp.Diff([]string{"second", "third", "fourth"}, prompts); diff != "" {
@@ -271,11 +278,12 @@ func TestStreamShouldQueryFalse(t *testing.T) {
 	}
 }
 
-// A message queued while a turn ends at max turns runs as its own turn,
-// with the turn count started afresh.
+// A message queued while a turn ends at max turns (sent during its last
+// tool round, so not folded) runs as its own turn, with the turn count
+// started afresh.
 func TestStreamMaxTurnsThenQueued(t *testing.T) {
 	env := newStreamEnv(t, &agentloop.Options{MaxTurns: 2},
-		agentlooptest.ToolUse("toolu_1", "hold", map[string]any{}), agentlooptest.ToolUse("toolu_2", "quick", map[string]any{}),
+		agentlooptest.ToolUse("toolu_1", "quick", map[string]any{}), agentlooptest.ToolUse("toolu_2", "hold", map[string]any{}),
 		agentlooptest.ToolUse("toolu_3", "quick", map[string]any{}), agentlooptest.Text("done"))
 	env.send(t, agentloop.UserInput{Text: "first"})
 	r := consume(env.c)

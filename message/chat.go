@@ -16,6 +16,10 @@ type Assistant struct {
 	UUID            string     `json:"uuid"`
 	Timestamp       string     `json:"timestamp,omitempty"`
 	RequestID       string     `json:"request_id,omitempty"`
+	// UserMessageUUIDs, on the messages of a reply that follows user
+	// messages folded into the running turn (streaming input), are the
+	// uuids of those messages, in the order they joined (at most 64).
+	UserMessageUUIDs []string `json:"user_message_uuids,omitempty"`
 
 	// Set on synthetic messages that report an API failure.
 	Error             string `json:"error,omitempty"`

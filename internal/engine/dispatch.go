@@ -71,7 +71,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 			return
 		}
 		ch := make(chan outcome, len(batch))
-		tctx := context.WithValue(ctx, emitterKey{}, r.s.Notify)
+		tctx := toolContext(ctx, r.s.Notify)
 		for _, p := range batch {
 			go func() { ch <- r.execute(tctx, p) }()
 		}
@@ -240,4 +240,14 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		structured = text
 	}
 	return outcome{block: block, structured: structured, meta: p.meta, call: p.call}
+}
+
+// toolContext is the context tools run under: it carries the emitter of
+// the session's stream, and drops what a host set for this run alone
+// (the prompt's id, the fold), so that a subagent's run, started by a
+// tool, neither takes the parent prompt's uuid nor the parent's queue.
+func toolContext(ctx context.Context, notify func(message.Message)) context.Context {
+	ctx = context.WithValue(ctx, emitterKey{}, notify)
+	ctx = context.WithValue(ctx, promptIDKey{}, "")
+	return context.WithValue(ctx, foldKey{}, nil)
 }

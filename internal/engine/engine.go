@@ -291,6 +291,11 @@ type run struct {
 	overflowRetried bool
 	overflows       int
 	sinceOverflow   int
+	// afterTools: the last step committed a reply's tool results, so the
+	// host's queued messages may fold in before the next request;
+	// folded are the ids of those folded since the last reply (fold.go).
+	afterTools bool
+	folded     []string
 }
 
 func (r *run) send(m message.Message) bool {
@@ -372,6 +377,9 @@ func (r *run) loop(promptIn []model.Content) ending {
 		if e, done := r.autoCompact(); done {
 			return e
 		}
+		if e, done := r.foldQueued(); done {
+			return e
+		}
 		resp, shown, err := r.callModel()
 		if r.stopped {
 			return ending{err: ErrStopped}
@@ -449,6 +457,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 			return finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
 				fmt.Sprintf("Reached maximum number of turns (%d)", s.cfg.MaxTurns), true))
 		}
+		r.afterTools = true
 	}
 }
 

@@ -69,17 +69,7 @@ const MaxStopContinuations = 8
 // send and the context hooks added for the model, or a result when the run
 // must end.
 func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Content, *message.Result) {
-	hp := r.s.cfg.Hooks.PromptSubmit
-	if hp == nil {
-		return prompt, nil, nil
-	}
-	var text []string
-	for _, b := range prompt {
-		if b.Type == model.TypeText {
-			text = append(text, b.Text)
-		}
-	}
-	v := hp(r.ctx, strings.Join(text, "\n"))
+	prompt, context, v := r.promptVerdict(prompt)
 	switch {
 	case v.Halt != nil:
 		return nil, nil, r.haltResult(v.Halt)
@@ -89,6 +79,28 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Con
 		res.TerminalReason = message.TerminalHookStopped
 		res.StopReason = nil
 		return nil, nil, res
+	}
+	return prompt, context, nil
+}
+
+// promptVerdict runs the PromptSubmit hook point on prompt and returns its
+// verdict, with the prompt to send (its text replaced when the verdict
+// says so) and the context for the model, as blocks, unless the verdict
+// halts or blocks.
+func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Content, PromptVerdict) {
+	hp := r.s.cfg.Hooks.PromptSubmit
+	if hp == nil {
+		return prompt, nil, PromptVerdict{}
+	}
+	var text []string
+	for _, b := range prompt {
+		if b.Type == model.TypeText {
+			text = append(text, b.Text)
+		}
+	}
+	v := hp(r.ctx, strings.Join(text, "\n"))
+	if v.Halt != nil || v.Blocked {
+		return nil, nil, v
 	}
 	if v.Replace != nil { // the text is replaced; images and documents stay
 		kept := []model.Content{model.TextBlock(*v.Replace)}
@@ -103,7 +115,7 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Con
 	for _, c := range v.Context {
 		context = append(context, model.TextBlock(reminder(c)))
 	}
-	return prompt, context, nil
+	return prompt, context, v
 }
 
 // haltResult ends a run stopped by a hook.

@@ -162,6 +162,7 @@ func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bo
 		},
 		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
 		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), RequestID: resp.RequestID,
+		UserMessageUUIDs: r.foldedIDs(),
 	}
 	r.shown = append(r.shown, m)
 	return r.send(m)

@@ -85,6 +85,12 @@ func (r *run) userMessage(blocks []model.Content, synthetic bool) *message.User 
 // user turn that opens the run; the conversation's first prompt is
 // preceded by Config.OpeningContext. It returns the prompt's message.
 func (r *run) commitPrompt(prompt, context []model.Content) *message.User {
+	return r.commitPromptAs(promptID(r.ctx), prompt, context)
+}
+
+// commitPromptAs is commitPrompt for a prompt whose line has the uuid id
+// ("" for a fresh one): a run's prompt, or a message folded into the run.
+func (r *run) commitPromptAs(id string, prompt, context []model.Content) *message.User {
 	var blocks []model.Content
 	var msgs []message.Message
 	if opening := r.s.cfg.OpeningContext; len(r.s.history) == 0 && len(opening) > 0 {
@@ -93,7 +99,7 @@ func (r *run) commitPrompt(prompt, context []model.Content) *message.User {
 	}
 	blocks = append(append(blocks, prompt...), context...)
 	pm := r.userMessage(prompt, false)
-	if id := promptID(r.ctx); id != "" {
+	if id != "" {
 		pm.UUID = id
 	}
 	msgs = append(msgs, pm)
@@ -122,6 +128,7 @@ func (r *run) commitReply(shown []*message.Assistant) {
 	for _, m := range shown {
 		r.record(m)
 	}
+	r.folded = nil // this reply answered them
 	r.open = nil
 	if len(ids) > 0 {
 		r.open = &openCalls{ids: ids}
