@@ -75,10 +75,13 @@ const DefaultContextWindow = 200_000
 // would send it. It calls the provider's token counter
 // ([model.TokenCounter], the count_tokens endpoint for the built-in
 // provider) a few times to split system prompt, tools and messages, and
-// estimates when the provider has none. It cannot run while a query of
-// the client is being consumed (it returns ErrBusy; a Query started while
-// it measures yields ErrBusy too); after Close it returns ErrClosed. A
-// failed count is returned as an error wrapping the provider's.
+// estimates when the provider has none. While a query or a Messages
+// stream of the client is being consumed it measures the request of the
+// latest model call instead (the context as the model last saw it), and
+// returns ErrBusy only when no model call has been made yet; a Query
+// started while it measures between runs yields ErrBusy. After Close it
+// returns ErrClosed. A failed count is returned as an error wrapping the
+// provider's.
 func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
 	c.mu.Lock()
 	switch {
@@ -87,19 +90,22 @@ func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
 		return nil, ErrClosed
 	case c.active != nil:
 		c.mu.Unlock()
-		return nil, ErrBusy
+		req := c.sess.eng.SentRequest()
+		if req == nil {
+			return nil, ErrBusy
+		}
+		return c.sess.contextUsage(ctx, req)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	q := &activeQuery{cancel: cancel}
 	c.active = q
 	c.mu.Unlock()
 	defer c.endQuery(q)
-	return c.sess.contextUsage(ctx)
+	return c.sess.contextUsage(ctx, c.sess.eng.ContextRequest())
 }
 
-// contextUsage measures the session's context; no run may be in progress.
-func (s *session) contextUsage(ctx context.Context) (*ContextUsage, error) {
-	req := s.eng.ContextRequest()
+// contextUsage measures the session's context as req sends it.
+func (s *session) contextUsage(ctx context.Context, req *model.Request) (*ContextUsage, error) {
 	modelID := req.Model
 	window, maxOut := int64(DefaultContextWindow), int64(req.MaxTokens)
 	if p, _, ok := pricing.Lookup(modelID); ok && p.ContextWindow > 0 {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/wire"
@@ -77,7 +76,16 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 		d.bg.Go(func() { d.reply(r.RequestID, nil, d.client.ToggleMCPServer(ctx, q.ServerName, *q.Enabled)) })
 		return
 	case *wire.GetContextUsageRequest:
-		d.settle(ctx)
+		if !d.client.Idle() {
+			// During a turn (or as one ends) the client measures the
+			// request of the turn's latest model call; stdin is read
+			// meanwhile, so an interrupt is not held up.
+			d.bg.Go(func() {
+				u, err := d.client.ContextUsage(ctx)
+				d.reply(r.RequestID, u, err)
+			})
+			return
+		}
 		err = d.betweenTurns(ctx, func() (err error) {
 			payload, err = d.client.ContextUsage(ctx)
 			return err
@@ -114,34 +122,6 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 		return
 	}
 	d.reply(r.RequestID, payload, err)
-}
-
-// idleSettle bounds how long a request that needs the session between
-// turns waits for the client to count the last turn as over.
-const idleSettle = 500 * time.Millisecond
-
-// settle waits, while ctx allows and at most idleSettle, until the
-// client is idle. A turn's result and its idle line are written just
-// before the client ends the turn, and a host may ask (get_context_usage)
-// as soon as it reads them; when a turn is really running the wait
-// only delays the refusal.
-func (d *streamDriver) settle(ctx context.Context) {
-	if d.client.Idle() {
-		return
-	}
-	limit := time.NewTimer(idleSettle)
-	defer limit.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !d.client.Idle() {
-		select {
-		case <-tick.C:
-		case <-limit.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // reply answers request id: with payload, or with err when not nil.

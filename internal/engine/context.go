@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/agentloop/agentloop/model"
+import (
+	"slices"
+
+	"github.com/agentloop/agentloop/model"
+)
 
 // Measuring the context (the host's context-usage report) and the point
 // at which the context counts as full.
@@ -36,6 +40,24 @@ func AutoCompactThreshold(window, maxOutput int64) int64 {
 // measuring it. The request is the caller's to change.
 func (s *Session) ContextRequest() *model.Request {
 	return s.buildRequest(s.Model())
+}
+
+// SentRequest returns a copy of the request of the session's latest
+// model call, or nil before the first: the context as the model last saw
+// it, without the reply to it. Unlike ContextRequest it is safe to call
+// while a run is in progress, from any goroutine; the copy's slices are
+// the caller's, their elements shared and not to be changed.
+func (s *Session) SentRequest() *model.Request {
+	r := s.sent.Load()
+	if r == nil {
+		return nil
+	}
+	cp := *r
+	cp.Messages = slices.Clone(r.Messages)
+	cp.System = slices.Clone(r.System)
+	cp.Tools = slices.Clone(r.Tools)
+	cp.Betas = slices.Clone(r.Betas)
+	return &cp
 }
 
 // LastUsage returns the usage of the session's latest reply and the model

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentloop/agentloop/internal/toolsearch"
@@ -157,7 +158,10 @@ type Session struct {
 	history []model.Message
 	totals  totals
 	current *run // the run in progress, if any (loop goroutine only)
-	notes   notes
+	// sent is the request of the latest model call of a run (see
+	// SentRequest); it never changes once stored.
+	sent  atomic.Pointer[model.Request]
+	notes notes
 	// pendingInterrupted: the history's pending calls were cut off by a
 	// crash (SetHistoryInterrupted), not deferred.
 	pendingInterrupted bool

@@ -33,6 +33,7 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	s := r.s
 	s.applyToolChanges()
 	req := s.buildRequest(modelID)
+	s.sent.Store(req)
 	if s.cfg.Partial {
 		requesting := "requesting"
 		if !r.send(&message.System{Subtype: message.SubtypeStatus, SessionID: s.cfg.Env.SessionID,
