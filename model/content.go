@@ -71,55 +71,8 @@ var known = map[string]bool{
 
 // MarshalJSON writes the block in the API's wire format. Text and thinking
 // fields are always written for their types, even when empty, since the API
-// requires them.
-func (c Content) MarshalJSON() ([]byte, error) {
-	if !known[c.Type] && len(c.Raw) > 0 {
-		return c.Raw, nil
-	}
-	m := orderedObject{}
-	switch c.Type {
-	case TypeText:
-		m.add("type", c.Type)
-		m.add("text", c.Text)
-	case TypeThinking:
-		m.add("type", c.Type)
-		m.add("thinking", c.Thinking)
-		m.add("signature", c.Signature)
-	case TypeRedactedThinking:
-		m.add("type", c.Type)
-		m.add("data", c.Data)
-	case TypeToolUse, TypeServerToolUse:
-		m.add("type", c.Type)
-		m.add("id", c.ID)
-		m.add("name", c.Name)
-		in := c.Input
-		if len(in) == 0 {
-			in = json.RawMessage("{}")
-		}
-		m.add("input", in)
-	case TypeToolResult:
-		m.add("tool_use_id", c.ToolUseID)
-		m.add("type", c.Type)
-		if c.Blocks != nil {
-			m.add("content", c.Blocks)
-		} else {
-			m.add("content", c.Text)
-		}
-		if c.IsError != nil {
-			m.add("is_error", *c.IsError)
-		}
-	case TypeImage, TypeDocument:
-		m.add("type", c.Type)
-		m.add("source", c.Source)
-	default:
-		type plain Content
-		return json.Marshal(plain(c))
-	}
-	if c.CacheControl != nil {
-		m.add("cache_control", c.CacheControl)
-	}
-	return m.marshal()
-}
+// requires them. It is [Content.AppendJSON] into a new slice.
+func (c Content) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil) }
 
 // UnmarshalJSON reads a block in the API's wire format.
 func (c *Content) UnmarshalJSON(b []byte) error {
@@ -176,30 +129,4 @@ func (c Content) ResultText() string {
 		s += b.Text
 	}
 	return s
-}
-
-// orderedObject marshals keys in insertion order.
-type orderedObject struct {
-	keys []string
-	vals []any
-}
-
-func (o *orderedObject) add(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
-
-func (o *orderedObject) marshal() ([]byte, error) {
-	buf := []byte{'{'}
-	for i, k := range o.keys {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		kb, _ := json.Marshal(k)
-		buf = append(buf, kb...)
-		buf = append(buf, ':')
-		vb, err := json.Marshal(o.vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
-		}
-		buf = append(buf, vb...)
-	}
-	return append(buf, '}'), nil
 }

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -75,8 +75,10 @@ type Options struct {
 	// fake. A path is kept: requests go to {BaseURL}/v1/messages. Empty:
 	// ANTHROPIC_BASE_URL, else [DefaultBaseURL].
 	BaseURL string
-	// HTTPClient sends the requests. Nil: a client of its own with no
-	// timeouts; the provider's own timeouts below bound every attempt
+	// HTTPClient sends the requests. Nil: a client shared by every
+	// provider created without one, so the process keeps one pool of
+	// connections (up to [MaxIdleConnsPerHost] idle ones per host), with
+	// no timeouts; the provider's own timeouts below bound every attempt
 	// whatever the client (they cancel the request's context).
 	HTTPClient *http.Client
 	// Headers are added to every request, after the provider's own, so they
@@ -133,6 +135,7 @@ type Provider struct {
 	jitter     func() float64
 	endpoint   string // host[:port] of the base URL, for error messages
 	timeouts   timeouts
+	enc        encoder
 }
 
 var _ model.Provider = (*Provider)(nil)
@@ -146,12 +149,33 @@ func New(opts *Options) (*Provider, error) {
 	if opts != nil {
 		o = *opts
 	}
+	c, err := resolve(&o)
+	if err != nil {
+		return nil, err
+	}
+	return build(&o, c), nil
+}
+
+// config is what [resolve] makes of an [Options] without its functions,
+// HTTP client and headers: every value that decides the provider's
+// behaviour, the environment's included. It is comparable, the key of
+// [Shared]'s providers.
+type config struct {
+	apiKey, authToken, baseURL string
+	endpoint                   string // host[:port] of baseURL
+	maxRetries                 int
+	timeouts                   timeouts
+	version                    string // Version when resolved
+}
+
+// resolve fills o's empty fields from the environment and checks them.
+func resolve(o *Options) (config, error) {
 	if o.APIKey == "" && o.AuthToken == "" {
 		o.APIKey = os.Getenv("ANTHROPIC_API_KEY")
 		o.AuthToken = os.Getenv("ANTHROPIC_AUTH_TOKEN")
 	}
 	if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) {
-		return nil, ErrNoCredentials
+		return config{}, ErrNoCredentials
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
@@ -161,52 +185,57 @@ func New(opts *Options) (*Provider, error) {
 	}
 	u, err := url.Parse(o.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q: want an http or https URL", o.BaseURL)
+		return config{}, fmt.Errorf("anthropic: base URL %q: want an http or https URL", o.BaseURL)
 	}
-	maxRetries, err := resolveMaxRetries(o.MaxRetries)
-	if err != nil {
-		return nil, err
+	c := config{apiKey: o.APIKey, authToken: o.AuthToken, baseURL: o.BaseURL, endpoint: u.Host, version: Version}
+	if c.maxRetries, err = resolveMaxRetries(o.MaxRetries); err != nil {
+		return config{}, err
 	}
-	var t timeouts
+	t := &c.timeouts
 	if t.idle, err = resolveTimeout(o.StreamIdleTimeout, EnvStreamIdleTimeout, DefaultStreamIdleTimeout); err != nil {
-		return nil, err
+		return config{}, err
 	}
 	if t.firstByte, err = resolveTimeout(o.FirstByteTimeout, EnvFirstByteTimeout, DefaultFirstByteTimeout); err != nil {
-		return nil, err
+		return config{}, err
 	}
 	if t.request, err = resolveTimeout(o.RequestTimeout, EnvRequestTimeout, 0); err != nil {
-		return nil, err
+		return config{}, err
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = defaultHTTPClient()
-	}
+	return c, nil
+}
 
+// build makes the provider of a resolved configuration.
+func build(o *Options, c config) *Provider {
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
 	copts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(o.BaseURL),
-		option.WithHTTPClient(o.HTTPClient),
+		option.WithBaseURL(c.baseURL),
+		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
-		option.WithHeader("User-Agent", "agentloop/"+Version),
+		option.WithHeader("User-Agent", "agentloop/"+c.version),
 		option.WithHeader("anthropic-version", APIVersion),
 	}
-	if o.APIKey != "" {
-		copts = append(copts, option.WithHeader("X-Api-Key", o.APIKey))
+	if c.apiKey != "" {
+		copts = append(copts, option.WithHeader("X-Api-Key", c.apiKey))
 	}
-	if o.AuthToken != "" {
-		copts = append(copts, option.WithAuthToken(o.AuthToken))
+	if c.authToken != "" {
+		copts = append(copts, option.WithAuthToken(c.authToken))
 	}
 	for k, v := range o.Headers {
 		copts = append(copts, option.WithHeader(k, v))
 	}
 
 	p := &Provider{
-		endpoint:   u.Host,
+		endpoint:   c.endpoint,
 		client:     sdk.NewClient(copts...),
-		maxRetries: maxRetries,
+		maxRetries: c.maxRetries,
 		sleep:      o.Sleep,
 		now:        o.Now,
 		jitter:     o.Jitter,
-		timeouts:   t,
+		timeouts:   c.timeouts,
 	}
 	if p.sleep == nil {
 		p.sleep = sleepContext
@@ -216,6 +245,48 @@ func New(opts *Options) (*Provider, error) {
 	}
 	if p.jitter == nil {
 		p.jitter = rand.Float64
+	}
+	return p
+}
+
+// maxShared bounds the providers [Shared] keeps: past it (a process with
+// that many distinct credentials or addresses), Shared makes new ones.
+const maxShared = 64
+
+var shared struct {
+	sync.Mutex
+	m map[config]*Provider
+}
+
+// Shared is [New] for callers that create many providers with the same
+// settings, such as one per session: it returns the same *Provider for the
+// same resolved configuration (options and environment) each time, so the
+// sessions share its caches and skip its set-up. Options with functions
+// (Sleep, Now, Jitter), an HTTPClient or Headers get a new provider, as
+// from New. It fails as New does.
+func Shared(opts *Options) (*Provider, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	c, err := resolve(&o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Sleep != nil || o.Now != nil || o.Jitter != nil || o.HTTPClient != nil || len(o.Headers) > 0 {
+		return build(&o, c), nil
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	if p, ok := shared.m[c]; ok {
+		return p, nil
+	}
+	p := build(&o, c)
+	if len(shared.m) < maxShared {
+		if shared.m == nil {
+			shared.m = map[config]*Provider{}
+		}
+		shared.m[c] = p
 	}
 	return p, nil
 }
@@ -229,12 +300,28 @@ func hasCredentialHeader(h map[string]string) bool {
 	return false
 }
 
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		return &http.Client{Transport: t.Clone()}
+// MaxIdleConnsPerHost is how many idle connections to one host the shared
+// transport of providers without Options.HTTPClient keeps for reuse. It is
+// sized for a process running on the order of a thousand sessions at once:
+// with http.DefaultTransport's 2, most of their requests would open a new
+// TCP (and TLS) connection.
+const MaxIdleConnsPerHost = 1024
+
+// sharedClient is the HTTP client of every provider created without
+// Options.HTTPClient: one connection pool per process, so sessions reuse
+// each other's connections. It is never modified after creation.
+var sharedClient = sync.OnceValue(func() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{}
 	}
-	return &http.Client{}
-}
+	t = t.Clone() // keeps ForceAttemptHTTP2, the proxy from the environment, the dial timeouts
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	t.MaxIdleConns = 2 * MaxIdleConnsPerHost
+	return &http.Client{Transport: t}
+})
+
+func defaultHTTPClient() *http.Client { return sharedClient() }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -261,9 +348,7 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 	if h == nil {
 		h = model.NopHandler{}
 	}
-	r := *req
-	r.Stream = true
-	body, err := json.Marshal(&r)
+	body, err := p.encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
 	}
@@ -519,3 +604,6 @@ func retryAfter(h http.Header) time.Duration {
 	}
 	return time.Duration(secs * float64(time.Second))
 }
+
+// encode returns the request body: req's JSON with stream set to true.
+func (p *Provider) encode(req *model.Request) ([]byte, error) { return p.enc.encode(req) }

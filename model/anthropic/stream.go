@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
-
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -54,16 +52,15 @@ func newStreamState(h model.Handler, elapsed func() time.Duration) *streamState 
 // model.ErrMalformedStream (the body's read error included, so a dropped
 // connection or a cancelled context can be told by errors.Is).
 func (s *streamState) read(res *http.Response) (*model.Response, error) {
-	dec := ssestream.NewDecoder(res)
-	if dec == nil {
+	if res.Body == nil {
 		return nil, malformed("response has no body")
 	}
-	for dec.Next() {
+	dec := newSSEReader(res.Body)
+	for dec.next() {
 		if s.onEvent != nil {
 			s.onEvent()
 		}
-		ev := dec.Event()
-		if err := s.handle(ev.Type, bytes.TrimSuffix(ev.Data, []byte("\n"))); err != nil {
+		if err := s.handle(dec.typ, bytes.TrimSuffix(dec.data, []byte("\n"))); err != nil {
 			return nil, err
 		}
 		if s.done {
@@ -71,7 +68,7 @@ func (s *streamState) read(res *http.Response) (*model.Response, error) {
 			return &r, nil
 		}
 	}
-	if err := dec.Err(); err != nil {
+	if err := dec.err; err != nil {
 		return nil, fmt.Errorf("%w: reading the stream failed after %d events: %w", model.ErrMalformedStream, s.n, err)
 	}
 	if !s.started {
@@ -137,6 +134,31 @@ func (s *streamState) handle(name string, data []byte) error {
 	if name == "error" {
 		return parseError(data)
 	}
+	if d, ok := readQuickDelta(data); ok {
+		const typ = "content_block_delta"
+		if err := s.checkStarted(typ); err != nil {
+			return err
+		}
+		var text, partialJSON, thinking, signature *string
+		switch d.field {
+		case "text":
+			text = &d.value
+		case "partial_json":
+			partialJSON = &d.value
+		case "thinking":
+			thinking = &d.value
+		case "signature":
+			signature = &d.value
+		}
+		return s.applied(typ, data, s.applyDelta(&d.index, d.typ, text, partialJSON, thinking, signature))
+	}
+	if i, ok := readQuickStop(data); ok {
+		const typ = "content_block_stop"
+		if err := s.checkStarted(typ); err != nil {
+			return err
+		}
+		return s.applied(typ, data, s.stopBlock(&i))
+	}
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -160,16 +182,13 @@ func (s *streamState) handle(name string, data []byte) error {
 		s.h.Event(model.StreamEvent{Type: typ, Data: data})
 		return nil
 	}
-	if typ != "message_start" && !s.started {
-		return malformed("event %d: %s before message_start", s.n, typ)
+	if err := s.checkStarted(typ); err != nil {
+		return err
 	}
-
-	ev := model.StreamEvent{Type: typ, Data: data}
 	var err error
 	switch typ {
 	case "message_start":
 		err = s.messageStart(data)
-		ev.TTFT = s.resp.TTFT
 	case "content_block_start":
 		err = s.blockStart(data)
 	case "content_block_delta":
@@ -181,8 +200,28 @@ func (s *streamState) handle(name string, data []byte) error {
 	case "message_stop":
 		err = s.messageStop()
 	}
+	return s.applied(typ, data, err)
+}
+
+// checkStarted fails for an event of type typ that needs message_start to
+// have come first and came before it.
+func (s *streamState) checkStarted(typ string) error {
+	if typ != "message_start" && !s.started {
+		return malformed("event %d: %s before message_start", s.n, typ)
+	}
+	return nil
+}
+
+// applied finishes an event of a known type typ (not ping or error) whose
+// data was applied with the result err: it fails with err, or passes the
+// event to the handler.
+func (s *streamState) applied(typ string, data []byte, err error) error {
 	if err != nil {
 		return malformed("event %d (%s): %v", s.n, typ, err)
+	}
+	ev := model.StreamEvent{Type: typ, Data: data}
+	if typ == "message_start" {
+		ev.TTFT = s.resp.TTFT
 	}
 	s.h.Event(ev)
 	return nil
@@ -298,14 +337,22 @@ func (s *streamState) blockDelta(data []byte) error {
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return err
 	}
-	b, err := s.block(ev.Index)
+	if ev.Delta == nil {
+		if _, err := s.block(ev.Index); err != nil {
+			return err
+		}
+		return errors.New("no delta")
+	}
+	return s.applyDelta(ev.Index, ev.Delta.Type, ev.Delta.Text, ev.Delta.PartialJSON, ev.Delta.Thinking, ev.Delta.Signature)
+}
+
+// applyDelta adds a delta to the open block at index.
+func (s *streamState) applyDelta(index *int, typ string, text, partialJSON, thinking, signature *string) error {
+	b, err := s.block(index)
 	if err != nil {
 		return err
 	}
-	if ev.Delta == nil {
-		return errors.New("no delta")
-	}
-	return b.apply(ev.Delta.Type, ev.Delta.Text, ev.Delta.PartialJSON, ev.Delta.Thinking, ev.Delta.Signature)
+	return b.apply(typ, text, partialJSON, thinking, signature)
 }
 
 func (s *streamState) blockStop(data []byte) error {
@@ -313,16 +360,21 @@ func (s *streamState) blockStop(data []byte) error {
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return err
 	}
-	b, err := s.block(ev.Index)
+	return s.stopBlock(ev.Index)
+}
+
+// stopBlock completes the open block at index.
+func (s *streamState) stopBlock(index *int) error {
+	b, err := s.block(index)
 	if err != nil {
 		return err
 	}
 	c, err := b.finish()
 	if err != nil {
-		return fmt.Errorf("block %d: %v", *ev.Index, err)
+		return fmt.Errorf("block %d: %v", *index, err)
 	}
 	b.done, b.final = true, c
-	s.h.Block(*ev.Index, c, s.snapshot())
+	s.h.Block(*index, c, s.snapshot())
 	return nil
 }
 

@@ -1,0 +1,165 @@
+package anthropic
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// The API streams a reply as many small content_block_delta events, one
+// every few tokens, all of the same compact shape. Decoding each with
+// encoding/json (twice: once for its type, once for its fields) was most of
+// the cost of reading a stream, so the common shapes are read here by hand.
+// A reader below accepts only its exact shape and otherwise reports !ok,
+// and the caller then decodes the event the general way: what it accepts,
+// it reads as encoding/json would (the tests check that on any input).
+
+// quickDelta is a content_block_delta read by [readQuickDelta]: the block's
+// index, the delta's type, and its one payload field (text, partial_json,
+// thinking or signature) with its value.
+type quickDelta struct {
+	index int
+	typ   string
+	field string
+	value string
+}
+
+const (
+	deltaPrefix = `{"type":"content_block_delta","index":`
+	stopPrefix  = `{"type":"content_block_stop","index":`
+)
+
+// readQuickDelta reads data of exactly the shape
+//
+//	{"type":"content_block_delta","index":N,"delta":{"type":"T","F":"V"}}
+//
+// with N a small non-negative integer, T made of lowercase letters and
+// underscores, F one of the payload fields, and V a string without \u
+// escapes or invalid UTF-8.
+func readQuickDelta(data []byte) (d quickDelta, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(deltaPrefix))
+	if !ok {
+		return d, false
+	}
+	if d.index, rest, ok = readIndex(rest); !ok {
+		return d, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"delta":{"type":"`)); !ok {
+		return d, false
+	}
+	i := 0
+	for i < len(rest) && (rest[i] >= 'a' && rest[i] <= 'z' || rest[i] == '_') {
+		i++
+	}
+	if i == 0 || i >= len(rest) || rest[i] != '"' {
+		return d, false
+	}
+	d.typ, rest = deltaType(rest[:i]), rest[i+1:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"`)); !ok {
+		return d, false
+	}
+	for _, f := range [...]string{"text", "partial_json", "thinking", "signature"} {
+		if after, found := bytes.CutPrefix(rest, []byte(f+`":"`)); found {
+			d.field, rest = f, after
+			break
+		}
+	}
+	if d.field == "" {
+		return d, false
+	}
+	if d.value, rest, ok = readString(rest); !ok {
+		return d, false
+	}
+	return d, string(rest) == "}}"
+}
+
+// readQuickStop reads data of exactly the shape
+// {"type":"content_block_stop","index":N}.
+func readQuickStop(data []byte) (index int, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(stopPrefix))
+	if !ok {
+		return 0, false
+	}
+	if index, rest, ok = readIndex(rest); !ok {
+		return 0, false
+	}
+	return index, string(rest) == "}"
+}
+
+// readIndex reads a non-negative integer of at most 6 digits without
+// leading zeros.
+func readIndex(b []byte) (n int, rest []byte, ok bool) {
+	i := 0
+	for i < len(b) && i < 7 && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	if i == 0 || i > 6 || (i > 1 && b[0] == '0') {
+		return 0, b, false
+	}
+	return n, b[i:], true
+}
+
+// readString reads the rest of a JSON string whose opening quote has been
+// read, up to and including its closing quote. It handles the one-letter
+// escapes only; a \u escape, a control character or invalid UTF-8 makes it
+// report !ok.
+func readString(b []byte) (s string, rest []byte, ok bool) {
+	var buf []byte // the value so far, once an escape was met
+	start := 0     // b[start:i] is still to be copied to buf
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			seg := b[start:i]
+			if !utf8.Valid(seg) {
+				return "", b, false
+			}
+			if buf == nil {
+				return string(seg), b[i+1:], true
+			}
+			return string(append(buf, seg...)), b[i+1:], true
+		case c < 0x20:
+			return "", b, false
+		case c == '\\':
+			if i+1 >= len(b) {
+				return "", b, false
+			}
+			var r byte
+			switch b[i+1] {
+			case '"', '\\', '/':
+				r = b[i+1]
+			case 'b':
+				r = '\b'
+			case 'f':
+				r = '\f'
+			case 'n':
+				r = '\n'
+			case 'r':
+				r = '\r'
+			case 't':
+				r = '\t'
+			default:
+				return "", b, false // \u and anything invalid
+			}
+			seg := b[start:i]
+			if !utf8.Valid(seg) {
+				return "", b, false
+			}
+			buf = append(append(buf, seg...), r)
+			i++
+			start = i + 1
+		}
+	}
+	return "", b, false
+}
+
+// deltaType returns b as a string, without allocating for the delta types
+// the API sends.
+func deltaType(b []byte) string {
+	for _, t := range [...]string{"text_delta", "input_json_delta", "thinking_delta", "signature_delta", "citations_delta"} {
+		if string(b) == t {
+			return t
+		}
+	}
+	return string(b)
+}
