@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -88,7 +89,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
 	provider := opts.Provider
 	if provider == nil {
-		p, err := anthropic.New(opts.API.providerOptions())
+		p, err := anthropic.Shared(opts.API.providerOptions())
 		if err != nil {
 			return nil, fmt.Errorf("agentloop: %w", err)
 		}
@@ -110,7 +111,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	dirs = assemble.SettingsDirs(dirs, st)
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
-		Environ: toolenv.Build(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
+		Environ: toolEnviron(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
 			KeepCredentials: opts.ExposeCredentials})}
 	tr, err := s.openTranscript(ctx)
 	if err != nil {
@@ -203,6 +204,35 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		}
 	}
 	return s, nil
+}
+
+// environMemo is the last toolenv.Build of the process: its input and
+// its result.
+var environMemo struct {
+	sync.Mutex
+	in  toolenv.Config
+	out []string
+}
+
+// toolEnviron is toolenv.Build(c), memoised: sessions started from the
+// same process environment with the same settings env, Options.Env and
+// ExposeCredentials (the usual case of many sessions in one process) share
+// one result. The result is immutable and clipped (len == cap), so an
+// append to it copies; its users only read it. The memo holds one entry,
+// so varied inputs cost at most a comparison more than building.
+func toolEnviron(c toolenv.Config) []string {
+	m := &environMemo
+	m.Lock()
+	defer m.Unlock()
+	if m.out != nil && m.in.KeepCredentials == c.KeepCredentials && slices.Equal(m.in.Base, c.Base) &&
+		maps.Equal(m.in.Settings, c.Settings) && maps.Equal(m.in.Extra, c.Extra) {
+		return m.out
+	}
+	out := slices.Clip(toolenv.Build(c))
+	m.in = toolenv.Config{Base: slices.Clone(c.Base), Settings: maps.Clone(c.Settings), Extra: maps.Clone(c.Extra),
+		KeepCredentials: c.KeepCredentials}
+	m.out = out
+	return out
 }
 
 // selectTools picks the session's tools (assemble.Select): the built-in

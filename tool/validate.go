@@ -34,7 +34,12 @@ func plural(n int) string {
 	return "s"
 }
 
-// Schema is a compiled input schema. It is safe for concurrent use.
+// Schema is a compiled input schema. It is immutable once compiled and
+// safe for concurrent use: [CompileSchema] hands the same *Schema to every
+// caller with the same schema text, in any session of the process.
+// Validate reads it and never writes it (the resolved jsonschema-go schema
+// keeps per-call state in a fresh value each call, and unmarshals each
+// default into a new value).
 type Schema struct {
 	raw      json.RawMessage
 	resolved *jsonschema.Resolved
@@ -43,8 +48,14 @@ type Schema struct {
 	closed   bool // additionalProperties false
 }
 
-// CompileSchema parses and resolves a JSON schema for tool input.
-func CompileSchema(raw json.RawMessage) (*Schema, error) {
+// CompileSchema parses and resolves a JSON schema for tool input. The
+// result is shared: schemas are compiled once per process and cached by
+// their exact text (see schemacache.go), so callers must treat it as
+// read-only. raw is not retained; the caller may reuse it.
+func CompileSchema(raw json.RawMessage) (*Schema, error) { return compiled.get(raw) }
+
+// compileSchema is CompileSchema without the cache. The result keeps raw.
+func compileSchema(raw json.RawMessage) (*Schema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
@@ -73,7 +84,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	return c, nil
 }
 
-// Raw returns the schema as given.
+// Raw returns the schema's text. It is shared; do not modify it.
 func (s *Schema) Raw() json.RawMessage { return s.raw }
 
 // Validate checks input against the schema and applies its defaults. It

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentloop/agentloop/internal/sandbox"
@@ -340,6 +341,8 @@ func (s *Shells) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	_ = os.Remove(s.Dir()) // only when empty: other processes may share it
+	// Only when empty: other processes may share it. rmdir alone, where
+	// os.Remove would try unlink first: most sessions never made it.
+	_ = syscall.Rmdir(s.Dir())
 	return errors.Join(errs...)
 }

@@ -1,6 +1,10 @@
 package tools
 
-import "github.com/agentloop/agentloop/tool"
+import (
+	"sync"
+
+	"github.com/agentloop/agentloop/tool"
+)
 
 // builtins maps each built-in tool's name to its constructor.
 var builtins = map[string]func() tool.Tool{
@@ -48,9 +52,23 @@ func Names() []string {
 	return out
 }
 
-// Builtin returns a new instance of the built-in tool called name.
+// shared holds one instance of each built-in tool, built on first use.
+var shared = func() map[string]func() tool.Tool {
+	m := make(map[string]func() tool.Tool, len(builtins))
+	for name, mk := range builtins {
+		m[name] = sync.OnceValue(mk)
+	}
+	return m
+}()
+
+// Builtin returns the built-in tool called name. The instance is built
+// once per process and shared by every session: a built-in tool is
+// immutable (its Info never changes, and it keeps no state of its own; a
+// call's state lives in the session's tool.Env), so it is safe for
+// concurrent use by any number of sessions. Call the tool's constructor
+// (Read, Bash, ...) for an instance of one's own.
 func Builtin(name string) (tool.Tool, bool) {
-	mk, ok := builtins[name]
+	mk, ok := shared[name]
 	if !ok {
 		return nil, false
 	}

@@ -152,9 +152,9 @@ func Select(ts ToolSet) ([]tool.Tool, []string, error) {
 			names = append(names, "AskUserQuestion")
 		}
 	}
-	var out []tool.Tool
+	out := make([]tool.Tool, 0, len(names)+len(ts.Custom))
 	var warnings []string
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(names))
 	add := func(name string, t tool.Tool) {
 		if !seen[name] {
 			seen[name] = true

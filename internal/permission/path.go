@@ -68,8 +68,8 @@ func resolvePhysical(p string) string {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 || links >= 40 {
+		link, err := isSymlink(next)
+		if err != nil || !link || links >= 40 {
 			if err != nil || links >= 40 {
 				// Missing (or unreachable): the rest cannot hold links.
 				return filepath.Clean(next + "/" + strings.Join(parts[i+1:], "/"))

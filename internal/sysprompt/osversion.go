@@ -4,11 +4,18 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // OSVersion describes the operating system's version: on Linux the kernel
-// release ("Linux 6.8.0"), elsewhere the system's name alone.
-func OSVersion() string {
+// release ("Linux 6.8.0"), elsewhere the system's name alone. The kernel
+// release cannot change while the process runs, so it is read once per
+// process; every session's system prompt shares the string.
+func OSVersion() string { return osVersion() }
+
+var osVersion = sync.OnceValue(readOSVersion)
+
+func readOSVersion() string {
 	name := runtime.GOOS
 	if len(name) > 0 {
 		name = strings.ToUpper(name[:1]) + name[1:]

@@ -10,7 +10,6 @@
 package sysprompt
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -46,18 +45,23 @@ type Env struct {
 
 // Environment is the per-session section of the system prompt.
 func Environment(e Env) string {
-	var b strings.Builder
-	b.WriteString("Environment:\n")
-	fmt.Fprintf(&b, "- working directory: %s\n", e.Cwd)
+	lines := []string{"- working directory: ", e.Cwd}
 	for _, d := range e.AdditionalDirs {
-		fmt.Fprintf(&b, "- additional directory: %s\n", d)
+		lines = append(lines, "\n- additional directory: ", d)
 	}
-	fmt.Fprintf(&b, "- git repository: %s\n", yesNo(e.GitRepo))
-	fmt.Fprintf(&b, "- platform: %s\n", e.Platform)
-	fmt.Fprintf(&b, "- shell: %s\n", orUnknown(e.Shell))
-	fmt.Fprintf(&b, "- OS version: %s\n", orUnknown(e.OSVersion))
-	fmt.Fprintf(&b, "- date: %s\n", e.Date)
-	fmt.Fprintf(&b, "- model: %s", e.Model)
+	lines = append(lines, "\n- git repository: ", yesNo(e.GitRepo), "\n- platform: ", e.Platform,
+		"\n- shell: ", orUnknown(e.Shell), "\n- OS version: ", orUnknown(e.OSVersion),
+		"\n- date: ", e.Date, "\n- model: ", e.Model)
+	n := len("Environment:\n")
+	for _, l := range lines {
+		n += len(l)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString("Environment:\n")
+	for _, l := range lines {
+		b.WriteString(l)
+	}
 	return b.String()
 }
 
