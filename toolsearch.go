@@ -161,8 +161,9 @@ func (s *session) environ() []string {
 // lastEnv is the value of the last definition of name in environ (the
 // os.Environ form), as a process started with it would see it.
 func lastEnv(environ []string, name string) (string, bool) {
+	prefix := name + "="
 	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
+		if v, ok := strings.CutPrefix(environ[i], prefix); ok {
 			return v, true
 		}
 	}

@@ -210,9 +210,9 @@ func New(cfg Config) (*Session, error) {
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewString
 	}
-	s := &Session{cfg: cfg, tools: map[string]*toolEntry{}}
-	s.notes.wake = make(chan struct{}, 1)
 	tools := cfg.Tools
+	s := &Session{cfg: cfg, tools: make(map[string]*toolEntry, len(tools)+1), order: make([]string, 0, len(tools)+1)}
+	s.notes.wake = make(chan struct{}, 1)
 	if cfg.OutputSchema != nil {
 		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)

@@ -3,6 +3,7 @@ package permission
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Source is where a rule comes from (the reference's rule sources; the
@@ -128,12 +129,7 @@ func (rs RuleSet) compile(cwd, home string, fold bool) ([]*rule, []string, error
 		bases := pathBases{cwd: cwd, source: s.BaseDir, home: home}
 		for _, b := range []Behavior{Deny, Ask, Allow} {
 			for _, text := range *s.list(b) {
-				v, err := ParseRule(text)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				r, err := compileRule(v, b, s.Source, bases, fold)
+				r, err := compileCached(text, b, s.Source, bases, fold)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -146,4 +142,59 @@ func (rs RuleSet) compile(cwd, home string, fold bool) ([]*rule, []string, error
 		}
 	}
 	return rules, warnings, joinErrors(errs)
+}
+
+// ruleKey names a compiled rule: its text and everything compiling it
+// depends on.
+type ruleKey struct {
+	text  string
+	b     Behavior
+	src   Source
+	bases pathBases
+	fold  bool
+}
+
+// maxCachedRules bounds the process-wide cache of compiled rules: past it
+// rules are compiled for each checker again.
+const maxCachedRules = 8192
+
+// ruleCache holds compiled rules for the many sessions of a process, which
+// mostly compile the same rules. A compiled rule is never changed once
+// made, so checkers share it. Path rules are not kept: compiling one
+// resolves the links of its base directory as they are now, and a
+// session must see the file system of its own start.
+var ruleCache struct {
+	sync.RWMutex
+	m map[ruleKey]*rule
+}
+
+// compileCached parses and compiles text, or returns the rule compiled
+// from the same input before. Errors are not cached.
+func compileCached(text string, b Behavior, src Source, bases pathBases, fold bool) (*rule, error) {
+	k := ruleKey{text, b, src, bases, fold}
+	ruleCache.RLock()
+	r := ruleCache.m[k]
+	ruleCache.RUnlock()
+	if r != nil {
+		return r, nil
+	}
+	v, err := ParseRule(text)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = compileRule(v, b, src, bases, fold); err != nil {
+		return nil, err
+	}
+	if r.path != nil {
+		return r, nil
+	}
+	ruleCache.Lock()
+	defer ruleCache.Unlock()
+	if ruleCache.m == nil {
+		ruleCache.m = map[ruleKey]*rule{}
+	}
+	if r.path == nil && len(ruleCache.m) < maxCachedRules {
+		ruleCache.m[k] = r
+	}
+	return r, nil
 }

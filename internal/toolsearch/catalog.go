@@ -49,9 +49,55 @@ func (c *Catalog) add(deferred []tool.Info) {
 			continue
 		}
 		c.index[in.Name] = len(c.tools)
-		c.tools = append(c.tools, entry{info: in, name: strings.ToLower(in.Name),
-			words: nameWords(in.Name), desc: strings.ToLower(in.Description), hint: strings.ToLower(in.SearchHint)})
+		f := foldedOf(in)
+		c.tools = append(c.tools, entry{info: in, name: f.name, words: f.words, desc: f.desc, hint: f.hint})
 	}
+}
+
+// folded is the lower-case text of a tool the search matches against.
+type folded struct {
+	name  string
+	words []string
+	desc  string
+	hint  string
+}
+
+// foldedKey names a tool's searchable text.
+type foldedKey struct{ name, desc, hint string }
+
+// maxFolded bounds the process-wide cache of folded text: past it (a
+// process that has seen that many distinct deferred tools), text is
+// folded for each catalog again.
+const maxFolded = 4096
+
+// foldedCache holds the folded text of the deferred tools seen so far, so
+// that the many sessions of a process, which defer the same built-in and
+// MCP tools, fold each text once. Its values are never changed.
+var foldedCache struct {
+	sync.RWMutex
+	m map[foldedKey]*folded
+}
+
+// foldedOf returns the folded text of in, from the cache when it is there.
+func foldedOf(in tool.Info) *folded {
+	k := foldedKey{in.Name, in.Description, in.SearchHint}
+	foldedCache.RLock()
+	f := foldedCache.m[k]
+	foldedCache.RUnlock()
+	if f != nil {
+		return f
+	}
+	f = &folded{name: strings.ToLower(in.Name), words: nameWords(in.Name),
+		desc: strings.ToLower(in.Description), hint: strings.ToLower(in.SearchHint)}
+	foldedCache.Lock()
+	defer foldedCache.Unlock()
+	if foldedCache.m == nil {
+		foldedCache.m = map[foldedKey]*folded{}
+	}
+	if len(foldedCache.m) < maxFolded {
+		foldedCache.m[k] = f
+	}
+	return f
 }
 
 // Replace removes the tools named in remove, then adds those of add that
