@@ -39,6 +39,7 @@ const (
 	DiagProjectFile  = "project_file"        // a skill, command or agent file was left out or is partly not honoured
 	DiagAgent        = "agent_ignored"       // an agent definition field is not honoured
 	DiagMCP          = "mcp_server"          // an MCP server is not started or failed to start
+	DiagPlugin       = "plugin"              // a plugin's component (hooks, MCP servers, a manifest field) is left out or not honoured
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a

@@ -17,11 +17,12 @@ import (
 )
 
 // newDispatcher builds the session's hook dispatcher from the Go callbacks
-// of Options.Hooks and the command hooks of the loaded settings.
+// of Options.Hooks, the command hooks of the loaded settings and those of
+// the plugins (loadPlugins has run).
 func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*hooks.Dispatcher, error) {
 	cfg := hooks.Config{
 		Callbacks: s.opts.Hooks,
-		Commands:  commands,
+		Commands:  s.withPluginHooks(commands), // plugins_components.go
 		Cwd:       s.env.Cwd,
 		SessionID: s.env.SessionID,
 		Env:       s.env.Environ,

@@ -131,8 +131,8 @@ func checkMCPServer(name string, c MCPServerConfig) error {
 }
 
 // mcpServerSet merges the session's server configurations: the project's
-// approved .mcp.json servers (unless StrictMCPConfig), then
-// Options.MCPServers over them.
+// approved .mcp.json servers and the plugins' servers (unless
+// StrictMCPConfig), then Options.MCPServers over them.
 func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfig, error) {
 	out := map[string]MCPServerConfig{}
 	if !s.opts.StrictMCPConfig && s.projectSourceOn() {
@@ -141,6 +141,11 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 			return nil, err
 		}
 		for name, c := range project {
+			out[name] = c
+		}
+	}
+	if !s.opts.StrictMCPConfig {
+		for name, c := range s.pluginMCPServers() { // plugins_components.go
 			out[name] = c
 		}
 	}

@@ -100,6 +100,11 @@ type Options struct {
 	// MCPStartTimeout bounds the start of each MCP server (they start
 	// concurrently); zero means $MCP_TIMEOUT (milliseconds), else 30s.
 	MCPStartTimeout time.Duration
+	// Plugins are local plugins to load: their commands, agents, skills,
+	// hooks and MCP servers join the session's, namespaced by the
+	// plugin's name (see [PluginConfig]). A plugin that cannot be loaded
+	// (no such directory, a malformed manifest) is an ErrInvalidOption.
+	Plugins []PluginConfig
 	// AllowedTools are rules for calls that run without asking, such as
 	// "Bash" or "Write"; DisallowedTools are removed from the model's
 	// tool list altogether, in every subagent too (a name with a rule

@@ -45,6 +45,10 @@ type projectFiles struct {
 	agents   map[string]AgentDefinition // from .claude/agents; Options.Agents win (agent.go)
 	granted  sync.Map                   // skill name → struct{}: its allowed-tools were granted
 	modes    sync.Map                   // subagent id → permission.Mode: a subagent's own mode
+	// plugins are Options.Plugins, loaded (plugins.go); their commands,
+	// agents and skills join those of the .claude directories.
+	plugins       []*plugin
+	pluginsLoaded bool
 }
 
 // builtinCommands are the slash commands the engine itself runs (see
@@ -58,7 +62,7 @@ var (
 // loadProjectFiles loads the session's skills, commands and file agents,
 // reporting every problem and every agent field it does not honour.
 func (s *session) loadProjectFiles() {
-	res := projectfiles.Load(s.projectDirs())
+	res := projectfiles.Load(append(s.projectDirs(), s.pluginDirs()...))
 	s.diag.addAll(DiagProjectFile, res.Problems)
 	// A Read deny rule is a promise: no skill, command or agent file it
 	// covers reaches the model.

@@ -113,6 +113,9 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
 		Environ: toolEnviron(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
 			KeepCredentials: opts.ExposeCredentials})}
+	if err := s.loadPlugins(st); err != nil { // plugins.go
+		return nil, err
+	}
 	tr, err := s.openTranscript(ctx)
 	if err != nil {
 		return nil, err
@@ -256,7 +259,7 @@ func (s *session) initMessage() *message.System {
 			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: s.mcpInit(), Model: s.eng.Model(),
 			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
-			Plugins: []any{}, AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
+			Plugins: s.pluginInit(), AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
 			SandboxEnabled: s.sandboxEnabled(), Betas: s.opts.Betas,
 		},
 	}

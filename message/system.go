@@ -55,6 +55,15 @@ type Init struct {
 	SandboxEnabled bool `json:"sandbox_enabled"`
 }
 
+// PluginInfo is one plugin of Init.Plugins, whose elements are
+// PluginInfo values when the session writes them.
+type PluginInfo struct {
+	Name string `json:"name"`
+	// Path is the plugin's root directory.
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+}
+
 // MCPServer is an MCP server's name and connection status.
 type MCPServer struct {
 	Name   string `json:"name"`

@@ -13,22 +13,23 @@ import (
 
 // sdkFlags are the fields of config set by the flags of sdkFlagDefs.
 type sdkFlags struct {
-	inputFormat          string   // --input-format: "text" or "stream-json" (streamjson.go)
-	permissionPromptTool string   // --permission-prompt-tool: "stdio" (the only one supported)
-	awaitInit            bool     // --await-initialize
-	replayUser           bool     // --replay-user-messages
-	initOnly             []string // stream-json-only flags given with text input, for the warning
-	thinkingDisplay      string   // --thinking-display
-	skipPermissions      bool     // --dangerously-skip-permissions
-	appendSystemFile     string   // --append-system-prompt-file
-	permissionPrompts    string   // --permission-prompts: host or none
-	emptySystemPrompt    bool     // --system-prompt "" (the Python SDK's default)
-	agent                string   // --agent
-	taskBudget           int      // --task-budget
-	resumeAt             string   // --resume-session-at
-	resumeDropsTurn      string   // --resume-drops-turn
-	betas                []string // --betas
-	forwardSubagentText  bool     // --forward-subagent-text
+	inputFormat          string                   // --input-format: "text" or "stream-json" (streamjson.go)
+	permissionPromptTool string                   // --permission-prompt-tool: "stdio" (the only one supported)
+	awaitInit            bool                     // --await-initialize
+	replayUser           bool                     // --replay-user-messages
+	initOnly             []string                 // stream-json-only flags given with text input, for the warning
+	thinkingDisplay      string                   // --thinking-display
+	skipPermissions      bool                     // --dangerously-skip-permissions
+	appendSystemFile     string                   // --append-system-prompt-file
+	permissionPrompts    string                   // --permission-prompts: host or none
+	emptySystemPrompt    bool                     // --system-prompt "" (the Python SDK's default)
+	agent                string                   // --agent
+	taskBudget           int                      // --task-budget
+	resumeAt             string                   // --resume-session-at
+	resumeDropsTurn      string                   // --resume-drops-turn
+	betas                []string                 // --betas
+	forwardSubagentText  bool                     // --forward-subagent-text
+	plugins              []agentloop.PluginConfig // --plugin-dir, --plugin-dir-no-mcp (repeatable)
 }
 
 // sdkFlagDefs are the flags the official Agent SDKs put on the command
@@ -62,6 +63,8 @@ var sdkFlagDefs = []flagDef{
 	}},
 	{[]string{"--allow-dangerously-skip-permissions"}, kBool, "allow switching to bypassPermissions (always allowed here)", func(*config, string) error { return nil }},
 	{[]string{"--append-system-prompt-file"}, kString, "add a file's text to the system prompt", str(func(c *config) *string { return &c.sdk.appendSystemFile })},
+	{[]string{"--plugin-dir"}, kString, "load the local plugin in this directory (repeatable)", plugin("--plugin-dir", false)},
+	{[]string{"--plugin-dir-no-mcp"}, kString, "load the local plugin in this directory without its MCP servers (repeatable)", plugin("--plugin-dir-no-mcp", true)},
 	{[]string{"--permission-prompts"}, kString, "host or none: calls that need approval are refused without asking either way in print mode", func(c *config, v string) error {
 		switch v {
 		case "host", "none":
@@ -94,8 +97,6 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.taskBudget = n
 		return nil
 	}},
-	{[]string{"--plugin-dir"}, kString, "not supported yet", unsupported("--plugin-dir", "plugins are not loaded")},
-	{[]string{"--plugin-dir-no-mcp"}, kString, "not supported yet", unsupported("--plugin-dir-no-mcp", "plugins are not loaded")},
 	{[]string{"--resume-session-at"}, kString, "with --resume, keep the conversation up to this message uuid", func(c *config, v string) error {
 		c.sdk.resumeAt = v
 		return nil
@@ -148,6 +149,19 @@ var errUnsupported = errors.New("not supported yet")
 func unsupported(name, why string) func(*config, string) error {
 	return func(*config, string) error {
 		return fmt.Errorf("%s is %w: %s", name, errUnsupported, why)
+	}
+}
+
+// plugin is the setter of --plugin-dir and --plugin-dir-no-mcp: each
+// occurrence adds a plugin (Options.Plugins), checked when the session
+// starts.
+func plugin(name string, skipMCP bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		if v == "" {
+			return fmt.Errorf("%s: want a plugin directory", name)
+		}
+		c.sdk.plugins = append(c.sdk.plugins, agentloop.PluginConfig{Path: v, SkipMCP: skipMCP})
+		return nil
 	}
 }
 
@@ -214,6 +228,7 @@ func (c *config) applySDKFlags(o *agentloop.Options) error {
 	o.Agent = c.sdk.agent
 	o.ResumeSessionAt, o.ResumeDropsTurn = c.sdk.resumeAt, c.sdk.resumeDropsTurn
 	o.Betas = c.sdk.betas
+	o.Plugins = append(o.Plugins, c.sdk.plugins...)
 	if c.sdk.taskBudget > 0 {
 		o.TaskBudget = &agentloop.TaskBudget{Total: c.sdk.taskBudget}
 	}

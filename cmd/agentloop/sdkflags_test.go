@@ -42,6 +42,7 @@ type optionsView struct {
 	AddDirs           []string
 	NoPersist         bool
 	Partial           bool
+	Plugins           []agentloop.PluginConfig
 }
 
 func viewOf(o *agentloop.Options) optionsView {
@@ -52,6 +53,7 @@ func viewOf(o *agentloop.Options) optionsView {
 		Tools: o.Tools, Allowed: o.AllowedTools, Disallowed: o.DisallowedTools, Sources: -1, Schema: o.OutputFormat != nil,
 		Model: o.Model, Fallback: o.FallbackModels, MaxTurns: o.MaxTurns, Budget: o.MaxBudgetUSD, Effort: o.Effort,
 		AddDirs: o.AdditionalDirectories, NoPersist: o.NoSessionPersistence, Partial: o.IncludePartialMessages,
+		Plugins: o.Plugins,
 	}
 	for name := range o.MCPServers {
 		v.MCPServers = append(v.MCPServers, name)
@@ -112,6 +114,9 @@ func TestSDKFlagsMapped(t *testing.T) {
 			v.MCPServers, v.StrictMCP = []string{"echo"}, true
 		}},
 		{"autocompact", []string{"--autocompact=50000"}, func(v *optionsView) { v.AutoCompact = 50000 }},
+		{"plugin dirs", []string{"--plugin-dir=/a", "--plugin-dir", "b", "--plugin-dir-no-mcp=/c", "--plugin-dir-no-mcp", "d"}, func(v *optionsView) {
+			v.Plugins = []agentloop.PluginConfig{{Path: "/a"}, {Path: "b"}, {Path: "/c", SkipMCP: true}, {Path: "d", SkipMCP: true}}
+		}},
 		{"exclude dynamic", []string{"--exclude-dynamic-system-prompt-sections"}, func(v *optionsView) { v.ExcludeDynamic = true }},
 		{"hook events", []string{"--include-hook-events"}, func(v *optionsView) { v.HookEvents = true }},
 		{"agents file =", []string{"--agents=" + agentsFile}, func(v *optionsView) { v.Agents = []string{"reviewer"} }},
@@ -156,8 +161,6 @@ func TestSDKFlagsMapped(t *testing.T) {
 func TestSDKFlagsRefused(t *testing.T) {
 	cases := [][]string{
 		{"--permission-prompt-tool", "mcp__perm__ask"},
-		{"--plugin-dir=/p"},
-		{"--plugin-dir-no-mcp", "/p"},
 		{"--session-mirror"},
 		{"--project-config-root=/r"},
 		{"--managed-settings", `{"permissions":{}}`},
@@ -176,9 +179,9 @@ func TestSDKFlagsRefused(t *testing.T) {
 			}
 		})
 	}
-	_, err := parseArgs([]string{"-p", "hi", "--plugin-dir", "x"})
+	_, err := parseArgs([]string{"-p", "hi", "--session-mirror"})
 	if !errors.Is(err, errUnsupported) {
-		t.Errorf("--plugin-dir: error %v does not match errUnsupported", err)
+		t.Errorf("--session-mirror: error %v does not match errUnsupported", err)
 	}
 }
 

@@ -287,8 +287,41 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 		o.Settings = s
 	}
 	o.DisallowedTools = append(o.DisallowedTools, q.DisallowedTools...)
+	plugins, err := initPlugins(q.Plugins)
+	if err != nil {
+		return nil, err
+	}
+	o.Plugins = append(o.Plugins, plugins...)
 	d.warnUnhonoured(q)
 	return o, nil
+}
+
+// initPlugins reads initialize's plugins, [{type: "local", path,
+// skipMcpDiscovery?}] (the SDKs' pluginDelivery "initialize"). The
+// plugins themselves are checked when the session starts.
+func initPlugins(raw json.RawMessage) ([]agentloop.PluginConfig, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []struct {
+		Type             string `json:"type"`
+		Path             string `json:"path"`
+		SkipMCPDiscovery bool   `json:"skipMcpDiscovery"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("initialize: plugins: %w", err)
+	}
+	var out []agentloop.PluginConfig
+	for i, p := range list {
+		switch {
+		case p.Type != "local":
+			return nil, fmt.Errorf("initialize: plugins[%d]: type %q is not supported (only local)", i, p.Type)
+		case p.Path == "":
+			return nil, fmt.Errorf("initialize: plugins[%d]: no path", i)
+		}
+		out = append(out, agentloop.PluginConfig{Path: p.Path, SkipMCP: p.SkipMCPDiscovery})
+	}
+	return out, nil
 }
 
 // warnUnhonoured warns about the initialize fields the session does not
@@ -308,7 +341,6 @@ func (d *streamDriver) warnUnhonoured(q *wire.InitializeRequest) {
 	add(isTrue(q.AgentProgressSummaries), "agentProgressSummaries")
 	add(q.SDKMCPServerConfigs != nil, "sdkMcpServerConfigs")
 	add(q.ManagedSettings != nil, "managedSettings (managed_settings_applied is false)")
-	add(q.Plugins != nil, "plugins (plugins_applied is false)")
 	names = append(names, slices.Sorted(maps.Keys(q.Extra))...)
 	for _, n := range names {
 		d.warn("initialize: " + n + " is ignored")
@@ -358,7 +390,7 @@ func (d *streamDriver) answerInitialize(r *wire.ControlRequest, o *agentloop.Opt
 		resp.ManagedSettingsApplied = &no
 	}
 	if q.Plugins != nil {
-		resp.PluginsApplied = &no
+		resp.PluginsApplied = &yes // initPlugins
 	}
 	ans, err := wire.Success(r.RequestID, resp)
 	if err != nil {

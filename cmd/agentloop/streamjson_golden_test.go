@@ -417,8 +417,8 @@ func TestConvoMCPMessage(t *testing.T) {
 
 // TestConvoInitialize: initialize delivering every field agentloop
 // honours (system prompt, hooks, an in-process MCP server with its
-// manifest, agents, jsonSchema, settings, disallowedTools, mcpServers)
-// and two it does not (managedSettings, plugins): the answer's *_applied
+// manifest, agents, jsonSchema, settings, disallowedTools, mcpServers,
+// plugins) and one it does not (managedSettings): the answer's *_applied
 // members say which were applied, and the turn uses them.
 func TestConvoInitialize(t *testing.T) {
 	srv := agentlooptest.NewTB(t,
@@ -439,7 +439,7 @@ func TestConvoInitialize(t *testing.T) {
 	}
 	c.check("initialize")
 	for _, want := range []string{`"hooks_applied":true`, `"settings_applied":true`, `"disallowed_tools_applied":true`,
-		`"mcp_servers_applied":true`, `"managed_settings_applied":false`, `"plugins_applied":false`} {
+		`"mcp_servers_applied":true`, `"managed_settings_applied":false`, `"plugins_applied":true`} {
 		if !strings.Contains(ans, want) {
 			t.Errorf("initialize answer %s, want %s", ans, want)
 		}

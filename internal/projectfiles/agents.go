@@ -50,7 +50,14 @@ var agentKeys = []string{"name", "description", "tools", "disallowedTools", "mod
 	"permissionMode", "mcpServers", "skills", "initialPrompt", "background", "omitClaudeMd", "memory"}
 
 func (l *loader) agents(d Dir) {
-	root := filepath.Join(d.Path, "agents")
+	for _, root := range l.roots("agent", d, "agents", d.ExtraAgents) {
+		l.agentsIn(d, root)
+	}
+}
+
+// agentsIn loads the agents of root: a directory of .md files, or one .md
+// file.
+func (l *loader) agentsIn(d Dir, root string) {
 	for _, path := range l.mdFiles("agent", root) {
 		data, ok := l.read("agent", path)
 		if !ok {
@@ -78,6 +85,7 @@ func (l *loader) agents(d Dir) {
 			l.problem("agent file %s is ignored: maxTurns is negative", path)
 			continue
 		}
+		name = d.named(name)
 		if extra := unknownKeys(keys, agentKeys...); len(extra) > 0 {
 			l.problem("agent %s (%s): frontmatter keys %s are not honoured", name, path, strings.Join(extra, ", "))
 		}

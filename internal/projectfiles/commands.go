@@ -31,17 +31,28 @@ type commandFront struct {
 }
 
 func (l *loader) commands(d Dir) {
-	root := filepath.Join(d.Path, "commands")
+	for _, root := range l.roots("command", d, "commands", d.ExtraCommands) {
+		l.commandsIn(d, root)
+	}
+}
+
+// commandsIn loads the commands of root: a directory of .md files, or
+// one .md file.
+func (l *loader) commandsIn(d Dir, root string) {
 	for _, path := range l.mdFiles("command", root) {
 		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			continue
+		}
+		if rel == "." {
+			rel = filepath.Base(path) // root is the file itself
 		}
 		name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, filepath.Ext(rel))), "/", ":")
 		if why := validName(name); why != "" {
 			l.problem("command file %s is ignored: %s", path, why)
 			continue
 		}
+		name = d.named(name)
 		data, ok := l.read("command", path)
 		if !ok {
 			continue

@@ -15,9 +15,42 @@ import (
 type Dir struct {
 	// Path is the .claude directory itself.
 	Path string
-	// Source names the setting source it belongs to ("user", "project"),
-	// recorded on what is loaded from it.
+	// Source names the setting source it belongs to ("user", "project",
+	// "plugin"), recorded on what is loaded from it.
 	Source string
+	// Namespace, when set, prefixes every name loaded from the directory
+	// as "<Namespace>:<name>", so that the skills, commands and agents of
+	// two plugins never clash (a plugin's are namespaced by its name).
+	Namespace string
+	// ExtraCommands, ExtraAgents and ExtraSkills are further places to
+	// load each kind from, besides the default subdirectory of Path: a
+	// directory laid out like the default one, or a single file (a
+	// command or agent .md file, a skill directory holding SKILL.md).
+	// Unlike a missing default subdirectory, a missing extra path is
+	// reported.
+	ExtraCommands, ExtraAgents, ExtraSkills []string
+}
+
+// named is name in d's namespace.
+func (d Dir) named(name string) string {
+	if d.Namespace == "" {
+		return name
+	}
+	return d.Namespace + ":" + name
+}
+
+// roots are the default subdirectory sub of d.Path, which may be missing,
+// then the extra paths, which must exist.
+func (l *loader) roots(kind string, d Dir, sub string, extra []string) []string {
+	out := []string{filepath.Join(d.Path, sub)}
+	for _, p := range extra {
+		if _, err := os.Stat(p); err != nil {
+			l.problem("%s path %s is ignored: %v", kind, p, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Result is what Load found. Each list is sorted by name and holds one

@@ -119,7 +119,7 @@ func TestLoad(t *testing.T) {
 	write(t, filepath.Join(proj, "commands/fe/lint.md"), "Lint it")
 	write(t, filepath.Join(proj, "agents/x.md"), "---\nname: x\ndescription: X agent\ntools: [Read, Grep]\nmodel: haiku\nmaxTurns: 3\neffort: 2\nmcpServers: [s1]\n---\nYou are X.")
 	write(t, filepath.Join(proj, "agents/nodesc.md"), "---\nname: y\n---\nbody")
-	r := Load([]Dir{{proj, "project"}, {user, "user"}})
+	r := Load([]Dir{{Path: proj, Source: "project"}, {Path: user, Source: "user"}})
 
 	type sk struct {
 		Name, Desc, Source, Body string
@@ -158,5 +158,43 @@ func TestLoad(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("problems lack %q:\n%s", want, all)
 		}
+	}
+}
+
+// TestLoadNamespaced: a namespaced directory (a plugin's) prefixes every
+// name with "<namespace>:", and its extra paths (a directory, a single
+// command or agent file, one skill's directory) add to the default
+// subdirectories; a missing extra path is a problem.
+func TestLoadNamespaced(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "commands/hello.md"), "Say hello")
+	write(t, filepath.Join(root, "commands/git/push.md"), "Push it")
+	write(t, filepath.Join(root, "more/special.md"), "Special")
+	write(t, filepath.Join(root, "agents/helper.md"), "---\ndescription: Helps\n---\nYou help.")
+	write(t, filepath.Join(root, "extra-agents/checker.md"), "---\nname: checker\ndescription: Checks\n---\nYou check.")
+	write(t, filepath.Join(root, "skills/review/SKILL.md"), "---\ndescription: Reviews\n---\nReview.")
+	write(t, filepath.Join(root, "one-skill/SKILL.md"), "---\nname: solo\ndescription: Alone\n---\nSolo.")
+	r := Load([]Dir{{Path: root, Source: "plugin", Namespace: "kit",
+		ExtraCommands: []string{filepath.Join(root, "more/special.md"), filepath.Join(root, "missing")},
+		ExtraAgents:   []string{filepath.Join(root, "extra-agents")},
+		ExtraSkills:   []string{filepath.Join(root, "one-skill")}}})
+	var got []string
+	for _, c := range r.Commands {
+		got = append(got, "command "+c.Name+" "+c.Source)
+	}
+	for _, a := range r.Agents {
+		got = append(got, "agent "+a.Name+" "+a.Source)
+	}
+	for _, s := range r.Skills {
+		got = append(got, "skill "+s.Name+" "+s.Source)
+	}
+	want := []string{"command kit:git:push plugin", "command kit:hello plugin", "command kit:special plugin",
+		"agent kit:checker plugin", "agent kit:helper plugin", "skill kit:review plugin", "skill kit:solo plugin"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("loaded (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"command path " + filepath.Join(root, "missing") + " is ignored"}, r.Problems,
+		cmp.Comparer(func(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) })); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
 	}
 }

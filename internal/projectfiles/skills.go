@@ -40,55 +40,66 @@ type skillFront struct {
 const maxSupportFiles = 100
 
 func (l *loader) skills(d Dir) {
-	root := filepath.Join(d.Path, "skills")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		if !os.IsNotExist(err) {
-			l.problem("skills directory %s: %v", root, err)
+	for i, root := range l.roots("skill", d, "skills", d.ExtraSkills) {
+		if _, err := os.Stat(filepath.Join(root, "SKILL.md")); err == nil && i > 0 {
+			l.skill(d, root) // an extra path that is one skill's directory
+			continue
 		}
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				l.problem("skills directory %s: %v", root, err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			dir := filepath.Join(root, e.Name())
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				continue // a stray file beside the skill directories
+			}
+			if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); err != nil {
+				l.problem("skill directory %s is ignored: it has no SKILL.md", dir)
+				continue
+			}
+			l.skill(d, dir)
+		}
+	}
+}
+
+// skill loads the skill of dir, which holds SKILL.md.
+func (l *loader) skill(d Dir, dir string) {
+	path := filepath.Join(dir, "SKILL.md")
+	data, ok := l.read("skill", path)
+	if !ok {
 		return
 	}
-	for _, e := range entries {
-		dir := filepath.Join(root, e.Name())
-		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-			continue // a stray file beside the skill directories
-		}
-		path := filepath.Join(dir, "SKILL.md")
-		if _, err := os.Stat(path); err != nil {
-			l.problem("skill directory %s is ignored: it has no SKILL.md", dir)
-			continue
-		}
-		data, ok := l.read("skill", path)
-		if !ok {
-			continue
-		}
-		var f skillFront
-		body, keys, err := parse(data, &f)
-		if err != nil {
-			l.problem("skill file %s is ignored: %v", path, err)
-			continue
-		}
-		name := strings.TrimSpace(f.Name)
-		if name == "" {
-			name = e.Name()
-		}
-		if why := validName(name); why != "" {
-			l.problem("skill file %s is ignored: %s", path, why)
-			continue
-		}
-		if extra := unknownKeys(keys, "name", "description", "allowed-tools"); len(extra) > 0 {
-			l.problem("skill %s (%s): frontmatter keys %s are not honoured", name, path, strings.Join(extra, ", "))
-		}
-		if !l.claim("skill", name, path) {
-			continue
-		}
-		desc := strings.TrimSpace(f.Description)
-		if desc == "" {
-			desc = firstLine(body)
-		}
-		l.res.Skills = append(l.res.Skills, Skill{Name: name, Description: desc, AllowedTools: f.AllowedTools,
-			Dir: dir, Path: path, Files: supportFiles(dir), Body: body, Source: d.Source})
+	var f skillFront
+	body, keys, err := parse(data, &f)
+	if err != nil {
+		l.problem("skill file %s is ignored: %v", path, err)
+		return
 	}
+	name := strings.TrimSpace(f.Name)
+	if name == "" {
+		name = filepath.Base(dir)
+	}
+	if why := validName(name); why != "" {
+		l.problem("skill file %s is ignored: %s", path, why)
+		return
+	}
+	name = d.named(name)
+	if extra := unknownKeys(keys, "name", "description", "allowed-tools"); len(extra) > 0 {
+		l.problem("skill %s (%s): frontmatter keys %s are not honoured", name, path, strings.Join(extra, ", "))
+	}
+	if !l.claim("skill", name, path) {
+		return
+	}
+	desc := strings.TrimSpace(f.Description)
+	if desc == "" {
+		desc = firstLine(body)
+	}
+	l.res.Skills = append(l.res.Skills, Skill{Name: name, Description: desc, AllowedTools: f.AllowedTools,
+		Dir: dir, Path: path, Files: supportFiles(dir), Body: body, Source: d.Source})
 }
 
 // supportFiles lists the files of a skill directory other than SKILL.md.
