@@ -93,6 +93,11 @@ type config struct {
 	persist      bool
 	idle         bool
 	timeout      time.Duration
+	// profileDir, when set, receives cpu.pprof for the whole inproc run
+	// and heap.pprof and goroutine.pprof taken at profileAt after the
+	// sessions start (inproc only).
+	profileDir string
+	profileAt  time.Duration
 }
 
 func main() {
@@ -120,6 +125,8 @@ func run() error {
 	flag.BoolVar(&cfg.persist, "persist", false, "write session transcripts (under -config-dir)")
 	flag.BoolVar(&cfg.idle, "idle", true, "inproc: also measure idle sessions, in a child process")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
+	flag.DurationVar(&cfg.profileAt, "profile-at", 2*time.Second, "inproc: when to take the heap and goroutine profiles")
 	flag.Parse()
 	if cfg.sessions < 1 || cfg.turns < 0 || cfg.parallel < 1 {
 		return errors.New("-sessions and -parallel must be at least 1, -turns at least 0")
@@ -179,6 +186,11 @@ func measure(ctx context.Context, cfg *config, rec *result.Record) error {
 				return err
 			}
 		}
+		stop, err := startProfiles(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return runInproc(ctx, cfg, rec)
 	case result.ModeProcs:
 		return runProcs(ctx, cfg, cfg.agentloopBin, rec)
