@@ -133,6 +133,14 @@ func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessa
 	if err := s.resolved.ApplyDefaults(&obj); err != nil {
 		return input, nil
 	}
+	if len(obj) == len(keys) && compactJSON(input) {
+		// No default was added: the input is already what the
+		// re-encoding below would give, but for the escaping of <, >
+		// and &, which json.Marshal adds and the API does not need.
+		if !bytes.ContainsAny(input, "<>&") {
+			return input, nil
+		}
+	}
 	out, err := json.Marshal(obj)
 	if err != nil {
 		return input, nil
@@ -261,4 +269,21 @@ func checkTypes(v any, at string) error {
 		}
 	}
 	return nil
+}
+
+// compactJSON reports whether raw, a valid JSON value, has no whitespace
+// outside its strings, as json.Marshal writes it.
+func compactJSON(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }

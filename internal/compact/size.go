@@ -13,10 +13,24 @@ func Estimate(msgs []model.Message) int64 {
 		return 0
 	}
 	var n int64
-	for _, m := range msgs {
-		n += messageBytes(m)
+	buf := make([]byte, 0, 4096)
+	for i := range msgs {
+		var size int64
+		size, buf = messageSize(&msgs[i], buf[:0])
+		n += size
 	}
 	return max(n/4, 1)
+}
+
+// messageSize is the size of m's JSON, written into buf (returned for
+// reuse) by the model's own encoder; a message it cannot encode is
+// measured by messageBytes.
+func messageSize(m *model.Message, buf []byte) (int64, []byte) {
+	b, err := m.AppendJSON(buf)
+	if err != nil {
+		return messageBytes(*m), buf
+	}
+	return int64(len(b)), b
 }
 
 // messageBytes is the size of m's JSON. A block that does not encode

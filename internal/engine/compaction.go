@@ -110,17 +110,21 @@ func (s *Session) contextEstimate() int64 {
 }
 
 // fixedEstimate estimates the system prompt and tool definitions.
+// It adds up the lengths of their texts and schemas, plus a little for the
+// JSON around each, instead of encoding them: an estimate at four bytes a
+// token has no use for the exact bytes, and this runs at the first
+// request of every session.
 func (s *Session) fixedEstimate() int64 {
-	var defs []model.ToolDef
+	const blockFrame, toolFrame = 48, 64 // {"type":"text","text":…}, {"name":…,"description":…,"input_schema":…}
+	var n int
+	for _, b := range s.cfg.System {
+		n += blockFrame + len(b.Text)
+	}
 	for _, name := range s.order {
 		e := s.tools[name]
-		defs = append(defs, model.ToolDef{Name: e.info.Name, Description: e.info.Description, InputSchema: e.info.InputSchema})
+		n += toolFrame + len(e.info.Name) + len(e.info.Description) + len(e.info.InputSchema)
 	}
-	b, _ := json.Marshal(struct {
-		S []model.Content
-		T []model.ToolDef
-	}{s.cfg.System, defs})
-	return int64(len(b)) / 4
+	return int64(n) / 4
 }
 
 // autoCompact compacts before a request that would pass the threshold. It
