@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -14,40 +13,63 @@ import (
 // json.Marshal gives for the request with Stream set, but it writes the
 // messages without reflection, encodes each message of a history once (see
 // [msgCache]) and each distinct system prompt and tools array once (a
-// session sends the same ones every turn; see [mru]), and writes into a
-// pooled buffer, so the body is one allocation of its exact size. It is
-// safe for concurrent use.
+// session sends the same ones every turn; see [mru]), and does not copy
+// what it keeps: the body is a list of segments (see [body]) that shares
+// the kept bytes, and only the request's own bytes are written out, into a
+// pooled buffer and then one allocation of their exact size. It is safe
+// for concurrent use.
 type encoder struct {
 	msgs   msgCache
 	system mru[[]model.Content, systemField]
 	tools  mru[[]model.ToolDef, toolsField]
 }
 
-// scratch holds the buffers bodies are written in before being copied
-// out: the body itself goes to the HTTP client, which may hold it for a
-// while, so it cannot be reused.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
+// scratch holds the builders bodies are assembled in before their own
+// bytes are copied out: the body goes to the HTTP client, which may hold it
+// for a while, so they cannot be reused.
+var scratch = sync.Pool{New: func() any { return new(bodyBuilder) }}
 
 // maxScratch is the largest buffer scratch keeps.
 const maxScratch = 4 << 20
 
-// encode returns req's body with "stream": true.
-func (e *encoder) encode(req *model.Request) ([]byte, error) {
-	sp := scratch.Get().(*[]byte)
-	b, err := e.appendBody((*sp)[:0], req)
-	var body []byte
+// body returns req's body with "stream": true.
+func (e *encoder) body(req *model.Request) (body, error) {
+	bb := scratch.Get().(*bodyBuilder)
+	var b body
+	err := e.build(bb, req)
 	if err == nil {
-		body = slices.Clone(b)
+		b = bb.body()
 	}
-	if cap(b) <= maxScratch {
-		*sp = b
-		scratch.Put(sp)
+	clear(bb.shared) // let the shared segments go with their owners
+	bb.buf, bb.shared = bb.buf[:0], bb.shared[:0]
+	if cap(bb.buf) <= maxScratch && cap(bb.shared) <= maxScratch/32 {
+		scratch.Put(bb)
 	}
-	return body, err
+	return b, err
 }
 
-// appendBody appends req's body to b.
-func (e *encoder) appendBody(b []byte, req *model.Request) ([]byte, error) {
+// encode returns req's body joined in one slice (for the tests).
+func (e *encoder) encode(req *model.Request) ([]byte, error) {
+	b, err := e.body(req)
+	if err != nil {
+		return nil, err
+	}
+	return b.bytes(), nil
+}
+
+// build writes req's body into bb.
+func (e *encoder) build(bb *bodyBuilder, req *model.Request) error {
+	b, err := e.appendBody(bb, bb.buf[:0], req)
+	if err != nil {
+		return err
+	}
+	bb.buf = b
+	return nil
+}
+
+// appendBody appends req's own bytes to b and records in bb the kept
+// bytes shared in between, each at the length b had where it goes.
+func (e *encoder) appendBody(bb *bodyBuilder, b []byte, req *model.Request) ([]byte, error) {
 	b = append(b, `{"model":`...)
 	b = model.AppendString(b, req.Model)
 	b = append(b, `,"messages":`...)
@@ -61,10 +83,14 @@ func (e *encoder) appendBody(b []byte, req *model.Request) ([]byte, error) {
 			}
 			// The last message is not kept: the loop sends it with a
 			// cache breakpoint, a copy made for this request only.
-			var err error
-			if b, err = e.msgs.appendMessage(b, &req.Messages[i], i < len(req.Messages)-1); err != nil {
+			var (
+				kept []byte
+				err  error
+			)
+			if b, kept, err = e.msgs.appendMessage(b, &req.Messages[i], i < len(req.Messages)-1); err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
+			bb.share(len(b), kept)
 		}
 		b = append(b, ']')
 	}
@@ -74,7 +100,7 @@ func (e *encoder) appendBody(b []byte, req *model.Request) ([]byte, error) {
 			return nil, fmt.Errorf("system: %w", err)
 		}
 		b = append(b, `,"system":`...)
-		b = append(b, system...)
+		bb.share(len(b), system)
 	}
 	if len(req.Tools) > 0 {
 		tools, err := e.tools.encoded(req.Tools)
@@ -82,7 +108,7 @@ func (e *encoder) appendBody(b []byte, req *model.Request) ([]byte, error) {
 			return nil, fmt.Errorf("tools: %w", err)
 		}
 		b = append(b, `,"tools":`...)
-		b = append(b, tools...)
+		bb.share(len(b), tools)
 	}
 	if m := req.Metadata; m != nil {
 		b = append(b, `,"metadata":{`...)

@@ -100,7 +100,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(body)))
+	b.SetBytes(int64(body.n))
 	b.ReportAllocs()
 	defer reportCPU(b, processCPU())
 	for b.Loop() {

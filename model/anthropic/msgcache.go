@@ -62,29 +62,32 @@ func textSize(blocks []model.Content, n int) int {
 	return n
 }
 
-// appendMessage appends m's JSON to dst, from the cache when it holds m.
-// When store is set, a message not in the cache is added to it.
-func (c *msgCache) appendMessage(dst []byte, m *model.Message, store bool) ([]byte, error) {
+// appendMessage gives m's JSON: the bytes the cache keeps for it, as kept
+// (to be shared, never modified), or else appended to dst. When store is
+// set, a message not in the cache is added to it, and its kept bytes are
+// returned rather than appended.
+func (c *msgCache) appendMessage(dst []byte, m *model.Message, store bool) (out, kept []byte, err error) {
 	if !worthCaching(m.Content) {
-		return m.AppendJSON(dst)
+		out, err = m.AppendJSON(dst)
+		return out, nil, err
 	}
 	k := msgKey{first: weak.Make(&m.Content[0]), n: len(m.Content)}
 	if v, ok := c.m.Load(k); ok {
 		e := v.(*msgEntry)
 		if e.role == m.Role && sameContents(e.blocks, m.Content) {
-			return append(dst, e.json...), nil
+			return dst, e.json, nil
 		}
 	}
 	start := len(dst)
-	dst, err := m.AppendJSON(dst)
+	out, err = m.AppendJSON(dst)
 	if err != nil || !store {
-		return dst, err
+		return out, nil, err
 	}
-	e := &msgEntry{role: m.Role, blocks: deepCopy(m.Content), json: slices.Clone(dst[start:])}
+	e := &msgEntry{role: m.Role, blocks: deepCopy(m.Content), json: slices.Clip(slices.Clone(out[start:]))}
 	if _, loaded := c.m.Swap(k, e); !loaded {
 		runtime.AddCleanup(&m.Content[0], c.drop, k)
 	}
-	return dst, nil
+	return out[:start], e.json, nil
 }
 
 // drop removes the entry of a collected content array.

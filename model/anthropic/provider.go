@@ -454,7 +454,7 @@ func (f *failure) final(retries int, overloaded bool) *model.APIError {
 // attempt makes one request and reads its stream. It returns the reply, or a
 // failure saying what went wrong. It sets *first to its start time if
 // *first is zero. The provider's timeouts bound it (see [Options]).
-func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h model.Handler, first *time.Time) (*model.Response, *failure) {
+func (p *Provider) attempt(ctx context.Context, body body, betas []string, h model.Handler, first *time.Time) (*model.Response, *failure) {
 	start := p.now()
 	if first.IsZero() {
 		*first = start
@@ -473,13 +473,14 @@ func (p *Provider) attempt(ctx context.Context, body []byte, betas []string, h m
 
 // exchange sends the request with ctx and reads the reply, telling wd of
 // every event.
-func (p *Provider) exchange(ctx context.Context, start time.Time, body []byte, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
-	opts := []option.RequestOption{option.WithQuery("beta", "true")}
+func (p *Provider) exchange(ctx context.Context, start time.Time, body body, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
+	// A fresh reader per attempt; the middleware sends the length.
+	opts := []option.RequestOption{option.WithQuery("beta", "true"), option.WithMiddleware(body.length())}
 	if len(betas) > 0 {
 		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
 	}
 	var res *http.Response
-	err := p.client.Post(ctx, "v1/messages", body, &res, opts...)
+	err := p.client.Post(ctx, "v1/messages", body.reader(), &res, opts...)
 	if err != nil {
 		var ae *sdk.Error
 		if errors.As(err, &ae) && ae.StatusCode != 0 {
@@ -606,4 +607,4 @@ func retryAfter(h http.Header) time.Duration {
 }
 
 // encode returns the request body: req's JSON with stream set to true.
-func (p *Provider) encode(req *model.Request) ([]byte, error) { return p.enc.encode(req) }
+func (p *Provider) encode(req *model.Request) (body, error) { return p.enc.body(req) }
