@@ -86,13 +86,19 @@ func TestRetryFailedServer(t *testing.T) {
 	}
 	clients.(tool.MCPRetrier).RetryFailed()
 	waitStatus(t, clients, "late", tool.MCPConnected)
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Contains(announced, "mcp__late__echo") {
-		t.Errorf("announced %v, want the reconnected server's tools", announced)
-	}
-	if !strings.Contains(strings.Join(reports, "\n"), "reconnected") {
-		t.Errorf("reports %q, want the reconnection", reports)
+	// The status turns connected before the tools are announced and the
+	// reconnection reported: wait for both.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		ok := slices.Contains(announced, "mcp__late__echo") && strings.Contains(strings.Join(reports, "\n"), "reconnected")
+		a, r := slices.Clone(announced), slices.Clone(reports)
+		mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("announced %v, reports %q; want the reconnected server's tools and the reconnection", a, r)
+		}
 	}
 }
 
