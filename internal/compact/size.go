@@ -2,6 +2,7 @@ package compact
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -13,14 +14,25 @@ func Estimate(msgs []model.Message) int64 {
 		return 0
 	}
 	var n int64
-	buf := make([]byte, 0, 4096)
+	bp := sizeBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
 	for i := range msgs {
 		var size int64
 		size, buf = messageSize(&msgs[i], buf[:0])
 		n += size
 	}
+	if cap(buf) <= maxSizeBuf {
+		*bp = buf
+		sizeBufs.Put(bp)
+	}
 	return max(n/4, 1)
 }
+
+// sizeBufs are the scratch buffers Estimate encodes into; a buffer that
+// grew past maxSizeBuf (a very large message) is left to the collector.
+var sizeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxSizeBuf = 1 << 20
 
 // messageSize is the size of m's JSON, written into buf (returned for
 // reuse) by the model's own encoder; a message it cannot encode is
