@@ -40,6 +40,11 @@ const (
 	DiagAgent        = "agent_ignored"       // an agent definition field is not honoured
 	DiagMCP          = "mcp_server"          // an MCP server is not started or failed to start
 	DiagPlugin       = "plugin"              // a plugin's component (hooks, MCP servers, a manifest field) is left out or not honoured
+
+	// DiagHookCallbackFailed: a host's hook callback failed (a Go callback
+	// returned a *HookCallbackError, as the CLI's bridge to an SDK host
+	// does); its answer was treated as empty. The reference CLI's tag.
+	DiagHookCallbackFailed = "hook_callback_failed"
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a
@@ -58,7 +63,8 @@ type diagnostics struct {
 	notify    func(message.Message) // set once the engine exists: runtime diagnostics go through it
 
 	mu      sync.Mutex
-	pending []Diagnostic // found before the first init message, not yet yielded
+	lead    []func(sessionID string) message.Message // yielded by the next take, before the diagnostics
+	pending []Diagnostic                             // found before the first init message, not yet yielded
 	all     []Diagnostic
 }
 
@@ -92,12 +98,26 @@ func (g *diagnostics) addAll(tag string, texts []string) {
 	}
 }
 
-// take returns the diagnostics not yet yielded, as messages, and routes
-// later ones through notify (nil: keep queueing them).
+// announce queues a message for the next take, which yields it (once)
+// before the diagnostics; build makes it with the session id current
+// then.
+func (g *diagnostics) announce(build func(sessionID string) message.Message) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lead = append(g.lead, build)
+}
+
+// take returns the announced messages and the diagnostics not yet
+// yielded, as messages, and routes later diagnostics through notify (nil:
+// keep queueing them).
 func (g *diagnostics) take(notify func(message.Message)) []message.Message {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []message.Message
+	for _, build := range g.lead {
+		out = append(out, build(g.sessionID))
+	}
+	g.lead = nil
 	for _, d := range g.pending {
 		out = append(out, informational(g.sessionID, d))
 	}

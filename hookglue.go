@@ -3,6 +3,7 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,13 +22,13 @@ import (
 // the plugins (loadPlugins has run).
 func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*hooks.Dispatcher, error) {
 	cfg := hooks.Config{
-		Callbacks: s.opts.Hooks,
-		Commands:  s.withPluginHooks(commands), // plugins_components.go
-		Cwd:       s.env.Cwd,
-		SessionID: s.env.SessionID,
-		Env:       s.env.Environ,
-		Prompt:    s.askModel,
-		Report:    func(text string) { s.diag.add(DiagHookFailed, text) },
+		Callbacks:   s.opts.Hooks,
+		Commands:    s.withPluginHooks(commands), // plugins_components.go
+		Cwd:         s.env.Cwd,
+		SessionID:   s.env.SessionID,
+		Env:         s.env.Environ,
+		Prompt:      s.askModel,
+		ReportError: func(text string, cause error) { s.diag.add(hookFailureTag(cause), text) },
 		// A hook's systemMessage is for the user: the stream shows it
 		// as system/informational, the reference's shape for it.
 		SystemMessage: func(text string) { s.diag.add(DiagHookMessage, text) },
@@ -49,6 +50,39 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		}
 	}
 	return hooks.New(cfg)
+}
+
+// HookCallbackError is the error a Go hook callback returns when it
+// stands for a hook registered elsewhere — a host's callback reached over
+// a control protocol, as the agentloop CLI's hooks from an SDK host are —
+// and that hook failed (the host answered with an error or with something
+// that is not hook output, or could not be reached). The hook's answer is
+// treated as empty, as for any callback error, but the failure is
+// reported with the tag DiagHookCallbackFailed rather than DiagHookFailed.
+// Err says what went wrong; the error's text is Err's.
+type HookCallbackError struct {
+	Err error
+}
+
+// Error returns Err's text.
+func (e *HookCallbackError) Error() string {
+	if e == nil || e.Err == nil {
+		return "hook callback failed"
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *HookCallbackError) Unwrap() error { return e.Err }
+
+// hookFailureTag is the diagnostic tag of a hook failure whose cause is
+// cause (nil unless a Go callback returned an error).
+func hookFailureTag(cause error) string {
+	var hce *HookCallbackError
+	if errors.As(cause, &hce) {
+		return DiagHookCallbackFailed
+	}
+	return DiagHookFailed
 }
 
 // promptHookMaxTokens bounds a prompt hook's answer, a short JSON verdict.

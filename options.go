@@ -268,6 +268,14 @@ type Options struct {
 	// resume_at.go.
 	ResumeSessionAt string
 	ResumeDropsTurn string
+	// Title, if set, names the session: a custom-title entry is appended
+	// to its transcript when the session opens (what session.Rename
+	// writes, and what session.List reports as CustomTitle), and a
+	// system message with subtype "session_title_changed" and member
+	// "title" is yielded once, after the first system/init message of
+	// the session. With NoSessionPersistence only the message is. The
+	// entry goes to the local transcript only, not to SessionStore.
+	Title string
 	// NoSessionPersistence turns off the transcript, which is otherwise
 	// written under ConfigDir/projects/ (default: $CLAUDE_CONFIG_DIR or
 	// ~/.claude), where agentloop and the reference CLI can resume it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -29,8 +30,20 @@ type PermissionRequest struct {
 	// Suggestions are permission updates that would let such calls run
 	// without asking next time.
 	Suggestions []PermissionUpdate
-	// BlockedPath is the file path that needs approval, if any.
+	// BlockedPath is the file path that needs approval, if any, when it
+	// lies outside the working directories (Cwd and the additional
+	// directories, those added during the session included); a path
+	// inside them is not repeated here (it is in Input), as the
+	// reference's blocked_path is not.
 	BlockedPath string
+	// DisplayName is the tool's name for people: the tool name for the
+	// built-in and custom tools, empty for MCP tools (mcp__…).
+	DisplayName string
+	// Description says in a few words what the call does, for people:
+	// for a file tool (Read, Write, Edit, MultiEdit, NotebookEdit) its
+	// path, relative to Cwd when it lies inside it; for Bash the input's
+	// description, or else its command; empty for other tools.
+	Description string
 	// DecisionReason says why the call was not decided by the rules.
 	DecisionReason string
 	// AgentID names the subagent that made the call; empty for the main
@@ -196,7 +209,8 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	if cb := s.opts.CanUseTool; cb != nil {
 		az.CanUseTool = func(ctx context.Context, r authorize.Request) (authorize.Answer, error) {
 			res, err := cb(ctx, PermissionRequest{ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID,
-				Suggestions: r.Suggestions, BlockedPath: r.BlockedPath, DecisionReason: r.DecisionReason, AgentID: r.AgentID})
+				Suggestions: r.Suggestions, BlockedPath: s.outsideWorkingDirs(r.BlockedPath), DecisionReason: r.DecisionReason,
+				AgentID: r.AgentID, DisplayName: displayName(r.ToolName), Description: s.callDescription(r.ToolName, r.Input)})
 			return authorize.Answer{Behavior: res.Behavior, UpdatedInput: res.UpdatedInput,
 				UpdatedPermissions: res.UpdatedPermissions, Message: res.Message, Interrupt: res.Interrupt}, err
 		}
@@ -230,4 +244,64 @@ func (s *session) applyUpdates(ups []PermissionUpdate) error {
 		}
 	}
 	return nil
+}
+
+// outsideWorkingDirs returns p when it lies outside the session's working
+// directories (as the permission checker has them now), else "".
+func (s *session) outsideWorkingDirs(p string) string {
+	if p == "" || s.checker == nil {
+		return p
+	}
+	clean := filepath.Clean(p)
+	for _, d := range s.checker.Dirs() {
+		if rel, err := filepath.Rel(filepath.Clean(d), clean); err == nil && filepath.IsLocal(rel) {
+			return ""
+		}
+	}
+	return p
+}
+
+// displayName is PermissionRequest.DisplayName of the tool name.
+func displayName(toolName string) string {
+	if strings.HasPrefix(toolName, "mcp__") {
+		return ""
+	}
+	return toolName
+}
+
+// callDescription is PermissionRequest.Description of a call.
+func (s *session) callDescription(toolName string, input json.RawMessage) string {
+	var in struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Command      string `json:"command"`
+		Description  string `json:"description"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	switch toolName {
+	case "Bash":
+		if strings.TrimSpace(in.Description) != "" {
+			return in.Description
+		}
+		return in.Command
+	case "Read", "Write", "Edit", "MultiEdit":
+		return s.relToCwd(in.FilePath)
+	case "NotebookEdit":
+		return s.relToCwd(in.NotebookPath)
+	}
+	return ""
+}
+
+// relToCwd returns p relative to the session's working directory when it
+// lies inside it, else p as given.
+func (s *session) relToCwd(p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if rel, err := filepath.Rel(s.env.Cwd, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p
 }

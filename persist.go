@@ -123,11 +123,13 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		}
 		s.diag.addAll(DiagTranscript, tr.Warnings) // damaged lines read around
 		s.env.SessionID = id
+		s.diag.setSessionID(id) // the diagnostics' messages carry the resumed id
 		s.origin = "resume"
 		if o.ForkSession {
 			s.origin = "fork"
 		}
 	}
+	s.announceTitle() // title.go
 	if o.NoSessionPersistence {
 		return tr, nil
 	}
@@ -154,6 +156,10 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
+	}
+	if err := s.writeTitle(w); err != nil { // title.go
+		w.Close()
+		return nil, err
 	}
 	cfg := rec.Config{Writer: w, Mode: func() string { return string(s.currentMode()) },
 		CloseTimeout: mirrorCloseTimeout}

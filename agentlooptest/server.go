@@ -77,6 +77,15 @@ func NewServer(replies ...Reply) *Server {
 
 // Start is like [NewServer] but returns an error if it cannot listen.
 func Start(replies ...Reply) (*Server, error) {
+	return StartWith(nil, replies...)
+}
+
+// StartWith is like [Start], with the server configured by opts; nil opts
+// are the zero [ServerOptions], which is what Start does.
+func StartWith(opts *ServerOptions, replies ...Reply) (*Server, error) {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		var err6 error
@@ -108,6 +117,11 @@ func Start(replies ...Reply) (*Server, error) {
 				s.conns.Done()
 			}
 		},
+	}
+	if opts.H2C {
+		s.srv.Protocols = new(http.Protocols)
+		s.srv.Protocols.SetHTTP1(true)
+		s.srv.Protocols.SetUnencryptedHTTP2(true)
 	}
 	go func() {
 		defer close(s.serveDone)
@@ -542,10 +556,17 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, 
 
 // abort takes the connection from net/http and closes it, so that the
 // response, if begun, never gets its proper end: the client sees the
-// connection break.
+// connection break. An HTTP/2 response cannot be hijacked; its stream is
+// reset instead (net/http's documented way, panicking with
+// http.ErrAbortHandler, which the server recovers), and the client sees
+// the stream break while the connection's other streams go on.
 func abort(w http.ResponseWriter) {
-	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	switch {
+	case err == nil:
 		conn.Close()
+	case errors.Is(err, http.ErrNotSupported):
+		panic(http.ErrAbortHandler)
 	}
 }
 

@@ -93,6 +93,13 @@ type Config struct {
 	// method returned and have no result to go in. It may be called
 	// concurrently.
 	Report func(text string)
+	// ReportError, if set, is called instead of Report, with the same
+	// text and the error behind it when a Go callback returned one or
+	// panicked (nil for every other failure: a command, http or prompt
+	// hook, a timeout, invalid output), so the caller can tell failures
+	// apart with errors.Is or errors.As rather than by their text. It may
+	// be called concurrently.
+	ReportError func(text string, cause error)
 	// SystemMessage, if set, receives each hook's systemMessage (a
 	// warning for the user, never shown to the model) as the event's
 	// results are merged. It may be called concurrently.
@@ -335,6 +342,7 @@ type run struct {
 	stderr  string // stderr of a blocked command
 
 	failure  string // a non-blocking error, for Errors
+	cause    error  // the error a callback returned, when that is the failure
 	timedOut bool
 	canceled bool
 }
@@ -547,6 +555,7 @@ func (d *Dispatcher) runCallback(ctx context.Context, r *run, in Input) Notice {
 	case rep := <-ch:
 		if rep.err != nil {
 			r.failure = fmt.Sprintf("%s: %v", r.label(), rep.err)
+			r.cause = rep.err
 			return Notice{Stderr: rep.err.Error(), ExitCode: 1, Outcome: Failed}
 		}
 		r.out, r.hasOut = rep.out, true

@@ -39,7 +39,7 @@ func (d *Dispatcher) common(ev Event, runs []*run) Common {
 	c := Common{Ran: len(runs)}
 	for _, r := range runs {
 		if r.failure != "" {
-			c.Errors = append(c.Errors, d.report(r.name+" hook error: "+r.failure))
+			c.Errors = append(c.Errors, d.reportCause(r.name+" hook error: "+r.failure, r.cause))
 		}
 		if r.timedOut || r.canceled {
 			c.Errors = append(c.Errors, d.report(r.name+" hook error: "+r.lateText()))
@@ -111,9 +111,19 @@ func (d *Dispatcher) exit2ToUser(c *Common, runs []*run) {
 	}
 }
 
-// report passes a hook error to Config.Report and returns it.
+// report passes a hook error to Config.Report (or ReportError) and
+// returns it.
 func (d *Dispatcher) report(text string) string {
-	if d.cfg.Report != nil {
+	return d.reportCause(text, nil)
+}
+
+// reportCause is report for a failure whose cause is known: the error a
+// Go callback returned.
+func (d *Dispatcher) reportCause(text string, cause error) string {
+	switch {
+	case d.cfg.ReportError != nil:
+		d.cfg.ReportError(text, cause)
+	case d.cfg.Report != nil:
 		d.cfg.Report(text)
 	}
 	return text

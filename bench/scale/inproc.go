@@ -18,10 +18,15 @@ import (
 )
 
 // newProvider returns the Anthropic provider every in-process session
-// shares: one transport for all, keeping up to sessions idle connections to
-// the scripted API so that a session's next turn reuses its connection,
-// with the timing transport around it.
-func newProvider(url string, sessions int) (model.Provider, error) {
+// shares: one transport for all, with the timing transport around it. Over
+// HTTP/1.1 it keeps up to sessions idle connections to the scripted API so
+// that a session's next turn reuses its connection; with h2c it speaks
+// only HTTP/2 without TLS (prior knowledge). Note that over h2c net/http
+// pools connections as for HTTP/1.1 (unlike over TLS, where its HTTP/2
+// pool dials one at a time per host): a request that finds no connection
+// idle dials one, so the N sessions starting at once open about half as
+// many connections as over HTTP/1.1, and later turns multiplex on them.
+func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, fmt.Errorf("http.DefaultTransport is a %T", http.DefaultTransport)
@@ -29,6 +34,10 @@ func newProvider(url string, sessions int) (model.Provider, error) {
 	tr := base.Clone()
 	tr.MaxIdleConns = 0
 	tr.MaxIdleConnsPerHost = sessions
+	if h2c {
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	}
 	p, err := anthropic.New(&anthropic.Options{
 		APIKey: "sk-bench", BaseURL: url,
 		HTTPClient: &http.Client{Transport: &timingTransport{base: tr}},
@@ -61,7 +70,7 @@ type sessionResult struct {
 // runInproc runs cfg.sessions concurrent Query sessions in this process,
 // all started at once, and measures them.
 func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
-	prov, err := newProvider(cfg.serverURL, cfg.sessions)
+	prov, err := newProvider(cfg.serverURL, cfg.sessions, cfg.h2c)
 	if err != nil {
 		return err
 	}

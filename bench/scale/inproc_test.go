@@ -11,10 +11,14 @@ import (
 	"github.com/agentloop/agentloop/bench/scale/internal/script"
 )
 
-// scriptedServer is the bench server's script, in this process.
-func scriptedServer(t *testing.T, fixture string, turns int) *agentlooptest.Server {
+// scriptedServer is the bench server's script, in this process; h2c is its
+// -h2c flag.
+func scriptedServer(t *testing.T, fixture string, turns int, h2c bool) *agentlooptest.Server {
 	t.Helper()
-	srv := agentlooptest.NewServer()
+	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: h2c})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(srv.Close)
 	srv.SetRouter(func(r *agentlooptest.Request) (agentlooptest.Reply, bool) {
 		done := script.ToolResults(len(r.Params.Messages))
@@ -36,8 +40,8 @@ func TestSessionTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := scriptedServer(t, fixture, 3)
-	prov, err := newProvider(srv.URL, 1)
+	srv := scriptedServer(t, fixture, 3, false)
+	prov, err := newProvider(srv.URL, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,22 +69,44 @@ func TestSessionTimeline(t *testing.T) {
 	}
 }
 
-// TestRunInproc runs the in-process mode on a few sessions and checks the
-// record's counts.
+// TestRunInproc runs the in-process mode on a few sessions, over HTTP/1.1
+// and over h2c, and checks the record's counts. Sessions that speak h2c to
+// a server that does not fail, which shows -h2c really changes the
+// protocol.
 func TestRunInproc(t *testing.T) {
 	fixture, err := script.WriteFixture(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := scriptedServer(t, fixture, 2)
-	cfg := &config{sessions: 4, turns: 2, fixture: fixture, configDir: t.TempDir(), serverURL: srv.URL, prompt: "go"}
-	var rec result.Record
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := runInproc(ctx, cfg, &rec); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name                 string
+		serverH2C, clientH2C bool
+		wantTurns, wantErrs  int
+	}{
+		{"HTTP/1.1", false, false, 12, 0},
+		{"h2c", true, true, 12, 0},
+		{"h2c client, HTTP/1.1 server", false, true, 0, 4},
 	}
-	if rec.Turns != 12 || rec.Errors != 0 || rec.CPUPerTurnMs <= 0 || rec.PeakRSSMiB <= 0 || rec.OverheadP50Ms <= 0 {
-		t.Errorf("record %+v: want 12 turns, no errors, CPU, RSS and overhead measured", rec)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scriptedServer(t, fixture, 2, tt.serverH2C)
+			cfg := &config{sessions: 4, turns: 2, fixture: fixture, configDir: t.TempDir(), serverURL: srv.URL, prompt: "go", h2c: tt.clientH2C}
+			var rec result.Record
+			limit := time.Minute
+			if tt.wantErrs > 0 {
+				limit = 5 * time.Second // the provider retries the failures for longer
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
+			defer cancel()
+			if err := runInproc(ctx, cfg, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Turns != tt.wantTurns || rec.Errors != tt.wantErrs {
+				t.Errorf("%d turns, %d errors (first: %s); want %d, %d", rec.Turns, rec.Errors, rec.FirstErr, tt.wantTurns, tt.wantErrs)
+			}
+			if tt.wantErrs == 0 && (rec.CPUPerTurnMs <= 0 || rec.PeakRSSMiB <= 0 || rec.OverheadP50Ms <= 0) {
+				t.Errorf("record %+v: want CPU, RSS and overhead measured", rec)
+			}
+		})
 	}
 }

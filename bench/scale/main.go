@@ -10,7 +10,14 @@
 //   - inproc: N goroutines in this process, each running agentloop.Query
 //     (default tools, permissions bypassed, no settings files, one shared
 //     provider whose transport keeps up to N idle connections) and
-//     draining its stream. All N start at once.
+//     draining its stream. All N start at once. Over HTTP/1.1 each request
+//     in flight holds a connection (two file descriptors on loopback, one
+//     per process); with -h2c the provider speaks HTTP/2 without TLS to a
+//     server started with -h2c, requests sharing connections (up to 250
+//     streams each) as agentloop's do over TLS against the real API. (Over
+//     h2c net/http dials a connection for each request that finds none
+//     idle, so the simultaneous start still opens thousands; see
+//     newProvider.)
 //   - procs: N "agentloop -p" processes (-agentloop-bin), at most -parallel
 //     at a time.
 //   - reference: the same with the reference CLI (-reference-bin).
@@ -91,8 +98,11 @@ type config struct {
 	out          string
 	prompt       string
 	persist      bool
-	idle         bool
-	timeout      time.Duration
+	// h2c: the inproc sessions talk HTTP/2 without TLS to the server
+	// (started with -h2c), as they would talk HTTP/2 over TLS to the API.
+	h2c     bool
+	idle    bool
+	timeout time.Duration
 	// profileDir, when set, receives cpu.pprof for the whole inproc run
 	// and heap.pprof and goroutine.pprof taken at profileAt after the
 	// sessions start (inproc only).
@@ -123,6 +133,7 @@ func run() error {
 	flag.StringVar(&cfg.out, "out", "results.jsonl", "results file to append the run's record to")
 	flag.StringVar(&cfg.prompt, "prompt", "Look around the project and tell me what it does.", "every session's prompt")
 	flag.BoolVar(&cfg.persist, "persist", false, "write session transcripts (under -config-dir)")
+	flag.BoolVar(&cfg.h2c, "h2c", false, "inproc: speak HTTP/2 without TLS to the server (started with -h2c; with -server, start it so), multiplexing requests on few connections as against the real API")
 	flag.BoolVar(&cfg.idle, "idle", true, "inproc: also measure idle sessions, in a child process")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
@@ -130,6 +141,9 @@ func run() error {
 	flag.Parse()
 	if cfg.sessions < 1 || cfg.turns < 0 || cfg.parallel < 1 {
 		return errors.New("-sessions and -parallel must be at least 1, -turns at least 0")
+	}
+	if cfg.h2c && cfg.mode != result.ModeInproc && cfg.mode != "idle" {
+		return errors.New("-h2c is for -mode inproc: the session processes of the other modes speak HTTP/1.1 to an http:// URL")
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
@@ -150,7 +164,7 @@ func run() error {
 	rec := &result.Record{
 		Time: result.Now(), Mode: cfg.mode, Sessions: cfg.sessions, ToolTurns: cfg.turns,
 		LatencyMs: ms(cfg.latency), Cores: runtime.NumCPU(), Persist: cfg.persist,
-		Command: strings.Join(os.Args, " "), LoadBefore: loadAverage(),
+		Command: strings.Join(os.Args, " "), LoadBefore: loadAverage(), H2C: cfg.h2c,
 	}
 	var srv *serverProc
 	if cfg.serverURL == "" {
@@ -168,8 +182,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s N=%d M=%d latency=%v: %.2fs, %d turns, %.0f turns/s, %d errors, %.3f ms CPU/turn, peak %.1f MiB\n",
-		rec.Mode, rec.Sessions, rec.ToolTurns, cfg.latency, rec.WallS, rec.Turns, rec.TurnsPerS, rec.Errors,
+	fmt.Printf("%s N=%d M=%d latency=%v h2c=%v: %.2fs, %d turns, %.0f turns/s, %d errors, %.3f ms CPU/turn, peak %.1f MiB\n",
+		rec.Mode, rec.Sessions, rec.ToolTurns, cfg.latency, cfg.h2c, rec.WallS, rec.Turns, rec.TurnsPerS, rec.Errors,
 		rec.CPUPerTurnMs, rec.PeakRSSMiB)
 	if rec.FirstErr != "" {
 		fmt.Println("first error:", rec.FirstErr)

@@ -31,6 +31,9 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 		bin = filepath.Join(filepath.Dir(self), "server")
 	}
 	args := []string{"-latency", cfg.latency.String(), "-turns", fmt.Sprint(cfg.turns), "-fixture", cfg.fixture}
+	if cfg.h2c {
+		args = append(args, "-h2c")
+	}
 	if cfg.mode == result.ModeReference {
 		args = append(args, "-reference-compat")
 	}

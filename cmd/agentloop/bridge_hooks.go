@@ -32,7 +32,8 @@ import (
 //
 // A callback the host answers with an error, or with something that is
 // not a JSON object of that shape, counts as an empty answer and is
-// reported as a failed hook (the dispatcher's hook_failed diagnostic);
+// reported as a failed host callback (an *agentloop.HookCallbackError:
+// the session's hook_callback_failed diagnostic, the reference's tag);
 // with onFailure "block" it blocks the event's action instead (except for
 // Stop and SubagentStop, as in the reference). A host that is gone counts
 // as a failure too.
@@ -144,7 +145,7 @@ func failedHook(id, why string, block bool) (hooks.Output, error) {
 	if block {
 		return hooks.Output{Decision: "block", Reason: text + " Its registration blocks on failure."}, nil
 	}
-	return hooks.Output{}, errors.New(text + " Its answer was treated as empty.")
+	return hooks.Output{}, &agentloop.HookCallbackError{Err: errors.New(text + " Its answer was treated as empty.")}
 }
 
 // decodeHookAnswer reads a hook_callback answer: a JSON object in the

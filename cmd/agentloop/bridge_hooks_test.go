@@ -163,8 +163,9 @@ func TestHookBridgeNonToolID(t *testing.T) {
 
 // TestHookBridgeLoop: through the real loop, a PreToolUse callback
 // matched by "Write|Edit" rewrites the input and allows the call; a
-// UserPromptSubmit callback the host fails on becomes a hook_failed
-// diagnostic and the run goes on.
+// UserPromptSubmit callback the host fails on becomes a
+// hook_callback_failed diagnostic (the reference's tag, not the
+// hook_failed of Go and command hooks) and the run goes on.
 func TestHookBridgeLoop(t *testing.T) {
 	cwd := t.TempDir()
 	asked := filepath.Join(cwd, "asked.txt")
@@ -211,10 +212,10 @@ func TestHookBridgeLoop(t *testing.T) {
 	}
 	found := false
 	for _, d := range diag {
-		found = found || (strings.HasPrefix(d, agentloop.DiagHookFailed) && strings.Contains(d, "hook_1") && strings.Contains(d, "hook exploded"))
+		found = found || (strings.HasPrefix(d, "hook_callback_failed: ") && strings.Contains(d, "hook_1") && strings.Contains(d, "hook exploded"))
 	}
 	if !found {
-		t.Errorf("diagnostics %q; want a hook_failed one for hook_1", diag)
+		t.Errorf("diagnostics %q; want a hook_callback_failed one for hook_1", diag)
 	}
 	calls, _ := h.snapshot()
 	var ids []any

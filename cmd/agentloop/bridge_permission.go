@@ -75,7 +75,8 @@ func (o *reportOnce) report(h hostCaller, tag, text string) {
 // canUseToolBridge returns the permission callback of a session whose
 // permission prompts go to the host (--permission-prompt-tool stdio):
 // each call no rule, mode or hook decided becomes a can_use_tool request
-// with the call's tool name, input, id, suggestions, blocked path,
+// with the call's tool name, display name, description, input, id,
+// suggestions, blocked path (one outside the working directories),
 // decision reason and agent id, and the host's answer decides it:
 //
 //   - {behavior:"allow"} runs the call as asked; updatedInput, when
@@ -102,6 +103,8 @@ func canUseToolBridge(h hostCaller) agentloop.CanUseTool {
 			BlockedPath:    req.BlockedPath,
 			DecisionReason: req.DecisionReason,
 			AgentID:        req.AgentID,
+			DisplayName:    req.DisplayName,
+			Description:    req.Description,
 		}
 		if len(bytes.TrimSpace(body.Input)) == 0 {
 			body.Input = json.RawMessage(`{}`)

@@ -213,6 +213,11 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 	if q.Skills != nil {
 		o.Skills = q.Skills
 	}
+	if q.Title != "" {
+		// The session records it and announces it with
+		// system/session_title_changed after its first init.
+		o.Title = q.Title
+	}
 	if q.ForwardSubagentText != nil {
 		o.ForwardSubagentText = *q.ForwardSubagentText
 	}
@@ -336,7 +341,6 @@ func (d *streamDriver) warnUnhonoured(q *wire.InitializeRequest) {
 	isTrue := func(b *bool) bool { return b != nil && *b }
 	add(q.SystemPromptSnapshot != nil, "systemPromptSnapshot")
 	add(q.PlanModeInstructions != "", "planModeInstructions")
-	add(q.Title != "", "title")
 	add(isTrue(q.PromptSuggestions), "promptSuggestions")
 	add(isTrue(q.AgentProgressSummaries), "agentProgressSummaries")
 	add(q.SDKMCPServerConfigs != nil, "sdkMcpServerConfigs")

@@ -617,7 +617,8 @@ func TestStreamJSONFlags(t *testing.T) {
 // TestStreamJSONInitializeDelivery: with --await-initialize a user line
 // written before initialize waits for it; settings, disallowedTools and
 // mcpServers delivered in initialize are applied and their *_applied
-// answers say so; fields not honoured are warned about.
+// answers say so; title becomes one system/session_title_changed line;
+// fields not honoured are warned about.
 func TestStreamJSONInitializeDelivery(t *testing.T) {
 	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
 	s := startSJ(t, srv, "--await-initialize", "--initialize-fields=settings,disallowedTools")
@@ -637,10 +638,22 @@ func TestStreamJSONInitializeDelivery(t *testing.T) {
 		t.Errorf("tools sent %q include WebSearch, disallowed in initialize", got)
 	}
 	errOut := s.stderr.String()
-	for _, want := range []string{"initialize: title is ignored", "initialize: managedSettings (managed_settings_applied is false) is ignored"} {
+	for _, want := range []string{"initialize: managedSettings (managed_settings_applied is false) is ignored"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q, want %q", errOut, want)
 		}
+	}
+	if strings.Contains(errOut, "title") {
+		t.Errorf("stderr %q warns about title, which is honoured", errOut)
+	}
+	var titles []string
+	for _, l := range s.seen {
+		if strings.Contains(l, `"subtype":"session_title_changed"`) {
+			titles = append(titles, l)
+		}
+	}
+	if len(titles) != 1 || !strings.Contains(titles[0], `"title":"T"`) {
+		t.Errorf("session_title_changed lines %q; want one with title T", titles)
 	}
 }
 

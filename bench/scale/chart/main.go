@@ -82,24 +82,29 @@ type line struct {
 
 	mode    int // rank of the mode, for the order of lines
 	latency float64
+	h2c     bool // after the HTTP/1.1 line of the same mode and latency
 }
 
 // series groups recs into lines, in-process first, then agentloop -p,
 // then the reference, each by latency; the points of a line are by
-// sessions. A later record replaces an earlier one with the same mode,
-// latency and sessions.
+// sessions. Runs over h2c are lines of their own. A later record replaces
+// an earlier one with the same mode, protocol, latency and sessions.
 func series(recs []result.Record) []line {
 	byLabel := map[string]map[int]point{}
 	order := map[string]line{}
 	for _, r := range recs {
-		label := modeLabel(r.Mode) + ", model " + strconv.FormatFloat(r.LatencyMs, 'f', -1, 64) + " ms"
+		label := modeLabel(r.Mode)
+		if r.H2C {
+			label += " over h2c"
+		}
+		label += ", model " + strconv.FormatFloat(r.LatencyMs, 'f', -1, 64) + " ms"
 		mem := r.PeakRSSMiB
 		if r.Mode != result.ModeInproc {
 			mem = r.ProcPeakRSSMeanMiB * float64(r.Sessions)
 		}
 		if byLabel[label] == nil {
 			byLabel[label] = map[int]point{}
-			order[label] = line{mode: modeRank(r.Mode), latency: r.LatencyMs}
+			order[label] = line{mode: modeRank(r.Mode), latency: r.LatencyMs, h2c: r.H2C}
 		}
 		byLabel[label][r.Sessions] = point{Sessions: r.Sessions, MemMiB: mem, CPUPerTur: r.CPUPerTurnMs}
 	}
@@ -114,9 +119,20 @@ func series(recs []result.Record) []line {
 		lines = append(lines, l)
 	}
 	slices.SortFunc(lines, func(a, b line) int {
-		return cmp.Or(cmp.Compare(a.mode, b.mode), cmp.Compare(a.latency, b.latency), cmp.Compare(a.Label, b.Label))
+		return cmp.Or(cmp.Compare(a.mode, b.mode), cmp.Compare(a.latency, b.latency), compareBool(a.h2c, b.h2c), cmp.Compare(a.Label, b.Label))
 	})
 	return lines
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func modeRank(mode string) int {

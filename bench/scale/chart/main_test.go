@@ -17,6 +17,7 @@ var recs = []result.Record{
 	{Mode: result.ModeInproc, Sessions: 100, LatencyMs: 0, PeakRSSMiB: 60, CPUPerTurnMs: 1.5},
 	{Mode: result.ModeInproc, Sessions: 1000, LatencyMs: 0, PeakRSSMiB: 200, CPUPerTurnMs: 1}, // a re-run replaces
 	{Mode: result.ModeInproc, Sessions: 100, LatencyMs: 200, PeakRSSMiB: 70, CPUPerTurnMs: 1.2},
+	{Mode: result.ModeInproc, H2C: true, Sessions: 100, LatencyMs: 200, PeakRSSMiB: 50, CPUPerTurnMs: 1.1}, // not a re-run
 	{Mode: result.ModeReference, Sessions: 10, LatencyMs: 0, Parallel: 4, ProcPeakRSSMeanMiB: 300, CPUPerTurnMs: 300},
 	{Mode: result.ModeProcs, Sessions: 50, LatencyMs: 0, Parallel: 4, PeakRSSMiB: 60, ProcPeakRSSMeanMiB: 14, CPUPerTurnMs: 5},
 }
@@ -25,6 +26,7 @@ func TestSeries(t *testing.T) {
 	want := []line{
 		{Label: "agentloop in-process, model 0 ms", Points: []point{{100, 60, 1.5}, {1000, 200, 1}}},
 		{Label: "agentloop in-process, model 200 ms", Points: []point{{100, 70, 1.2}}},
+		{Label: "agentloop in-process over h2c, model 200 ms", Points: []point{{100, 50, 1.1}}},
 		// one process per session: N × the per-process peak, not the capped sum.
 		{Label: "agentloop -p per session, model 0 ms", Points: []point{{50, 700, 5}}},
 		{Label: "reference CLI per session, model 0 ms", Points: []point{{10, 3000, 300}}},

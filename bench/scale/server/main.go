@@ -5,7 +5,8 @@
 // then a text answer; which step a request is at is read from the number of
 // tool results in its history. Each reply waits -latency before it starts
 // streaming. The server prints its base URL on stdout (and writes it to
-// -addr-file if given) and serves until SIGINT or SIGTERM.
+// -addr-file if given) and serves until SIGINT or SIGTERM. With -h2c it
+// also serves HTTP/2 without TLS to clients that open with its preface.
 //
 // The server keeps every request it receives (agentlooptest records them
 // for tests), so its memory grows with sessions × turns; it is meant to be
@@ -36,12 +37,13 @@ func run() error {
 	turns := flag.Int("turns", 5, "tool calls per session before the text answer")
 	fixture := flag.String("fixture", "", "absolute path of the fixture tree the tool calls name (required)")
 	addrFile := flag.String("addr-file", "", "file to write the base URL to, besides stdout")
+	h2c := flag.Bool("h2c", false, "also serve HTTP/2 without TLS (h2c, prior knowledge), so that clients that speak it multiplex their requests on few connections")
 	compatFlag := flag.Bool("reference-compat", false, "serve through a proxy that drops what agentlooptest cannot decode from the reference CLI's requests (context_management, system-role messages)")
 	flag.Parse()
 	if *fixture == "" {
 		return fmt.Errorf("-fixture is required")
 	}
-	srv, err := agentlooptest.Start()
+	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: *h2c})
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

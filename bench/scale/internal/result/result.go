@@ -32,7 +32,11 @@ type Record struct {
 	Parallel  int     `json:"parallel,omitzero"` // procs: processes running at once
 	Cores     int     `json:"cores"`             // runtime.NumCPU of the benchmark process
 	Persist   bool    `json:"persist"`           // transcripts written
-	Command   string  `json:"command"`           // the command line of the run
+	// H2C: the sessions spoke HTTP/2 without TLS to the scripted API,
+	// many requests per connection (inproc -h2c); false is HTTP/1.1, one
+	// connection per request in flight.
+	H2C     bool   `json:"h2c,omitzero"`
+	Command string `json:"command"` // the command line of the run
 	// LoadBefore is the 1-minute load average when the run started: well
 	// above 0 means other work shared the cores and wall-clock figures
 	// (wall_s, turns_per_s, overhead, setup) are inflated.

@@ -52,6 +52,7 @@ func TestAppendRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.jsonl")
 	want := []Record{
 		{Mode: ModeInproc, Sessions: 100, ToolTurns: 5, LatencyMs: 200, Turns: 600, CPUPerTurnMs: 0.8, GoroutinesPeak: 412},
+		{Mode: ModeInproc, Sessions: 100, ToolTurns: 5, H2C: true},
 		{Mode: ModeProcs, Sessions: 50, ToolTurns: 5, Parallel: 8, ProcPeakRSSMaxMiB: 14.5},
 	}
 	for i := range want {
@@ -79,6 +80,7 @@ func TestWriteTable(t *testing.T) {
 			GoroutinesPeak: 3000, LoadBefore: 7.25, OverheadP50Ms: 0.1, OverheadP99Ms: 2.5, SetupP50Ms: 1, SetupP99Ms: 9},
 		{Mode: ModeProcs, Sessions: 50, ToolTurns: 5, Parallel: 8, WallS: 2, TurnsPerS: 150, CPUPerTurnMs: 3, PeakRSSMiB: 110,
 			ProcPeakRSSMeanMiB: 13.5, ProcPeakRSSMaxMiB: 14},
+		{Mode: ModeInproc, H2C: true, Sessions: 10, ToolTurns: 5, WallS: 1, TurnsPerS: 60, CPUPerTurnMs: 1, PeakRSSMiB: 50},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestWriteTable(t *testing.T) {
 	want := []string{
 		"| inproc | 1000 | 5 | 200 | 3.50 | 1714 | 0 | 0.912 | 0.500 | 150.2 | 120.0 | 30.0 | 20.0 | 3000 | 0.100 / 2.500 | 1.00 / 9.00 | – | 7.2 |",
 		"| procs (8 at once) | 50 | 5 | 0 | 2.00 | 150 | 0 | 3.000 | – | 110.0 | – | – | – | – | – | – | 13.5 / 14.0 | 0.0 |",
+		"| inproc h2c | 10 | 5 | 0 | 1.00 | 60 | 0 | 1.000 | – | 50.0 | – | – | – | – | – | – | – | 0.0 |",
 	}
 	if diff := cmp.Diff(want, lines[2:]); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -15,6 +15,9 @@ func WriteTable(w io.Writer, recs []Record) error {
 	}
 	for _, r := range recs {
 		mode := r.Mode
+		if r.H2C {
+			mode += " h2c"
+		}
 		if r.Parallel > 0 {
 			mode = fmt.Sprintf("%s (%d at once)", r.Mode, r.Parallel)
 		}

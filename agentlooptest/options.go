@@ -1,0 +1,16 @@
+package agentlooptest
+
+// ServerOptions configures a server started with [StartWith]. The zero
+// value is the server [Start] gives: HTTP/1.1 only.
+type ServerOptions struct {
+	// H2C makes the server also speak HTTP/2 without TLS ("h2c"), to
+	// clients that open the connection with the HTTP/2 preface (prior
+	// knowledge, e.g. an http.Transport whose Protocols hold only
+	// UnencryptedHTTP2); other clients keep getting HTTP/1.1. Over HTTP/2
+	// many requests share one connection, as they do against the real API
+	// over TLS, so a load test of thousands of concurrent requests needs a
+	// few connections instead of one each. The URL stays http://. A reply
+	// that breaks off (CutAfter, StallAfter, an aborted Delay) resets its
+	// stream instead of closing the connection.
+	H2C bool
+}

@@ -1,0 +1,45 @@
+package agentloop
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentloop/agentloop/message"
+	sessions "github.com/agentloop/agentloop/session"
+	"github.com/google/uuid"
+)
+
+// SubtypeSessionTitleChanged is the subtype of the system message that
+// announces the session's title (Options.Title), with the member "title".
+const SubtypeSessionTitleChanged = "session_title_changed"
+
+// announceTitle queues the session_title_changed message of
+// Options.Title, if set, to follow the first system/init message.
+func (s *session) announceTitle() {
+	title := s.opts.Title
+	if title == "" {
+		return
+	}
+	s.diag.announce(func(sessionID string) message.Message {
+		return titleChanged(sessionID, title)
+	})
+}
+
+// titleChanged is the system/session_title_changed message of title.
+func titleChanged(sessionID, title string) *message.System {
+	t, _ := json.Marshal(title)
+	return &message.System{Subtype: SubtypeSessionTitleChanged, SessionID: sessionID, UUID: uuid.NewString(),
+		Data: map[string]json.RawMessage{"title": t}}
+}
+
+// writeTitle appends the custom-title entry of Options.Title, if set, to
+// the transcript w, before the recorder takes it over.
+func (s *session) writeTitle(w *sessions.Writer) error {
+	if s.opts.Title == "" {
+		return nil
+	}
+	if err := w.Append(sessions.CustomTitleEntry(s.env.SessionID, s.opts.Title)); err != nil {
+		return fmt.Errorf("agentloop: writing the session title: %w", err)
+	}
+	return nil
+}
