@@ -209,7 +209,7 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	if cb := s.opts.CanUseTool; cb != nil {
 		az.CanUseTool = func(ctx context.Context, r authorize.Request) (authorize.Answer, error) {
 			res, err := cb(ctx, PermissionRequest{ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID,
-				Suggestions: r.Suggestions, BlockedPath: s.outsideWorkingDirs(r.BlockedPath), DecisionReason: r.DecisionReason,
+				Suggestions: r.Suggestions, BlockedPath: s.outsideWorkingDirs(r.BlockedPath, r.ReasonType), DecisionReason: r.DecisionReason,
 				AgentID: r.AgentID, DisplayName: displayName(r.ToolName), Description: s.callDescription(r.ToolName, r.Input)})
 			return authorize.Answer{Behavior: res.Behavior, UpdatedInput: res.UpdatedInput,
 				UpdatedPermissions: res.UpdatedPermissions, Message: res.Message, Interrupt: res.Interrupt}, err
@@ -247,9 +247,13 @@ func (s *session) applyUpdates(ups []PermissionUpdate) error {
 }
 
 // outsideWorkingDirs returns p when it lies outside the session's working
-// directories (as the permission checker has them now), else "".
-func (s *session) outsideWorkingDirs(p string) string {
-	if p == "" || s.checker == nil {
+// directories (as the permission checker has them now), else "". The
+// checker shows a path that a link leads out of in its physical form,
+// which the lexical test keeps; a path it judged outside the working
+// directories (reason workingDir) is kept whatever its form, so that the
+// lexical test can only drop a path, never vouch for one.
+func (s *session) outsideWorkingDirs(p, reasonType string) string {
+	if p == "" || s.checker == nil || reasonType == permission.ReasonWorkingDir {
 		return p
 	}
 	clean := filepath.Clean(p)

@@ -2,6 +2,7 @@ package agentloop_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,6 +19,11 @@ import (
 // reference's can_use_tool request has them.
 func TestPermissionRequestFields(t *testing.T) {
 	cwd, outside := t.TempDir(), t.TempDir()
+	// A link inside cwd that leads out of it: lexically inside, the
+	// checker still judges the path outside, and the host must see it.
+	if err := os.Symlink(outside, filepath.Join(cwd, "escape")); err != nil {
+		t.Fatal(err)
+	}
 	type fields struct{ DisplayName, Description, BlockedPath string }
 	tests := []struct {
 		name  string
@@ -29,6 +35,8 @@ func TestPermissionRequestFields(t *testing.T) {
 			fields{"Write", filepath.Join("sub", "a.txt"), ""}},
 		{"Write outside cwd", "Write", map[string]any{"file_path": filepath.Join(outside, "b.txt"), "content": "x"},
 			fields{"Write", filepath.Join(outside, "b.txt"), filepath.Join(outside, "b.txt")}},
+		{"Write through a link out of cwd", "Write", map[string]any{"file_path": filepath.Join(cwd, "escape", "c.txt"), "content": "x"},
+			fields{"Write", filepath.Join("escape", "c.txt"), filepath.Join(outside, "c.txt")}},
 		{"Bash with a description", "Bash", map[string]any{"command": "touch made", "description": "Make a file"},
 			fields{"Bash", "Make a file", ""}},
 		{"Bash without one", "Bash", map[string]any{"command": "touch made"},

@@ -36,7 +36,9 @@ type Request struct {
 	Suggestions         []settings.PermissionUpdate
 	BlockedPath         string
 	DecisionReason      string
-	AgentID             string
+	// ReasonType is the checker's reason type (permission.Reason*).
+	ReasonType string
+	AgentID    string
 }
 
 // Answer is the CanUseTool callback's answer. Behavior is "allow" or
@@ -195,7 +197,7 @@ func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
 		return o.deny("config", d.ReasonType, d.Message, false)
 	}
 	res, err := a.CanUseTool(ctx, Request{ToolName: call.Name, Input: o.Decided, ToolUseID: call.ID,
-		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason, AgentID: call.AgentID})
+		Suggestions: suggestions, BlockedPath: d.BlockedPath, DecisionReason: d.Reason, ReasonType: d.ReasonType, AgentID: call.AgentID})
 	switch {
 	case err != nil:
 		return o.deny("user", "user", fmt.Sprintf("The permission check for %s failed: %v", call.Name, err), false)
