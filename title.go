@@ -3,6 +3,7 @@ package agentloop
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentloop/agentloop/message"
 	sessions "github.com/agentloop/agentloop/session"
@@ -16,7 +17,7 @@ const SubtypeSessionTitleChanged = "session_title_changed"
 // announceTitle queues the session_title_changed message of
 // Options.Title, if set, to follow the first system/init message.
 func (s *session) announceTitle() {
-	title := s.opts.Title
+	title := s.title()
 	if title == "" {
 		return
 	}
@@ -35,11 +36,15 @@ func titleChanged(sessionID, title string) *message.System {
 // writeTitle appends the custom-title entry of Options.Title, if set, to
 // the transcript w, before the recorder takes it over.
 func (s *session) writeTitle(w *sessions.Writer) error {
-	if s.opts.Title == "" {
+	if s.title() == "" {
 		return nil
 	}
-	if err := w.Append(sessions.CustomTitleEntry(s.env.SessionID, s.opts.Title)); err != nil {
+	if err := w.Append(sessions.CustomTitleEntry(s.env.SessionID, s.title())); err != nil {
 		return fmt.Errorf("agentloop: writing the session title: %w", err)
 	}
 	return nil
 }
+
+// title is Options.Title without surrounding space; a title of spaces
+// alone is none, as session.Rename has it.
+func (s *session) title() string { return strings.TrimSpace(s.opts.Title) }
