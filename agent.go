@@ -401,6 +401,9 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 		Hooks:           s.backgroundHooks(agent.ID, hp),
 		Parent:          s.eng,
 		Compaction:      s.subagentCompaction(def, agent),
+		Prices:          s.prices,      // providers.go
+		APIProvider:     s.apiProvider, // providers.go
+		Observer:        s.opts.Observer,
 	})
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentloop/agentloop/message"
@@ -40,11 +43,18 @@ const (
 	DiagAgent        = "agent_ignored"       // an agent definition field is not honoured
 	DiagMCP          = "mcp_server"          // an MCP server is not started or failed to start
 	DiagPlugin       = "plugin"              // a plugin's component (hooks, MCP servers, a manifest field) is left out or not honoured
+	DiagPricing      = "pricing"             // a model has no price: its calls are counted at $0 (providers.go)
 
 	// DiagHookCallbackFailed: a host's hook callback failed (a Go callback
 	// returned a *HookCallbackError, as the CLI's bridge to an SDK host
 	// does); its answer was treated as empty. The reference CLI's tag.
 	DiagHookCallbackFailed = "hook_callback_failed"
+
+	// DiagWritesLost tags the log record of a transcript write that
+	// failed. In the stream that loss is the system/session_writes_lost
+	// message (and the result's session_writes_lost field), not an
+	// informational one, so DiagnosticOf never returns this tag.
+	DiagWritesLost = "session_writes_lost"
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a
@@ -89,6 +99,54 @@ func (g *diagnostics) add(tag, text string) {
 	if notify != nil {
 		notify(informational(id, d))
 	}
+}
+
+// log writes a record to the diagnostics log only: for a problem the
+// stream reports in a message of its own (a sandbox notification, a
+// session_writes_lost message), which is not yielded again as a
+// diagnostic.
+func (g *diagnostics) log(tag, text string, attrs ...slog.Attr) {
+	if g == nil || g.logger == nil || text == "" {
+		return
+	}
+	g.mu.Lock()
+	id := g.sessionID
+	g.mu.Unlock()
+	attrs = append([]slog.Attr{slog.String("tag", tag), slog.String("session_id", id)}, attrs...)
+	g.logger.LogAttrs(context.Background(), slog.LevelWarn, text, attrs...)
+}
+
+// settingsKeysRead are the top-level settings keys that agentloop reads
+// from settings.Settings.Extra; every other key there is reported as not
+// honoured. A producer that starts reading a key from Extra adds it here
+// (TestSettingsKeysReadListed finds the keys the package's code reads).
+var settingsKeysRead = []string{
+	"$schema", // editors' schema reference, no setting
+	"agent",   // agent_main.go
+	"claudeMdExcludes",
+	"enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", // mcp_glue.go
+
+	"apiKeyHelper", "modelPricing", // providers.go
+}
+
+// unhonouredSettingsKeys is the diagnostic text naming the top-level
+// settings keys in extra that agentloop does not read, or "" when there
+// are none. The names are sorted, so the text is stable.
+func unhonouredSettingsKeys(extra map[string]json.RawMessage) string {
+	var keys []string
+	for k := range extra {
+		if !slices.Contains(settingsKeysRead, k) {
+			keys = append(keys, strconv.Quote(k))
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return ""
+	case 1:
+		return "settings key " + keys[0] + " is not honoured by agentloop; ignored"
+	}
+	slices.Sort(keys)
+	return "settings keys " + strings.Join(keys, ", ") + " are not honoured by agentloop; ignored"
 }
 
 // addAll records each text under tag.

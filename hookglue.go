@@ -32,6 +32,7 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		// A hook's systemMessage is for the user: the stream shows it
 		// as system/informational, the reference's shape for it.
 		SystemMessage: func(text string) { s.diag.add(DiagHookMessage, text) },
+		Spans:         s.opts.Observer,
 	}
 	if s.transcript != nil {
 		// Empty when persistence is off: there is no transcript file.

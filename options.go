@@ -9,6 +9,8 @@ import (
 	"github.com/agentloop/agentloop/internal/assemble"
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/observe"
+	"github.com/agentloop/agentloop/pricing"
 	sessions "github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
@@ -173,6 +175,15 @@ type Options struct {
 	// before each request of every loop, so a run overshoots by at most
 	// one reply.
 	MaxBudgetUSD float64
+	// ModelPricing sets the price of models, by model id, alias or
+	// family (claude-sonnet-4-5 covers its dated, Bedrock and Vertex
+	// ids), replacing the built-in table's list price (costBasis
+	// "managed" in modelUsage). It is merged over the modelPricing
+	// setting, entry by entry. A model priced neither here, nor there,
+	// nor in the table costs 0, is flagged costUnknown in modelUsage and
+	// gets a diagnostic (DiagPricing) once per session. See
+	// docs/providers.md.
+	ModelPricing map[string]pricing.Rates
 	// Effort is low, medium, high, xhigh or max ([Efforts]); empty leaves
 	// it to the API.
 	Effort string
@@ -309,6 +320,12 @@ type Options struct {
 	// at warning level (and also yielded as a system/informational
 	// message; see [Diagnostic]). Nil logs nothing.
 	Logger *slog.Logger
+
+	// Observer, when set, is told of what the session does as spans: one
+	// per prompt run, turn, model call, tool call, hook event, compaction
+	// and subagent (see package observe, and agentloop/otel for
+	// OpenTelemetry). Nil observes nothing, at no cost.
+	Observer observe.Observer
 }
 
 // ErrInvalidOption reports an option value that cannot be used. The error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	rec "github.com/agentloop/agentloop/internal/transcript"
@@ -262,9 +263,27 @@ func (s *session) record(m message.Message) {
 	if s.transcript == nil {
 		return
 	}
-	if notice := s.transcript.r.Record(m); notice != nil && s.eng != nil {
+	notice := s.transcript.r.Record(m)
+	if notice == nil {
+		return
+	}
+	if l := s.transcript.r.WritesLost(); l != nil {
+		s.diag.log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
+	}
+	if s.eng != nil {
 		s.eng.Notify(notice)
 	}
+}
+
+// writesLostText says, for the diagnostics log, what a failed transcript
+// write cost.
+func writesLostText(l *message.WritesLost) string {
+	code := ""
+	if l.ErrorCode != "" {
+		code = " (" + l.ErrorCode + ")"
+	}
+	return fmt.Sprintf("session writes lost%s: the %s was not fully written, so a resume would get a truncated session: %s",
+		code, strings.Join(l.Lost, ", "), l.Error)
 }
 
 // settle runs before a result enters the stream: it waits (bounded) until
@@ -276,6 +295,11 @@ func (s *session) settle(ctx context.Context, res *message.Result) []message.Mes
 		return nil
 	}
 	out := s.transcript.r.Settle(ctx)
+	for _, m := range out { // held back from cfg.Notify, so not logged yet
+		if sys, ok := m.(*message.System); ok {
+			s.diag.log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
+		}
+	}
 	if l := s.transcript.r.WritesLost(); l != nil && res.SessionWritesLost == nil {
 		res.SessionWritesLost = l
 	}

@@ -142,6 +142,9 @@ func (s *session) setupSandbox(st *settings.Settings) error {
 	for _, u := range sb.cfg.Unsupported {
 		sb.warnings = append(sb.warnings, u+" is not supported by agentloop's sandbox and has no effect.")
 	}
+	for _, w := range sb.warnings { // the stream has them in sandboxNotice's message
+		s.diag.log(DiagSandbox, w)
+	}
 	sb.tempDir = filepath.Join(tools.BackgroundShells(s.env).Dir(), "tmp")
 	s.sb = sb
 	sandbox.SetDecider(s.env.State, s.decideSandbox)

@@ -18,7 +18,7 @@ import (
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
-	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tools"
@@ -35,6 +35,8 @@ type session struct {
 	mode         PermissionMode
 	tools        []string
 	apiKeySource string
+	apiProvider  string            // the built-in provider's platform; "" with Options.Provider (providers.go)
+	prices       pricing.Overrides // modelPricing and Options.ModelPricing (providers.go)
 	hooks        *hooks.Dispatcher
 	checker      *permission.Checker
 	sb           *sandboxState    // the Bash sandbox (sandbox.go)
@@ -88,13 +90,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	s := &session{opts: opts, diag: &diagnostics{logger: opts.Logger, sessionID: id},
 		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
 	provider := opts.Provider
-	if provider == nil {
-		p, err := anthropic.Shared(opts.API.providerOptions())
-		if err != nil {
-			return nil, fmt.Errorf("agentloop: %w", err)
-		}
-		provider = p
-	} else if opts.API.set() {
+	if provider != nil && opts.API.set() {
 		s.diag.add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
 	}
 	flag, err := withSandboxOption(opts.Settings, opts.Sandbox)
@@ -106,6 +102,18 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
 	s.diag.addAll(DiagSettings, st.Warnings)
+	s.diag.add(DiagSettings, unhonouredSettingsKeys(st.Extra)) // diagnostics.go
+	if provider == nil {
+		// Built once the settings are read: apiKeyHelper (providers.go).
+		p, err := s.builtInProvider(st)
+		if err != nil {
+			return nil, err
+		}
+		provider = p
+	} else {
+		s.customProviderSettings(st)
+	}
+	s.prices = s.sessionPrices(st) // providers.go
 	s.mode = PermissionMode(assemble.Mode(vocab.PermissionMode(opts.PermissionMode), st))
 	s.model = assemble.Model(opts.Model, st)
 	dirs = assemble.SettingsDirs(dirs, st)
@@ -188,6 +196,10 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		Authorize:            s.authorize,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),
 		Record:               s.recordAll,
+		Prices:               s.prices,
+		UnknownPrice:         s.unknownPrice,
+		APIProvider:          s.apiProvider,
+		Observer:             opts.Observer,
 	})
 	if err != nil {
 		s.closeMCP()

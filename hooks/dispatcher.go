@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentloop/agentloop/observe"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/uuid"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	// concurrent event methods are serialised). The event method waits
 	// for it, so it should not block for long.
 	Observer func(Notice)
+	// Spans, if set, gets a span (observe.KindHook) for each dispatch of
+	// an event that runs hooks, under the caller's context (observe.go).
+	Spans observe.Observer
 	// OverflowDir receives the full text of hook output longer than
 	// MaxOutputChars (created, 0700, when first needed); empty means
 	// os.TempDir().
@@ -437,6 +441,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 		ctx, cancel = context.WithTimeout(ctx, SessionEndBudget)
 		defer cancel()
 	}
+	ctx, span := d.observe(ctx, ev, name, len(selected))
+	defer span.end()
 	stdin, merr := json.Marshal(in)
 	runs := make([]*run, len(selected))
 	ids := make([]string, len(selected))
@@ -456,7 +462,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 	// Notices are delivered here, on the caller's goroutine, as hooks
 	// finish; receiving all of them also means every run is complete.
 	for range runs {
-		d.notify(<-done)
+		d.notify(span.add(<-done))
 	}
 	return runs
 }

@@ -216,6 +216,10 @@ type ModelUsage struct {
 	CanonicalModel                     string  `json:"canonicalModel,omitempty"`
 	Provider                           string  `json:"provider,omitempty"`
 	CostBasis                          string  `json:"costBasis,omitempty"`
+	// CostUnknown is set when the model has no price (not in the table,
+	// not in modelPricing): CostUSD is 0 and does not say what the calls
+	// cost (agentloop's addition; CostBasis is "unknown" too).
+	CostUnknown bool `json:"costUnknown,omitempty"`
 }
 
 // PermissionDenial is one tool call that was not allowed to run.

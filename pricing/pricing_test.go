@@ -34,7 +34,7 @@ func TestCost(t *testing.T) {
 			50_000*0.5/1e6 + 60_000*0.05/1e6 + 100_000*2.5/1e6},
 		{"web search", "claude-opus-5-5", model.Usage{ServerToolUse: &model.ServerToolUse{WebSearchRequests: 3}}, 0.03},
 		{"us inference", "claude-opus-5-5", model.Usage{InputTokens: 1_000_000, InferenceGeo: "us"}, 4.4},
-		{"unknown model at the default price", "mystery-model", model.Usage{InputTokens: 1_000_000}, 4},
+		{"unknown model costs nothing", "mystery-model", model.Usage{InputTokens: 1_000_000}, 0},
 		{"dated id", "claude-sonnet-4-5-20250929", model.Usage{InputTokens: 1_000_000}, 3},
 	}
 	for _, tc := range cases {

@@ -163,10 +163,13 @@ func CostStateEntry(c CostState) Entry {
 // the session (or its first process) started.
 func CostFromResult(r *message.Result, startTime time.Time) CostState {
 	mu := make(map[string]message.ModelUsage, len(r.ModelUsage))
+	unknown := false
 	for k, v := range r.ModelUsage {
 		mu[k] = v
+		unknown = unknown || v.CostUnknown
 	}
 	return CostState{
+		HasUnknownModelCost:            unknown,
 		TotalCostUSD:                   r.TotalCostUSD,
 		TotalAPIDuration:               float64(r.DurationAPIMs),
 		TotalAPIDurationWithoutRetries: float64(r.DurationAPIMs),

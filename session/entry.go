@@ -176,6 +176,7 @@ type costModelUsage struct {
 	CanonicalModel                     string  `json:"canonicalModel,omitempty"`
 	Provider                           string  `json:"provider,omitempty"`
 	CostBasis                          string  `json:"costBasis,omitempty"`
+	CostUnknown                        bool    `json:"costUnknown,omitempty"`
 }
 
 // costKeys are the JSON keys of CostState.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/vocab"
+	"github.com/agentloop/agentloop/observe"
 )
 
 // config is the parsed command line.
@@ -53,13 +54,19 @@ type config struct {
 	maxTokens     int
 	systemPromptF string
 	debug         bool
+	debugFilter   debugFilter // --debug=<filter> (debugfilter.go)
 	debugFile     string
+	trace         *debugTrace // per model and tool call log lines (debugtrace.go); nil: none
 	excludeDyn    bool
 	mcp           mcpFlags // --mcp-config, --strict-mcp-config (mcpflags.go)
 	sdk           sdkFlags // the flags of sdkFlagDefs (sdkflags.go)
 	// warnings are problems with the command line that do not stop the
 	// run, such as unknown fields in --agents.
 	warnings []string
+
+	// observer is OpenTelemetry as the environment sets it up
+	// (telemetry.go); nil: off.
+	observer observe.Observer
 }
 
 // errUsage marks errors in the command line.
@@ -72,6 +79,7 @@ const (
 	kString
 	kList
 	kOptional // a string that may be left out: set gets "" then
+	kEqValue  // a switch that takes a value only as --flag=value: set gets "" without one
 )
 
 type flagDef struct {
@@ -232,8 +240,16 @@ var flagDefs = []flagDef{
 	{[]string{"--no-session-persistence"}, kBool, "do not write the session's transcript", func(c *config, _ string) error { c.noPersist = true; return nil }},
 	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
 	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
-	{[]string{"--debug", "-d"}, kBool, "write the diagnostics log to standard error", func(c *config, _ string) error { c.debug = true; return nil }},
-	{[]string{"--debug-file"}, kString, "append the diagnostics log to this file (implies --debug)", str(func(c *config) *string { return &c.debugFile })},
+	{[]string{"--debug", "-d"}, kEqValue, `write the diagnostics log to standard error; --debug=<filter> keeps some categories ("api,hooks") or leaves some out ("!mcp")`,
+		func(c *config, v string) error {
+			f, err := parseDebugFilter(v)
+			if err != nil {
+				return err
+			}
+			c.debug, c.debugFilter = true, f
+			return nil
+		}},
+	{[]string{"--debug-file"}, kString, "append the diagnostics log to this file (implies --debug; a --debug=<filter> applies)", str(func(c *config) *string { return &c.debugFile })},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},
 	{[]string{"--help", "-h"}, kBool, "print this help", func(c *config, _ string) error { c.showHelp = true; return nil }},
 }
@@ -288,6 +304,10 @@ func parseArgs(args []string) (*config, error) {
 				i++
 				value = args[i]
 			}
+			if err := def.set(c, value); err != nil {
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
+			}
+		case kEqValue:
 			if err := def.set(c, value); err != nil {
 				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
@@ -379,6 +399,8 @@ func writeFlags(b *strings.Builder, defs []flagDef) {
 			names += " <value>"
 		case kOptional:
 			names += " [value]"
+		case kEqValue:
+			names += "[=value]"
 		}
 		fmt.Fprintf(b, "  %-44s %s\n", names, d.help)
 	}

@@ -104,6 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, w := range c.warnings {
 		warn(w)
 	}
+	defer c.startTelemetry(ctx, warn)() // telemetry.go
 	if c.sdk.inputFormat == "stream-json" {
 		return runStreamJSON(ctx, c, stdin, stdout, stderr, logger, warn) // streamjson.go
 	}
@@ -149,6 +150,7 @@ func (c *config) options() (*agentloop.Options, error) {
 		NoSessionPersistence:   c.noPersist,
 	}
 	o.ExcludeDynamicSystemPrompt = c.excludeDyn
+	o.Observer = c.observer // telemetry.go
 	c.applyMCP(o)
 	if c.sourcesSet {
 		o.SettingSources = []settings.SettingSource{}
@@ -189,18 +191,24 @@ func (c *config) options() (*agentloop.Options, error) {
 
 // openLog opens the diagnostics log the flags ask for: --debug-file
 // appends to a file, --debug writes to stderr. It is nil without either.
+// The --debug=<filter> applies to either (debugfilter.go), and c.trace
+// is set to write a line per model and tool call (debugtrace.go).
 func (c *config) openLog(stderr io.Writer) (*slog.Logger, func(), error) {
+	w, closeLog := stderr, func() {}
 	switch {
 	case c.debugFile != "":
 		f, err := os.OpenFile(c.debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--debug-file: %w", err)
 		}
-		return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+		w, closeLog = f, func() { f.Close() }
 	case c.debug:
-		return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug})), func() {}, nil
+	default:
+		return nil, func() {}, nil
 	}
-	return nil, func() {}, nil
+	logger := slog.New(newFilterHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}), c.debugFilter))
+	c.trace = newDebugTrace(logger)
+	return logger, closeLog, nil
 }
 
 // printRun consumes the stream and prints it in the chosen format. Lines
@@ -222,6 +230,7 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		}
 		started = true
 		lost.see(m)
+		c.trace.see(m) // debugtrace.go
 		if r, ok := m.(*agentloop.ResultMessage); ok {
 			result = r
 		}

@@ -577,6 +577,7 @@ func (d *streamDriver) consume(ctx context.Context) {
 			d.state("running")
 		}
 		d.lost.see(m)
+		d.c.trace.see(m) // debugtrace.go
 		if err := d.out.value(m); err != nil {
 			continue // reported at the end
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/wire"
+	"github.com/agentloop/agentloop/model/anthropic"
 )
 
 // control answers one of the host's control requests. Requests are
@@ -362,7 +363,7 @@ func (d *streamDriver) answerInitialize(r *wire.ControlRequest, o *agentloop.Opt
 		OutputStyle:           "default",
 		AvailableOutputStyles: []string{"default"},
 		Models:                []wire.ModelInfo{},
-		Account:               wire.Account{TokenSource: "none", APIKeySource: apiKeySource(), APIProvider: "firstParty"},
+		Account:               wire.Account{TokenSource: "none", APIKeySource: apiKeySource(), APIProvider: anthropic.EnvPlatform()},
 		PID:                   os.Getpid(),
 		Version:               agentloop.Version,
 		CurrentPermissionMode: string(d.client.PermissionMode()),
@@ -408,6 +409,8 @@ func (d *streamDriver) answerInitialize(r *wire.ControlRequest, o *agentloop.Opt
 // account.apiKeySource does.
 func apiKeySource() string {
 	switch {
+	case anthropic.EnvPlatform() != anthropic.PlatformAnthropic:
+		return "none" // the cloud's own credentials
 	case os.Getenv("ANTHROPIC_API_KEY") != "":
 		return "ANTHROPIC_API_KEY"
 	case os.Getenv("ANTHROPIC_AUTH_TOKEN") != "":

@@ -39,23 +39,36 @@ func (s *Session) AddUsage(modelID string, u model.Usage) float64 {
 	if s.cfg.Parent != nil {
 		s.cfg.Parent.AddUsage(modelID, u)
 	}
-	price, canonical, known := pricing.Lookup(modelID)
-	cost := price.Cost(u)
+	price, canonical, basis := s.cfg.Prices.Quote(modelID)
+	cost := price.Cost(u) // 0 for a model without a price
 	if s.cfg.Parent == nil && s.cfg.Budget != nil {
 		s.cfg.Budget.Charge(cost)
 	}
+	if s.addTotals(modelID, u, cost, price, canonical, basis) && s.cfg.UnknownPrice != nil && s.cfg.Parent == nil {
+		// Once per model and session: the entry exists from now on. A
+		// subagent's usage reaches the parent, which tells.
+		s.cfg.UnknownPrice(modelID)
+	}
+	return cost
+}
+
+// addTotals adds one reply's usage and cost to the totals. It reports
+// whether this is the first reply of a model without a price.
+func (s *Session) addTotals(modelID string, u model.Usage, cost float64, price pricing.Price, canonical, basis string) (firstUnknown bool) {
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
 	s.totals.cost += cost
 	mu := s.totals.modelUsage[modelID]
 	if mu == nil {
-		basis := "list"
-		if !known {
-			basis = "unknown"
+		provider := s.cfg.APIProvider
+		if provider == "" {
+			provider = "firstParty"
 		}
 		mu = &message.ModelUsage{ContextWindow: price.ContextWindow, MaxOutputTokens: price.MaxOutput,
-			CanonicalModel: canonical, Provider: "firstParty", CostBasis: basis}
+			CanonicalModel: canonical, Provider: provider, CostBasis: basis,
+			CostUnknown: basis == pricing.BasisUnknown}
 		s.totals.modelUsage[modelID] = mu
+		firstUnknown = mu.CostUnknown
 	}
 	mu.InputTokens += u.InputTokens
 	mu.OutputTokens += u.OutputTokens
@@ -66,7 +79,7 @@ func (s *Session) AddUsage(modelID string, u model.Usage) float64 {
 	oneHour := u.OneHourCacheTokens()
 	mu.CacheCreationEphemeral1hInputToken += oneHour
 	mu.CacheCreationEphemeral5mInputToken += u.CacheCreationInputTokens - oneHour
-	return cost
+	return firstUnknown
 }
 
 // CostUSD returns the session's total cost so far.

@@ -212,6 +212,7 @@ func (s *Session) clear() {
 // set (with the ending) when the run must end.
 func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	s, c := r.s, r.s.cfg.Compaction
+	defer r.observeCompaction(trigger)()
 	if c.PreCompact != nil {
 		if blocked, reason := c.PreCompact(r.ctx, trigger, custom); blocked {
 			if trigger == compact.TriggerAuto {
@@ -307,6 +308,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	}
 	anchor := len(after) - 1
 	after = append(after, r.keptCopies(kept)...)
+	r.compacted(pre, post, resp)
 	metadata := map[string]any{"trigger": trigger, "pre_tokens": pre, "post_tokens": post,
 		"duration_ms": s.cfg.Now().Sub(start).Milliseconds()}
 	if seg := preservedSegment(after, anchor); seg != nil {

@@ -49,7 +49,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		if o.call != nil && r.s.cfg.Hooks.AfterTool != nil {
 			out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}
-			if h := r.s.cfg.Hooks.AfterTool(ctx, o.call, out); h != nil && r.halt == nil {
+			if h := r.s.cfg.Hooks.AfterTool(r.toolCtx(ctx, o.call.ID), o.call, out); h != nil && r.halt == nil {
 				r.halt = h
 			}
 			o.block, o.structured = out.Result, out.Structured
@@ -61,6 +61,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		m.ToolUseResult, m.ToolResultMeta = o.structured, o.meta
 		r.addResult(o.block, m)
 		r.numTurns++
+		r.toolEnd(o)
 		ok = r.send(m)
 	}
 	var batch []pendingCall
@@ -102,6 +103,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if b.Type != model.TypeToolUse || !ok || ctx.Err() != nil {
 			continue
 		}
+		r.toolBegin(ctx, b)
 		if interrupted {
 			done(errorOutcome(b.ID, "The run was interrupted before this tool could run.", nil))
 			continue
@@ -124,7 +126,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}
 		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
 		if r.s.cfg.Authorize != nil && !internal {
-			d = r.s.cfg.Authorize(ctx, &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
+			d = r.s.cfg.Authorize(r.toolCtx(ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
 		}
 		if d.Defer {
 			if calls == 1 {
@@ -204,7 +206,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 			o.meta, o.call = p.meta, p.call
 		}
 	}()
-	res, err := p.entry.tool.Run(ctx, &tool.Call{ID: p.id, Input: p.input, Env: r.s.cfg.Env})
+	res, err := p.entry.tool.Run(r.toolRunCtx(ctx, p.id), &tool.Call{ID: p.id, Input: p.input, Env: r.s.cfg.Env})
 	if err != nil {
 		text := err.Error()
 		var ve *tool.ValidationError

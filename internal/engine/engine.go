@@ -25,6 +25,8 @@ import (
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/observe"
+	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/google/uuid"
 )
@@ -92,9 +94,24 @@ type Config struct {
 	// the stream. Read back in order, the recorded user and assistant
 	// messages give the history: a host writes its transcript from them.
 	Record func(message.Message)
+	// Observer, when set, is told of the run's steps as spans
+	// (observe.go); nil observes nothing.
+	Observer observe.Observer
 	// Now and NewID are the clock and id source; nil means the real ones.
 	Now   func() time.Time
 	NewID func() string
+	// Prices replace the price table's for the models they name (the
+	// modelPricing setting, Options.ModelPricing); see
+	// pricing.Overrides.Quote. Nil: the table.
+	Prices pricing.Overrides
+	// UnknownPrice, when set, is called once per model id the first time
+	// a reply of a model without a price (which costs 0 and is flagged
+	// costUnknown in modelUsage) is accounted in a top-level session,
+	// after the session's totals are unlocked.
+	UnknownPrice func(modelID string)
+	// APIProvider names the API the replies come from in modelUsage's
+	// provider: firstParty (the default), bedrock or vertex.
+	APIProvider string
 }
 
 // Authorizer decides on one tool call. It runs on the loop's goroutine, in
@@ -300,6 +317,7 @@ type run struct {
 	// folded are the ids of those folded since the last reply (fold.go).
 	afterTools bool
 	folded     []string
+	obs        *runObs // open spans; nil without Config.Observer (observe.go)
 }
 
 func (r *run) send(m message.Message) bool {
@@ -328,7 +346,9 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	s.notes.q = nil
 	s.notes.mu.Unlock()
 	defer func() { s.current = nil }()
+	r.observeStart(prompt)
 	e := r.loop(prompt)
+	defer r.observeEnd(&e)
 	if e.unrun == "" {
 		e.unrun = Interrupted
 	}
@@ -371,6 +391,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 	}
 	r.commitPrompt(prompt, context)
 	for {
+		r.turnEnd()
 		if err := ctx.Err(); err != nil {
 			return r.aborted(err)
 		}
@@ -384,6 +405,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 		if e, done := r.foldQueued(); done {
 			return e
 		}
+		r.turnBegin()
 		resp, shown, err := r.callModel()
 		if r.stopped {
 			return ending{err: ErrStopped}

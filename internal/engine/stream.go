@@ -44,7 +44,9 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	r.shown = nil
 	h := &handler{r: r}
 	callStart := s.cfg.Now()
+	r.modelBegin(modelID)
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
+	r.modelEnd(modelID, resp, err)
 	if resp != nil {
 		r.apiTime += resp.Duration
 		r.usage = r.usage.Add(resp.FailedUsage)
@@ -127,6 +129,7 @@ func (h *handler) Block(index int, block model.Content, start *model.Response) {
 
 func (h *handler) Retry(ri model.RetryInfo) {
 	r := h.r
+	r.modelRetry(ri)
 	if h.stopped {
 		return
 	}

@@ -46,7 +46,20 @@ func (p *Provider) CountTokens(ctx context.Context, req *model.Request) (int64, 
 		ctx, cancel = context.WithTimeout(ctx, p.timeouts.request)
 		defer cancel()
 	}
-	opts := []option.RequestOption{option.WithQuery("beta", "true")}
+	if p.platform == PlatformBedrock {
+		return 0, errors.New("anthropic: count tokens: not served on Amazon Bedrock")
+	}
+	var opts []option.RequestOption
+	if p.platform == PlatformAnthropic {
+		opts = append(opts, option.WithQuery("beta", "true"))
+	}
+	key, kf := p.helperKey(ctx)
+	if kf != nil {
+		return 0, kf.fatal
+	}
+	if key != "" {
+		opts = append(opts, option.WithHeader("X-Api-Key", key))
+	}
 	if len(req.Betas) > 0 {
 		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(req.Betas, ",")))
 	}

@@ -65,6 +65,25 @@
 // are sent. With no credential at all, [New] returns [ErrNoCredentials].
 // ANTHROPIC_BASE_URL, when set, replaces https://api.anthropic.com.
 //
+// Options.APIKeyHelper (the apiKeyHelper setting) or Options.APIKeyFunc
+// is the credential of last resort: a command or function whose output is
+// the key, kept for five minutes (CLAUDE_CODE_API_KEY_HELPER_TTL_MS) and
+// fetched again after a 401. A helper that fails fails the call at once
+// with an [*APIKeyHelperError].
+//
+// # Amazon Bedrock and Google Vertex AI
+//
+// Options.Platform, or CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1,
+// sends the requests to a cloud platform through the official SDK's bedrock
+// and vertex packages, which rewrite the URL and body (the model moves into
+// the path, anthropic_version into the body) and authenticate (AWS SigV4,
+// a Google OAuth token). Bedrock's event-stream answer is turned into
+// server-sent events by the SDK before this package reads it, so retries,
+// timeouts and the stream reader are the same on every platform. The
+// regions, project, base URLs and the switches that skip authentication
+// are read from the reference CLI's variables; see [Options] and
+// docs/providers.md.
+//
 // Every request identifies itself as agentloop/[Version] in User-Agent,
 // sends anthropic-version: 2023-06-01 and, when the request lists betas,
 // anthropic-beta with them comma-joined.

@@ -16,6 +16,8 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"golang.org/x/oauth2"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -26,9 +28,11 @@ import (
 var Version = "0.1.0"
 
 // ErrNoCredentials is returned by [New] when there is nothing to authenticate
-// with: no Options.APIKey or Options.AuthToken, no credential header in
-// Options.Headers, and neither environment variable set.
-var ErrNoCredentials = errors.New("anthropic: no API credentials: set ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as Authorization: Bearer)")
+// with on the Anthropic API: no Options.APIKey or Options.AuthToken, no
+// credential header in Options.Headers, no API key helper, and neither
+// environment variable set. (The cloud platforms have credentials of their
+// own.)
+var ErrNoCredentials = errors.New("anthropic: no API credentials: set ANTHROPIC_API_KEY (sent as x-api-key), ANTHROPIC_AUTH_TOKEN (sent as Authorization: Bearer) or the apiKeyHelper setting, or use Bedrock (CLAUDE_CODE_USE_BEDROCK=1) or Vertex (CLAUDE_CODE_USE_VERTEX=1)")
 
 // Defaults.
 const (
@@ -123,6 +127,61 @@ type Options struct {
 	// Jitter returns a number in [0, 1) that scales the random part of a
 	// retry delay. Nil: math/rand/v2.Float64.
 	Jitter func() float64
+
+	// APIKeyHelper is a shell command (run with /bin/sh -c) whose
+	// standard output is the API key, sent as x-api-key: the apiKeyHelper
+	// setting. It is used only when no other credential is set (APIKey,
+	// AuthToken, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, a credential
+	// header). The key is kept for APIKeyTTL and fetched again after that,
+	// and after the API answered 401 to it. A helper that fails fails the
+	// request, at once, with an [*APIKeyHelperError] naming the command.
+	APIKeyHelper string
+	// APIKeyFunc is APIKeyHelper as a Go function; it wins over
+	// APIKeyHelper. It may be called from several goroutines, one at a
+	// time.
+	APIKeyFunc func(ctx context.Context) (string, error)
+	// APIKeyTTL is how long a helper's key is used. Zero:
+	// CLAUDE_CODE_API_KEY_HELPER_TTL_MS (0 there: fetch for every
+	// request), else [DefaultAPIKeyTTL]. Negative: until the API refuses
+	// it.
+	APIKeyTTL time.Duration
+
+	// Platform is where the requests go: [PlatformAnthropic],
+	// [PlatformBedrock] or [PlatformVertex]. Empty: PlatformBedrock when
+	// CLAUDE_CODE_USE_BEDROCK is true (1, true, yes, on), else
+	// PlatformVertex when CLAUDE_CODE_USE_VERTEX is, else
+	// PlatformAnthropic. On the cloud platforms the Anthropic credentials
+	// (APIKey, AuthToken, the helper and their variables) are not used,
+	// and BaseURL, when empty, is read from ANTHROPIC_BEDROCK_BASE_URL or
+	// ANTHROPIC_VERTEX_BASE_URL, else it is the platform's regional
+	// endpoint; a base URL with a path is refused. Model ids are sent as
+	// given ("anthropic.claude-sonnet-4-5-20250929-v1:0",
+	// "claude-sonnet-4-5@20250929").
+	Platform string
+	// AWSRegion is Bedrock's region. Empty: AWS_REGION, else
+	// AWS_DEFAULT_REGION, else [DefaultAWSRegion].
+	AWSRegion string
+	// AWSCredentials sign Bedrock requests (SigV4). Nil: the AWS SDK's
+	// default chain (environment, shared files, SSO, instance roles); when
+	// AWS_BEARER_TOKEN_BEDROCK is set, that token is sent instead.
+	AWSCredentials aws.CredentialsProvider
+	// VertexProject is the Google Cloud project for Vertex. Empty:
+	// ANTHROPIC_VERTEX_PROJECT_ID, else the Application Default
+	// Credentials' project; [New] fails without one.
+	VertexProject string
+	// VertexRegion is Vertex's region. Empty: CLOUD_ML_REGION, else
+	// [DefaultVertexRegion].
+	VertexRegion string
+	// VertexTokenSource gives the OAuth tokens sent to Vertex as
+	// Authorization: Bearer. Nil: Google Application Default Credentials,
+	// unless SkipPlatformAuth.
+	VertexTokenSource oauth2.TokenSource
+	// SkipPlatformAuth sends cloud requests without authentication (no
+	// SigV4 signature, no bearer token), for gateways that add their own
+	// and for tests. It is also on when CLAUDE_CODE_SKIP_BEDROCK_AUTH
+	// (Bedrock) or CLAUDE_CODE_SKIP_VERTEX_AUTH (Vertex) is true. An
+	// explicit VertexTokenSource is used all the same.
+	SkipPlatformAuth bool
 }
 
 // Provider streams replies from the Messages API. It implements
@@ -136,7 +195,17 @@ type Provider struct {
 	endpoint   string // host[:port] of the base URL, for error messages
 	timeouts   timeouts
 	enc        encoder
+	platform   string     // PlatformAnthropic, PlatformBedrock or PlatformVertex
+	keys       *keySource // the API key helper's cache; nil without one
 }
+
+// Platform returns where the provider sends its requests: [PlatformAnthropic],
+// [PlatformBedrock] or [PlatformVertex].
+func (p *Provider) Platform() string { return p.platform }
+
+// UsesKeyHelper reports whether the provider's key comes from an API key
+// helper (Options.APIKeyHelper or APIKeyFunc).
+func (p *Provider) UsesKeyHelper() bool { return p.keys != nil }
 
 var _ model.Provider = (*Provider)(nil)
 
@@ -153,7 +222,7 @@ func New(opts *Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(&o, c), nil
+	return build(&o, c)
 }
 
 // config is what [resolve] makes of an [Options] without its functions,
@@ -166,28 +235,69 @@ type config struct {
 	maxRetries                 int
 	timeouts                   timeouts
 	version                    string // Version when resolved
+
+	keyHelper string        // Options.APIKeyHelper, when it is the credential
+	keyTTL    time.Duration // its key's lifetime
+
+	platform                    string
+	awsRegion                   string
+	vertexProject, vertexRegion string
+	skipAuth                    bool
 }
 
 // resolve fills o's empty fields from the environment and checks them.
 func resolve(o *Options) (config, error) {
-	if o.APIKey == "" && o.AuthToken == "" {
-		o.APIKey = os.Getenv("ANTHROPIC_API_KEY")
-		o.AuthToken = os.Getenv("ANTHROPIC_AUTH_TOKEN")
+	cloud, err := resolvePlatform(o)
+	if err != nil {
+		return config{}, err
 	}
-	if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) {
-		return config{}, ErrNoCredentials
+	var c config
+	if cloud {
+		// The platform's own credentials; the endpoint is named by the
+		// base URL when there is one, else by the region.
+		c = config{platform: o.Platform, baseURL: o.BaseURL, version: Version, skipAuth: o.SkipPlatformAuth,
+			awsRegion: o.AWSRegion, vertexProject: o.VertexProject, vertexRegion: o.VertexRegion}
+		c.endpoint = "bedrock-runtime." + o.AWSRegion + ".amazonaws.com"
+		if o.Platform == PlatformVertex {
+			c.endpoint = o.VertexRegion + "-aiplatform.googleapis.com"
+		}
+		if o.BaseURL != "" {
+			u, _ := url.Parse(o.BaseURL) // checked by resolvePlatform
+			c.endpoint = u.Host
+		}
+	} else {
+		if o.APIKey == "" && o.AuthToken == "" {
+			o.APIKey = os.Getenv("ANTHROPIC_API_KEY")
+			o.AuthToken = os.Getenv("ANTHROPIC_AUTH_TOKEN")
+		}
+		helper := o.APIKeyFunc != nil || o.APIKeyHelper != ""
+		if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) && !helper {
+			return config{}, ErrNoCredentials
+		}
+		if o.BaseURL == "" {
+			o.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
+		}
+		if o.BaseURL == "" {
+			o.BaseURL = DefaultBaseURL
+		}
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return config{}, fmt.Errorf("anthropic: base URL %q: want an http or https URL", o.BaseURL)
+		}
+		c = config{apiKey: o.APIKey, authToken: o.AuthToken, baseURL: o.BaseURL, endpoint: u.Host, version: Version,
+			platform: PlatformAnthropic}
+		if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) {
+			// Only a helper is left to authenticate with.
+			if o.APIKeyFunc == nil {
+				c.keyHelper = o.APIKeyHelper
+			}
+			if c.keyTTL, err = resolveKeyTTL(o.APIKeyTTL); err != nil {
+				return config{}, err
+			}
+		} else {
+			o.APIKeyFunc = nil // another credential wins
+		}
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
-	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return config{}, fmt.Errorf("anthropic: base URL %q: want an http or https URL", o.BaseURL)
-	}
-	c := config{apiKey: o.APIKey, authToken: o.AuthToken, baseURL: o.BaseURL, endpoint: u.Host, version: Version}
 	if c.maxRetries, err = resolveMaxRetries(o.MaxRetries); err != nil {
 		return config{}, err
 	}
@@ -204,20 +314,34 @@ func resolve(o *Options) (config, error) {
 	return c, nil
 }
 
-// build makes the provider of a resolved configuration.
-func build(o *Options, c config) *Provider {
+// build makes the provider of a resolved configuration. It fails only
+// for a cloud platform whose credentials cannot be set up.
+func build(o *Options, c config) (*Provider, error) {
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	copts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(c.baseURL),
+	version := APIVersion
+	switch c.platform {
+	case PlatformBedrock:
+		version = bedrockAPIVersion
+	case PlatformVertex:
+		version = vertexAPIVersion
+	}
+	hc, popts, err := platformOptions(o, c, hc)
+	if err != nil {
+		return nil, err
+	}
+	copts := []option.RequestOption{option.WithoutEnvironmentDefaults()}
+	if c.platform == PlatformAnthropic {
+		copts = append(copts, option.WithBaseURL(c.baseURL))
+	}
+	copts = append(copts,
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 		option.WithHeader("User-Agent", "agentloop/"+c.version),
-		option.WithHeader("anthropic-version", APIVersion),
-	}
+		option.WithHeader("anthropic-version", version),
+	)
 	if c.apiKey != "" {
 		copts = append(copts, option.WithHeader("X-Api-Key", c.apiKey))
 	}
@@ -227,6 +351,7 @@ func build(o *Options, c config) *Provider {
 	for k, v := range o.Headers {
 		copts = append(copts, option.WithHeader(k, v))
 	}
+	copts = append(copts, popts...) // last: the platform's middleware runs closest to the wire
 
 	p := &Provider{
 		endpoint:   c.endpoint,
@@ -236,6 +361,14 @@ func build(o *Options, c config) *Provider {
 		now:        o.Now,
 		jitter:     o.Jitter,
 		timeouts:   c.timeouts,
+		platform:   c.platform,
+	}
+	switch {
+	case c.platform != PlatformAnthropic:
+	case o.APIKeyFunc != nil:
+		p.keys = &keySource{fn: o.APIKeyFunc, ttl: c.keyTTL}
+	case c.keyHelper != "":
+		p.keys = &keySource{fn: HelperCommand(c.keyHelper), command: c.keyHelper, ttl: c.keyTTL}
 	}
 	if p.sleep == nil {
 		p.sleep = sleepContext
@@ -246,7 +379,10 @@ func build(o *Options, c config) *Provider {
 	if p.jitter == nil {
 		p.jitter = rand.Float64
 	}
-	return p
+	if p.keys != nil {
+		p.keys.now = p.now
+	}
+	return p, nil
 }
 
 // maxShared bounds the providers [Shared] keeps: past it (a process with
@@ -261,9 +397,10 @@ var shared struct {
 // Shared is [New] for callers that create many providers with the same
 // settings, such as one per session: it returns the same *Provider for the
 // same resolved configuration (options and environment) each time, so the
-// sessions share its caches and skip its set-up. Options with functions
-// (Sleep, Now, Jitter), an HTTPClient or Headers get a new provider, as
-// from New. It fails as New does.
+// sessions share its caches and skip its set-up (and an API key helper's
+// key). Options with functions (Sleep, Now, Jitter, APIKeyFunc), an
+// HTTPClient, Headers, AWSCredentials or a VertexTokenSource get a new
+// provider, as from New. It fails as New does.
 func Shared(opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
@@ -273,15 +410,19 @@ func Shared(opts *Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Sleep != nil || o.Now != nil || o.Jitter != nil || o.HTTPClient != nil || len(o.Headers) > 0 {
-		return build(&o, c), nil
+	if o.Sleep != nil || o.Now != nil || o.Jitter != nil || o.HTTPClient != nil || len(o.Headers) > 0 ||
+		o.APIKeyFunc != nil || o.AWSCredentials != nil || o.VertexTokenSource != nil {
+		return build(&o, c)
 	}
 	shared.Lock()
 	defer shared.Unlock()
 	if p, ok := shared.m[c]; ok {
 		return p, nil
 	}
-	p := build(&o, c)
+	p, err := build(&o, c)
+	if err != nil {
+		return nil, err
+	}
 	if len(shared.m) < maxShared {
 		if shared.m == nil {
 			shared.m = map[config]*Provider{}
@@ -340,7 +481,8 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // carries the usage of failed attempts in FailedUsage; on failure Stream
 // returns a nil Response and a [*model.APIError], an error wrapping
 // ctx.Err() when ctx ended first, or a plain error when req is nil or cannot
-// be encoded.
+// be encoded, and an error wrapping an [*APIKeyHelperError] or a
+// [*PlatformAuthError] when there was no credential to send.
 func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
 	if req == nil {
 		return nil, errors.New("anthropic: nil request")
@@ -369,6 +511,9 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 			resp.FailedUsage = failed
 			resp.Duration = p.now().Sub(first)
 			return resp, nil
+		}
+		if f.fatal != nil {
+			return nil, f.fatal
 		}
 		if f.usage != nil {
 			failed = failed.Add(*f.usage)
@@ -439,6 +584,9 @@ type failure struct {
 	err        error          // the failure, for RetryInfo.Err
 	apiErr     model.APIError // what to return when giving up
 	usage      *model.Usage   // usage of a stream that failed after message_start
+	// fatal, when set, is returned as it is, at once: a failure before
+	// any request (an API key helper or cloud credentials that failed).
+	fatal error
 }
 
 // final returns the error to report when giving up after retries retries.
@@ -474,17 +622,35 @@ func (p *Provider) attempt(ctx context.Context, body body, betas []string, h mod
 // exchange sends the request with ctx and reads the reply, telling wd of
 // every event.
 func (p *Provider) exchange(ctx context.Context, start time.Time, body body, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
-	// A fresh reader per attempt; the middleware sends the length.
-	opts := []option.RequestOption{option.WithQuery("beta", "true"), option.WithMiddleware(body.length())}
+	var opts []option.RequestOption
+	if p.platform == PlatformAnthropic {
+		// A fresh reader per attempt; the middleware sends the length.
+		// (On the cloud platforms the SDK's middleware rewrites the body
+		// and sends its length itself.)
+		opts = append(opts, option.WithQuery("beta", "true"), option.WithMiddleware(body.length()))
+	}
 	if len(betas) > 0 {
 		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+	}
+	key, kf := p.helperKey(ctx)
+	if kf != nil {
+		return nil, kf
+	}
+	if key != "" {
+		opts = append(opts, option.WithHeader("X-Api-Key", key))
 	}
 	var res *http.Response
 	err := p.client.Post(ctx, "v1/messages", body.reader(), &res, opts...)
 	if err != nil {
 		var ae *sdk.Error
 		if errors.As(err, &ae) && ae.StatusCode != 0 {
+			if ae.StatusCode == http.StatusUnauthorized && key != "" {
+				p.keys.refused(key) // the retry runs the helper again
+			}
 			return nil, statusFailure(ae)
+		}
+		if f := authFailure(err); f != nil {
+			return nil, f
 		}
 		return nil, connFailure(err)
 	}
@@ -513,6 +679,33 @@ func (p *Provider) exchange(ctx context.Context, start time.Time, body body, bet
 	}
 	resp.RequestID = requestID
 	return resp, nil
+}
+
+// helperKey returns the API key helper's key for a request ("" without a
+// helper), or the failure to report when the helper failed.
+func (p *Provider) helperKey(ctx context.Context) (string, *failure) {
+	if p.keys == nil {
+		return "", nil
+	}
+	key, err := p.keys.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", connFailure(ctx.Err())
+		}
+		return "", &failure{fatal: fmt.Errorf("anthropic: %w", err)}
+	}
+	return key, nil
+}
+
+// authFailure describes a request that could not be authenticated (cloud
+// credentials that cannot be had), or returns nil for other errors. It is
+// not retried: the next attempt would find the same.
+func authFailure(err error) *failure {
+	var pe *PlatformAuthError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	return &failure{fatal: fmt.Errorf("anthropic: %w", pe)}
 }
 
 // statusFailure describes an HTTP error answer.

@@ -1,0 +1,284 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/vertex"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// The platforms a [Provider] can send its requests to (Options.Platform).
+const (
+	// PlatformAnthropic is the Anthropic Messages API (or a gateway that
+	// speaks it): POST {base}/v1/messages, server-sent events back.
+	PlatformAnthropic = "firstParty"
+	// PlatformBedrock is Amazon Bedrock: POST
+	// {base}/model/{model}/invoke-with-response-stream, signed with AWS
+	// SigV4, answered in AWS event-stream framing.
+	PlatformBedrock = "bedrock"
+	// PlatformVertex is Google Vertex AI: POST
+	// {base}/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:streamRawPredict,
+	// with a Google OAuth bearer token.
+	PlatformVertex = "vertex"
+)
+
+// The anthropic-version each platform takes (in the body, on the cloud
+// platforms; the SDK's middleware moves the header there).
+const (
+	bedrockAPIVersion = "bedrock-2023-05-31"
+	vertexAPIVersion  = "vertex-2023-10-16"
+)
+
+// Defaults of the cloud platforms' regions, as in the reference CLI.
+const (
+	// DefaultAWSRegion is Bedrock's region when neither Options.AWSRegion,
+	// AWS_REGION nor AWS_DEFAULT_REGION is set.
+	DefaultAWSRegion = "us-east-1"
+	// DefaultVertexRegion is Vertex's region when neither
+	// Options.VertexRegion nor CLOUD_ML_REGION is set.
+	DefaultVertexRegion = "us-east5"
+)
+
+// vertexScope is the OAuth scope of Application Default Credentials.
+const vertexScope = "https://www.googleapis.com/auth/cloud-platform"
+
+// PlatformAuthError is the failure to get a cloud platform's credentials
+// for a request: AWS credentials for Bedrock, a Google token for Vertex.
+// It is not retried; [Provider.Stream] returns it, wrapped, at once.
+type PlatformAuthError struct {
+	Platform string // PlatformBedrock or PlatformVertex
+	Err      error
+}
+
+func (e *PlatformAuthError) Error() string {
+	what := "AWS credentials"
+	if e.Platform == PlatformVertex {
+		what = "Google Cloud credentials"
+	}
+	return fmt.Sprintf("%s: getting %s: %v", e.Platform, what, e.Err)
+}
+
+func (e *PlatformAuthError) Unwrap() error { return e.Err }
+
+// EnvPlatform returns the platform the environment selects for a
+// provider without Options.Platform: [PlatformBedrock] when
+// CLAUDE_CODE_USE_BEDROCK is true, else [PlatformVertex] when
+// CLAUDE_CODE_USE_VERTEX is, else [PlatformAnthropic].
+func EnvPlatform() string {
+	switch {
+	case envTrue("CLAUDE_CODE_USE_BEDROCK"):
+		return PlatformBedrock
+	case envTrue("CLAUDE_CODE_USE_VERTEX"):
+		return PlatformVertex
+	}
+	return PlatformAnthropic
+}
+
+// envTrue reports whether an environment variable holds a true value, the
+// way the reference reads its CLAUDE_CODE_USE_* switches.
+func envTrue(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(name))) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// resolvePlatform fills o's platform fields from the environment and
+// checks them. It returns whether the platform is a cloud one.
+func resolvePlatform(o *Options) (bool, error) {
+	switch o.Platform {
+	case "":
+		o.Platform = EnvPlatform()
+	case PlatformAnthropic, PlatformBedrock, PlatformVertex:
+	default:
+		return false, fmt.Errorf("anthropic: platform %q: want %q, %q or %q", o.Platform, PlatformAnthropic, PlatformBedrock, PlatformVertex)
+	}
+	var baseEnv string
+	switch o.Platform {
+	case PlatformAnthropic:
+		return false, nil
+	case PlatformBedrock:
+		if o.AWSRegion == "" {
+			o.AWSRegion = firstEnv("AWS_REGION", "AWS_DEFAULT_REGION")
+		}
+		if o.AWSRegion == "" {
+			o.AWSRegion = DefaultAWSRegion
+		}
+		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue("CLAUDE_CODE_SKIP_BEDROCK_AUTH")
+		baseEnv = "ANTHROPIC_BEDROCK_BASE_URL"
+	case PlatformVertex:
+		if o.VertexRegion == "" {
+			o.VertexRegion = os.Getenv("CLOUD_ML_REGION")
+		}
+		if o.VertexRegion == "" {
+			o.VertexRegion = DefaultVertexRegion
+		}
+		if o.VertexProject == "" {
+			o.VertexProject = os.Getenv("ANTHROPIC_VERTEX_PROJECT_ID")
+		}
+		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue("CLAUDE_CODE_SKIP_VERTEX_AUTH")
+		baseEnv = "ANTHROPIC_VERTEX_BASE_URL"
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = os.Getenv(baseEnv)
+	}
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return false, fmt.Errorf("anthropic: %s base URL %q (%s): want an http or https URL", o.Platform, o.BaseURL, baseEnv)
+		}
+		if strings.Trim(u.Path, "/") != "" {
+			// The SDK's middleware rewrites only requests to /v1/messages
+			// at the root: under a path it would send a first-party
+			// request to the cloud.
+			return false, fmt.Errorf("anthropic: %s base URL %q (%s): a path is not supported; give the scheme and host only", o.Platform, o.BaseURL, baseEnv)
+		}
+	}
+	return true, nil
+}
+
+// platformOptions returns the client options that adapt requests to a
+// cloud platform, through the official SDK's bedrock and vertex packages,
+// and the HTTP client to give the SDK before them. They go after every
+// other option so that the platform's middleware runs closest to the wire
+// (it signs the request, which must not change after it).
+func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, []option.RequestOption, error) {
+	switch c.platform {
+	case PlatformBedrock:
+		cfg, err := bedrockConfig(o, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts := []option.RequestOption{bedrock.WithConfig(cfg)}
+		if c.baseURL != "" {
+			opts = append(opts, option.WithBaseURL(c.baseURL))
+		}
+		if c.skipAuth {
+			opts = append(opts, option.WithMiddleware(dropAuthorization))
+		}
+		return hc, opts, nil
+	case PlatformVertex:
+		ts := o.VertexTokenSource
+		switch {
+		case ts != nil:
+		case c.skipAuth:
+			ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "unused"})
+			hc = &http.Client{Transport: noAuthTransport{base: hc.Transport}, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}
+		default:
+			creds, err := google.FindDefaultCredentials(context.Background(), vertexScope)
+			if err != nil {
+				return nil, nil, fmt.Errorf("anthropic: vertex: finding Google Application Default Credentials (or set CLAUDE_CODE_SKIP_VERTEX_AUTH=1): %w", err)
+			}
+			ts = creds.TokenSource
+			if c.vertexProject == "" {
+				c.vertexProject = creds.ProjectID
+			}
+		}
+		if c.vertexProject == "" {
+			return nil, nil, errors.New("anthropic: vertex: no project: set ANTHROPIC_VERTEX_PROJECT_ID (Options.VertexProject)")
+		}
+		creds := &google.Credentials{ProjectID: c.vertexProject, TokenSource: &tokenSource{ts}} // a pointer: the SDK compares sources
+		opts := []option.RequestOption{vertex.WithCredentials(context.Background(), c.vertexRegion, c.vertexProject, creds)}
+		if c.baseURL != "" {
+			opts = append(opts, option.WithBaseURL(c.baseURL))
+		}
+		return hc, opts, nil
+	}
+	return hc, nil, nil
+}
+
+// bedrockConfig is the AWS configuration of a Bedrock provider: the
+// standard chain (environment, shared files, SSO, instance roles) unless
+// Options.AWSCredentials is set or signing is skipped.
+func bedrockConfig(o *Options, c config) (aws.Config, error) {
+	if c.skipAuth {
+		// The SDK wants some authentication: a bearer token that
+		// dropAuthorization takes off again.
+		return aws.Config{Region: c.awsRegion, BearerAuthTokenProvider: bedrock.NewStaticBearerTokenProvider("unused"),
+			AuthSchemePreference: []string{"httpBearerAuth"}}, nil
+	}
+	var cfg aws.Config
+	if o.AWSCredentials != nil {
+		cfg = aws.Config{Region: c.awsRegion, Credentials: o.AWSCredentials}
+	} else {
+		var err error
+		cfg, err = awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(c.awsRegion))
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("anthropic: bedrock: loading the AWS configuration (or set CLAUDE_CODE_SKIP_BEDROCK_AUTH=1): %w", err)
+		}
+	}
+	if cfg.Credentials != nil {
+		cfg.Credentials = awsCredentials{cfg.Credentials}
+	}
+	return cfg, nil
+}
+
+// awsCredentials marks the failures of a credentials provider, so that
+// Stream reports them at once instead of retrying them as connection
+// errors.
+type awsCredentials struct{ p aws.CredentialsProvider }
+
+func (a awsCredentials) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := a.p.Retrieve(ctx)
+	if err != nil {
+		return c, &PlatformAuthError{Platform: PlatformBedrock, Err: err}
+	}
+	return c, nil
+}
+
+// tokenSource marks the failures of a Google token source, as
+// awsCredentials does for AWS.
+type tokenSource struct{ ts oauth2.TokenSource }
+
+func (t *tokenSource) Token() (*oauth2.Token, error) {
+	tok, err := t.ts.Token()
+	if err != nil {
+		return nil, &PlatformAuthError{Platform: PlatformVertex, Err: err}
+	}
+	return tok, nil
+}
+
+// dropAuthorization is the innermost middleware of a Bedrock provider that
+// skips authentication: it takes off the placeholder token.
+func dropAuthorization(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	r.Header.Del("Authorization")
+	return next(r)
+}
+
+// noAuthTransport sends requests without their Authorization header: the
+// transport under Vertex's OAuth transport when authentication is
+// skipped.
+type noAuthTransport struct{ base http.RoundTripper }
+
+func (t noAuthTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if r.Header.Get("Authorization") != "" {
+		r = r.Clone(r.Context())
+		r.Header.Del("Authorization")
+	}
+	return base.RoundTrip(r)
+}
