@@ -56,6 +56,8 @@ type Server struct {
 	// discard: requests are counted, not kept (DiscardRequests).
 	discard        bool
 	count, msgReqs int
+	// dec decodes request bodies, caching tools and system prompts.
+	dec decoder
 }
 
 // route is a rule added by Server.Route.
@@ -382,7 +384,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, req *Reques
 		writeError(w, st, typ, err.Error(), req.RequestID, nil)
 		return
 	}
-	req.Params, _ = decodeParams(body)
+	req.Params, _ = s.dec.decode(body)
 	req.Params.Betas = betas(r.Header)
 	s.record(req, false)
 	w.Header().Set("request-id", req.RequestID)
@@ -393,7 +395,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, req *Request) 
 	body, err := readBody(w, r)
 	req.Body = body
 	if err == nil {
-		req.Params, err = decodeParams(body)
+		req.Params, err = s.dec.decode(body)
 		if err == nil {
 			err = validate(&req.Params)
 		}
@@ -525,9 +527,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *Request) {
 	}
 }
 
-// stream writes the events, flushing after each, and cuts the connection
-// after rep.CutAfter events, or falls silent after rep.StallAfter events until
-// the request ends, if those are set.
+// stream writes the events and cuts the connection after rep.CutAfter
+// events, or falls silent after rep.StallAfter events until the request
+// ends, if those are set. It flushes the first event at once (the API sends
+// message_start before it has generated anything), then after each event
+// that the next one follows after rep.EventDelay, and before a cut or a
+// stall; events that follow without delay go out together, as a client
+// reading a fast stream receives them.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, evs []sseEvent) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
@@ -539,14 +545,18 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rep *Reply, 
 		if _, err := w.Write(ev); err != nil {
 			return
 		}
-		if err := rc.Flush(); err != nil {
-			return
+		cut := rep.CutAfter > 0 && i+1 >= rep.CutAfter
+		stall := rep.StallAfter > 0 && i+1 >= rep.StallAfter
+		if i == 0 || rep.EventDelay > 0 || cut || stall || i == len(evs)-1 {
+			if err := rc.Flush(); err != nil {
+				return
+			}
 		}
-		if rep.CutAfter > 0 && i+1 >= rep.CutAfter {
+		if cut {
 			abort(w)
 			return
 		}
-		if rep.StallAfter > 0 && i+1 >= rep.StallAfter {
+		if stall {
 			<-ctx.Done()
 			abort(w)
 			return

@@ -37,6 +37,9 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 	if cfg.mode == result.ModeReference {
 		args = append(args, "-reference-compat")
 	}
+	if cfg.profileDir != "" {
+		args = append(args, "-cpuprofile", filepath.Join(cfg.profileDir, "server-cpu.pprof"))
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()

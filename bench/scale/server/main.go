@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -39,7 +40,19 @@ func run() error {
 	addrFile := flag.String("addr-file", "", "file to write the base URL to, besides stdout")
 	h2c := flag.Bool("h2c", false, "also serve HTTP/2 without TLS (h2c, prior knowledge), so that clients that speak it multiplex their requests on few connections")
 	compatFlag := flag.Bool("reference-compat", false, "serve through a proxy that drops what agentlooptest cannot decode from the reference CLI's requests (context_management, system-role messages)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if *fixture == "" {
 		return fmt.Errorf("-fixture is required")
 	}
