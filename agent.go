@@ -106,8 +106,12 @@ type agentIn struct {
 var agentSchema = `{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` + effortEnum + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`
 
 // agents returns the session's agent definitions, general-purpose
-// included unless the caller defined their own under that name.
+// included unless the caller defined their own under that name. The map
+// may be shared: callers only read it.
 func (s *session) agents() map[string]AgentDefinition {
+	if len(s.files.agents) == 0 && len(s.opts.Agents) == 0 {
+		return builtinAgents
+	}
 	out := map[string]AgentDefinition{GeneralPurposeAgent: generalPurpose}
 	for k, v := range s.files.agents { // .claude/agents/*.md (projectfiles.go)
 		out[k] = v
@@ -117,6 +121,10 @@ func (s *session) agents() map[string]AgentDefinition {
 	}
 	return out
 }
+
+// builtinAgents is what agents returns for a session that defines none,
+// shared by all such sessions: nobody writes to it.
+var builtinAgents = map[string]AgentDefinition{GeneralPurposeAgent: generalPurpose}
 
 // newLineage builds what the session shares with all its subagents: the
 // budget, the tools no loop may use, the hooks and the authoriser (with the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/pricing"
@@ -79,9 +80,20 @@ func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 	} else {
 		chosen = false
 	}
-	infos := s.deferrableInfos(ts)
+	scratch := infoScratch.Get().(*[]tool.Info)
+	defer func() {
+		b := (*scratch)[:cap(*scratch)]
+		clear(b) // keep no tool's text alive through the pool
+		*scratch = b[:0]
+		infoScratch.Put(scratch)
+	}()
+	infos := s.appendDeferrableInfos((*scratch)[:0], ts)
 	p, _, _ := pricing.Lookup(s.model)
-	deferred := toolsearch.Plan(mode, infos, p.ContextWindow)
+	deferred := toolsearch.AppendPlan(infos[len(infos):], mode, infos, p.ContextWindow)
+	*scratch = deferred[:0]
+	if cap(infos) > cap(deferred) {
+		*scratch = infos[:0]
+	}
 	if len(deferred) == 0 {
 		return ts, nil, nil
 	}
@@ -106,25 +118,29 @@ func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 	return append(append([]tool.Tool(nil), ts...), tools.ToolSearch(c)), c, nil
 }
 
-// deferrableInfos returns the Info of each of ts, with Defer set on the
-// on-demand built-ins that Options.Tools does not name. A built-in is a
-// tool that is neither from an MCP server nor one of Options.CustomTools.
-func (s *session) deferrableInfos(ts []tool.Tool) []tool.Info {
+// infoScratch holds the scratch slices toolSearch plans in: neither the
+// tools' infos nor the deferred ones outlive the call (NewCatalog copies).
+var infoScratch = sync.Pool{New: func() any { s := make([]tool.Info, 0, 64); return &s }}
+
+// appendDeferrableInfos appends the Info of each of ts to dst, with Defer
+// set on the on-demand built-ins that Options.Tools does not name. A
+// built-in is a tool that is neither from an MCP server nor one of
+// Options.CustomTools.
+func (s *session) appendDeferrableInfos(dst []tool.Info, ts []tool.Tool) []tool.Info {
 	custom := map[string]bool{}
 	for _, t := range s.opts.CustomTools {
 		if t != nil {
 			custom[t.Info().Name] = true
 		}
 	}
-	infos := make([]tool.Info, len(ts))
-	for i, t := range ts {
+	for _, t := range ts {
 		in := t.Info()
 		if !in.MCP && !custom[in.Name] && tools.OnDemand(in.Name) && !slices.Contains(s.opts.Tools, in.Name) {
 			in.Defer = true
 		}
-		infos[i] = in
+		dst = append(dst, in)
 	}
-	return infos
+	return dst
 }
 
 // autoOff says why the default mode keeps tool search off for this

@@ -178,7 +178,7 @@ func userDirOf(o Options) string {
 // false when there is none.
 func RepoRoot(dir string) (root string, ok bool) {
 	for d := filepath.Clean(dir); ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if lexists(filepath.Join(d, ".git")) {
 			return d, true
 		}
 		p := filepath.Dir(d)
@@ -196,7 +196,7 @@ func walkUp(cwd, home string) []string {
 	d := filepath.Clean(cwd)
 	for {
 		dirs = append(dirs, d)
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if lexists(filepath.Join(d, ".git")) {
 			break
 		}
 		if home != "" && d == filepath.Clean(home) {

@@ -20,10 +20,16 @@ const SelectPrefix = "select:"
 
 // Catalog holds a session's deferred tools. It is safe for concurrent
 // use; only Replace changes it.
+//
+// Catalogs of the same deferred tools share their entries and index (see
+// baseCache) until one of them is changed: Replace copies first.
 type Catalog struct {
 	mu    sync.RWMutex
 	tools []entry
 	index map[string]int
+	// shared: tools and index belong to a base other catalogs use too;
+	// they are never written, only replaced.
+	shared bool
 }
 
 type entry struct {
@@ -35,11 +41,71 @@ type entry struct {
 }
 
 // NewCatalog returns a catalog of the deferred tools, in the given order;
-// a repeated name keeps its first definition.
+// a repeated name keeps its first definition. It keeps no reference to
+// deferred.
 func NewCatalog(deferred []tool.Info) *Catalog {
+	if b := lookupBase(deferred); b != nil {
+		return &Catalog{tools: b.tools, index: b.index, shared: true}
+	}
 	c := &Catalog{index: map[string]int{}}
 	c.add(deferred)
+	if storeBase(deferred, c) {
+		c.shared = true
+	}
 	return c
+}
+
+// maxBases bounds the process-wide cache of catalog bases: distinct sets
+// of deferred tools (one per kind of session, more with MCP servers whose
+// tools differ). Past it, catalogs are built for each session again.
+const maxBases = 32
+
+// baseCache holds the entries and index of the catalogs built so far, by
+// the deferred tools they were built from, so that the many sessions of a
+// process that defer the same tools share one copy. Its values are never
+// changed.
+var baseCache struct {
+	sync.Mutex
+	list []*catalogBase
+}
+
+type catalogBase struct {
+	from  []tool.Info // what the base was built from, compared in full
+	tools []entry     // capacity clipped: an append copies
+	index map[string]int
+}
+
+// lookupBase returns the base built from exactly deferred, or nil.
+func lookupBase(deferred []tool.Info) *catalogBase {
+	baseCache.Lock()
+	defer baseCache.Unlock()
+	for _, b := range baseCache.list {
+		if slices.EqualFunc(b.from, deferred, sameInfo) {
+			return b
+		}
+	}
+	return nil
+}
+
+// storeBase adds c, just built from deferred, to the cache, and reports
+// whether it did.
+func storeBase(deferred []tool.Info, c *Catalog) bool {
+	baseCache.Lock()
+	defer baseCache.Unlock()
+	if len(baseCache.list) >= maxBases {
+		return false
+	}
+	c.tools = slices.Clip(c.tools)
+	baseCache.list = append(baseCache.list, &catalogBase{from: slices.Clone(deferred), tools: c.tools, index: c.index})
+	return true
+}
+
+// sameInfo reports whether a and b declare the same tool in every field.
+func sameInfo(a, b tool.Info) bool {
+	return a.Name == b.Name && a.Description == b.Description && string(a.InputSchema) == string(b.InputSchema) &&
+		a.ReadOnly == b.ReadOnly && a.AlwaysReportError == b.AlwaysReportError && a.MaxResultChars == b.MaxResultChars &&
+		a.Defer == b.Defer && a.MCP == b.MCP && a.AlwaysLoad == b.AlwaysLoad && a.SearchHint == b.SearchHint &&
+		a.RequiresUserInteraction == b.RequiresUserInteraction && a.PermissionPolicy == b.PermissionPolicy
 }
 
 // add appends the tools not in the catalog yet; c.mu is held or c is new.
@@ -106,6 +172,9 @@ func foldedOf(in tool.Info) *folded {
 func (c *Catalog) Replace(remove []string, add []tool.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.shared {
+		c.tools, c.shared = slices.Clone(c.tools), false
+	}
 	gone := map[string]bool{}
 	for _, n := range remove {
 		gone[n] = true

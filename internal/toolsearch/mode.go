@@ -89,10 +89,16 @@ func ParseMode(s string) (Mode, error) {
 // elsewhere too. Auto mode defers when size/4 >= contextWindow*AutoPercent/100.
 // An unknown context window (zero) counts as reached.
 func Plan(m Mode, infos []tool.Info, contextWindow int64) []tool.Info {
+	return AppendPlan(nil, m, infos, contextWindow)
+}
+
+// AppendPlan is Plan appending to dst, for a caller with a scratch slice;
+// with nothing deferred it returns dst unchanged.
+func AppendPlan(dst []tool.Info, m Mode, infos []tool.Info, contextWindow int64) []tool.Info {
 	if m.Off {
-		return nil
+		return dst
 	}
-	var out []tool.Info
+	out := dst
 	size := 0
 	for _, in := range infos {
 		if in.Deferrable() && in.Name != ToolName {
@@ -101,7 +107,7 @@ func Plan(m Mode, infos []tool.Info, contextWindow int64) []tool.Info {
 		}
 	}
 	if m.AutoPercent > 0 && contextWindow > 0 && int64(size/4)*100 < contextWindow*int64(m.AutoPercent) {
-		return nil
+		return dst
 	}
 	return out
 }
