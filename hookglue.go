@@ -168,6 +168,9 @@ func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *eng
 			out.Context = append(out.Context, r.AdditionalContext...)
 			return halt(r.Common)
 		}
+		if !d.Matches(hooks.PostToolUse, call.Name) {
+			return nil // nobody reads the response: do not encode it
+		}
 		resp, _ := json.Marshal(out.Structured)
 		if out.Structured == nil {
 			resp, _ = json.Marshal(out.Result.ResultText())
