@@ -65,6 +65,11 @@
 //
 // The model's latency (-latency) is a delay before each reply starts; its
 // replies then stream at once.
+//
+// -memlimit runs the in-process sessions under a soft memory limit
+// (debug.SetMemoryLimit, what a host sets with GOMEMLIMIT): the garbage
+// collector then works harder as the heap nears the limit instead of
+// letting it grow to twice what is live, trading CPU for peak RSS.
 package main
 
 import (
@@ -75,6 +80,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -108,6 +114,9 @@ type config struct {
 	// sessions start (inproc only).
 	profileDir string
 	profileAt  time.Duration
+	// memLimitMiB, when set, is the soft memory limit of this process
+	// (debug.SetMemoryLimit), for inproc runs.
+	memLimitMiB int
 }
 
 func main() {
@@ -138,12 +147,21 @@ func run() error {
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
 	flag.DurationVar(&cfg.profileAt, "profile-at", 2*time.Second, "inproc: when to take the heap and goroutine profiles")
+	flag.IntVar(&cfg.memLimitMiB, "memlimit", 0, "inproc: the Go runtime's soft memory limit for this process, in MiB (as GOMEMLIMIT); 0: none")
 	flag.Parse()
 	if cfg.sessions < 1 || cfg.turns < 0 || cfg.parallel < 1 {
 		return errors.New("-sessions and -parallel must be at least 1, -turns at least 0")
 	}
 	if cfg.h2c && cfg.mode != result.ModeInproc && cfg.mode != "idle" {
 		return errors.New("-h2c is for -mode inproc: the session processes of the other modes speak HTTP/1.1 to an http:// URL")
+	}
+	switch {
+	case cfg.memLimitMiB < 0:
+		return errors.New("-memlimit must be 0 (none) or a size in MiB")
+	case cfg.memLimitMiB > 0 && cfg.mode != result.ModeInproc:
+		return errors.New("-memlimit is for -mode inproc")
+	case cfg.memLimitMiB > 0:
+		debug.SetMemoryLimit(int64(cfg.memLimitMiB) << 20)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
@@ -164,7 +182,7 @@ func run() error {
 	rec := &result.Record{
 		Time: result.Now(), Mode: cfg.mode, Sessions: cfg.sessions, ToolTurns: cfg.turns,
 		LatencyMs: ms(cfg.latency), Cores: runtime.NumCPU(), Persist: cfg.persist,
-		Command: strings.Join(os.Args, " "), LoadBefore: loadAverage(), H2C: cfg.h2c,
+		Command: strings.Join(os.Args, " "), LoadBefore: loadAverage(), H2C: cfg.h2c, MemLimitMiB: cfg.memLimitMiB,
 	}
 	var srv *serverProc
 	if cfg.serverURL == "" {

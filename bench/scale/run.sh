@@ -12,6 +12,10 @@
 #   H2C_SESSIONS      in-process session counts over h2c (HTTP/2 without
 #                     TLS, few connections, as against the real API) [none]
 #   H2C_LATENCY       model latency for the h2c runs   [200ms]
+#   MEMLIMIT_SESSIONS in-process session counts run again under a soft
+#                     memory limit (-memlimit, as GOMEMLIMIT) [none]
+#   MEMLIMIT          that limit in MiB                [170]
+#   MEMLIMIT_LATENCY  model latency for those runs     [200ms]
 #   PROCS_SESSIONS    agentloop -p session counts      [100 1000]
 #   PROCS_LATENCY     model latency for procs runs     [0]
 #   REFERENCE_BIN     the reference CLI binary; unset: no reference runs
@@ -28,6 +32,9 @@ inproc_sessions="${INPROC_SESSIONS-100 1000 10000}"
 latencies="${LATENCIES-0 200ms 2s}"
 h2c_sessions="${H2C_SESSIONS-}"
 h2c_latency="${H2C_LATENCY:-200ms}"
+memlimit_sessions="${MEMLIMIT_SESSIONS-}"
+memlimit="${MEMLIMIT:-170}"
+memlimit_latency="${MEMLIMIT_LATENCY:-200ms}"
 procs_sessions="${PROCS_SESSIONS-100 1000}"
 procs_latency="${PROCS_LATENCY:-0}"
 reference_sessions="${REFERENCE_SESSIONS-10 100}"
@@ -64,6 +71,9 @@ done
 for n in $h2c_sessions; do
   timed "inproc h2c N=$n latency=$h2c_latency" "$bin/scale" -mode inproc -h2c -sessions "$n" -turns "$turns" -latency "$h2c_latency" -out "$results"
 done
+for n in $memlimit_sessions; do
+  timed "inproc memlimit=${memlimit}MiB N=$n latency=$memlimit_latency" "$bin/scale" -mode inproc -memlimit "$memlimit" -sessions "$n" -turns "$turns" -latency "$memlimit_latency" -out "$results"
+done
 for n in $procs_sessions; do
   timed "procs N=$n latency=$procs_latency" "$bin/scale" -mode procs -agentloop-bin "$bin/agentloop" -parallel "$parallel" \
     -sessions "$n" -turns "$turns" -latency "$procs_latency" -out "$results"
@@ -78,7 +88,7 @@ fi
 {
   echo "Made by \`bench/scale/run.sh\` on $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (with local changes)'),"
   echo "$(go version | cut -d' ' -f3), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)."
-  echo "Environment: INPROC_SESSIONS='$inproc_sessions' LATENCIES='$latencies' H2C_SESSIONS='$h2c_sessions' H2C_LATENCY=$h2c_latency PROCS_SESSIONS='$procs_sessions' PROCS_LATENCY=$procs_latency PARALLEL=$parallel TURNS=$turns${REFERENCE_BIN:+ REFERENCE_BIN=$REFERENCE_BIN}."
+  echo "Environment: INPROC_SESSIONS='$inproc_sessions' LATENCIES='$latencies' H2C_SESSIONS='$h2c_sessions' H2C_LATENCY=$h2c_latency MEMLIMIT_SESSIONS='$memlimit_sessions' MEMLIMIT=$memlimit MEMLIMIT_LATENCY=$memlimit_latency PROCS_SESSIONS='$procs_sessions' PROCS_LATENCY=$procs_latency PARALLEL=$parallel TURNS=$turns${REFERENCE_BIN:+ REFERENCE_BIN=$REFERENCE_BIN}."
   echo
 } > "$out/table.md"
 "$bin/chart" -in "$results" -out "$out/scale.png" -table "$out/table.body.md"

@@ -97,6 +97,9 @@ func series(recs []result.Record) []line {
 		if r.H2C {
 			label += " over h2c"
 		}
+		if r.MemLimitMiB > 0 {
+			label += ", GOMEMLIMIT " + strconv.Itoa(r.MemLimitMiB) + " MiB"
+		}
 		label += ", model " + strconv.FormatFloat(r.LatencyMs, 'f', -1, 64) + " ms"
 		mem := r.PeakRSSMiB
 		if r.Mode != result.ModeInproc {

@@ -35,8 +35,13 @@ type Record struct {
 	// H2C: the sessions spoke HTTP/2 without TLS to the scripted API,
 	// many requests per connection (inproc -h2c); false is HTTP/1.1, one
 	// connection per request in flight.
-	H2C     bool   `json:"h2c,omitzero"`
-	Command string `json:"command"` // the command line of the run
+	H2C bool `json:"h2c,omitzero"`
+	// MemLimitMiB is the Go runtime's soft memory limit the benchmark
+	// process ran under (inproc -memlimit; debug.SetMemoryLimit, as a host
+	// sets GOMEMLIMIT); 0 is none, the default: the collector lets the
+	// heap grow to twice what is live.
+	MemLimitMiB int    `json:"memlimit_mib,omitzero"`
+	Command     string `json:"command"` // the command line of the run
 	// LoadBefore is the 1-minute load average when the run started: well
 	// above 0 means other work shared the cores and wall-clock figures
 	// (wall_s, turns_per_s, overhead, setup) are inflated.

@@ -18,6 +18,9 @@ func WriteTable(w io.Writer, recs []Record) error {
 		if r.H2C {
 			mode += " h2c"
 		}
+		if r.MemLimitMiB > 0 {
+			mode += fmt.Sprintf(" memlimit %d MiB", r.MemLimitMiB)
+		}
 		if r.Parallel > 0 {
 			mode = fmt.Sprintf("%s (%d at once)", r.Mode, r.Parallel)
 		}
