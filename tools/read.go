@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -160,11 +161,19 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	window := lines[start:end]
 
 	var b strings.Builder
+	size := 0
+	for _, line := range window {
+		size += len(line) + 8 // the line, its number, a tab and a newline
+	}
+	b.Grow(min(size, readMaxOutput+1024))
+	var num [20]byte
 	for i, line := range window {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%d\t%s", start+i+1, displayLine(line))
+		b.Write(strconv.AppendInt(num[:0], int64(start+i+1), 10))
+		b.WriteByte('\t')
+		b.WriteString(displayLine(line))
 		if b.Len() > readMaxOutput && !in.AllowLarge {
 			return tool.Error(fmt.Sprintf("Lines %d-%d of %s come to more than %s, too much to return at once. Ask for fewer lines with limit, or set allow_large if you really need them all.",
 				offset, end, path, fileSizeText(readMaxOutput))), nil

@@ -193,6 +193,8 @@ type Session struct {
 	changes toolChanges
 	// budget is where the budget counts from (streaming.go).
 	budget budgetScope
+	// meta is the request metadata of the current session id (request.go).
+	meta atomic.Pointer[sessionMeta]
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a

@@ -58,8 +58,7 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 		req.System = nil
 	}
 	req.Tools = s.declaredTools()
-	meta, _ := json.Marshal(map[string]string{"session_id": s.cfg.Env.SessionID})
-	req.Metadata = &model.Metadata{UserID: string(meta)}
+	req.Metadata = s.metadata()
 	req.Messages = make([]model.Message, len(s.history))
 	copy(req.Messages, s.history)
 	if n := len(req.Messages); n > 0 {
@@ -105,4 +104,24 @@ func requestFeatures(modelID string, thinking *model.Thinking, effort string) (*
 		}
 	}
 	return t, out
+}
+
+// metadata returns the request metadata for the session's current id,
+// made once per id (a /clear changes it) and shared by the requests,
+// which never change it.
+func (s *Session) metadata() *model.Metadata {
+	id := s.cfg.Env.SessionID
+	if m := s.meta.Load(); m != nil && m.id == id {
+		return m.md
+	}
+	meta, _ := json.Marshal(map[string]string{"session_id": id})
+	m := &sessionMeta{id: id, md: &model.Metadata{UserID: string(meta)}}
+	s.meta.Store(m)
+	return m.md
+}
+
+// sessionMeta is the metadata made for one session id.
+type sessionMeta struct {
+	id string
+	md *model.Metadata
 }

@@ -30,6 +30,11 @@ type Catalog struct {
 	// shared: tools and index belong to a base other catalogs use too;
 	// they are never written, only replaced.
 	shared bool
+	// ann is the Announcement of the catalog as it is, once made; Replace
+	// drops it and counts a new version, so that a text made while Replace
+	// ran is not kept.
+	ann *string
+	ver uint64
 }
 
 type entry struct {
@@ -175,6 +180,8 @@ func (c *Catalog) Replace(remove []string, add []tool.Info) {
 	if c.shared {
 		c.tools, c.shared = slices.Clone(c.tools), false
 	}
+	c.ann = nil
+	c.ver++
 	gone := map[string]bool{}
 	for _, n := range remove {
 		gone[n] = true

@@ -114,6 +114,23 @@ func readDefinitions(text string, c *Catalog, into map[string]bool) {
 // not, one [ListLine] each, so that it stays the same for the whole
 // session (and the prompt cache with it).
 func Announcement(c *Catalog) string {
+	c.mu.RLock()
+	ann, ver := c.ann, c.ver
+	c.mu.RUnlock()
+	if ann != nil {
+		return *ann
+	}
+	text := announce(c)
+	c.mu.Lock()
+	if c.ann == nil && c.ver == ver {
+		c.ann = &text
+	}
+	c.mu.Unlock()
+	return text
+}
+
+// announce makes the Announcement of c.
+func announce(c *Catalog) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Deferred tools: the %d tools named below can be used, but their definitions are not loaded yet. "+
 		"Before calling one, load it with the %s tool: query %q loads the tools you name, "+

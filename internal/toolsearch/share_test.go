@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop/tool"
@@ -68,5 +69,20 @@ func TestCatalogsShareUntilChanged(t *testing.T) {
 	c := NewCatalog([]tool.Info{{Name: "ShareTestA", Description: "first tool"}, {Name: "ShareTestB", Description: "second tool"}})
 	if diff := cmp.Diff([]string{"ShareTestA", "ShareTestB"}, c.Names()); diff != "" {
 		t.Fatalf("a new catalog after Replace (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnnouncementFollowsReplace checks that the kept announcement is
+// dropped when the catalog changes.
+func TestAnnouncementFollowsReplace(t *testing.T) {
+	c := NewCatalog([]tool.Info{{Name: "AnnTestA", Description: "a"}})
+	first := Announcement(c)
+	if again := Announcement(c); again != first {
+		t.Fatal("the announcement changed with the catalog unchanged")
+	}
+	c.Replace(nil, []tool.Info{{Name: "AnnTestB", Description: "b"}})
+	after := Announcement(c)
+	if after == first || !strings.Contains(after, "AnnTestB") {
+		t.Fatalf("after Replace the announcement is still the old one:\n%s", after)
 	}
 }
