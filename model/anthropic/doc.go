@@ -74,10 +74,12 @@
 // # Amazon Bedrock and Google Vertex AI
 //
 // Options.Platform, or CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1,
-// sends the requests to a cloud platform through the official SDK's bedrock
-// and vertex packages, which rewrite the URL and body (the model moves into
-// the path, anthropic_version into the body) and authenticate (AWS SigV4,
-// a Google OAuth token). Bedrock's event-stream answer is turned into
+// sends the requests to a cloud platform: through the official SDK's
+// bedrock package, and for Vertex a middleware of this package's own (the
+// SDK's vertex package would link gRPC and the Google API client for a
+// client this provider never uses). Both rewrite the URL and body (the
+// model moves into the path, anthropic_version into the body) and
+// authenticate (AWS SigV4, a Google OAuth token from golang.org/x/oauth2). Bedrock's event-stream answer is turned into
 // server-sent events by the SDK before this package reads it, so retries,
 // timeouts and the stream reader are the same on every platform. The
 // regions, project, base URLs and the switches that skip authentication

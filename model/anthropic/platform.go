@@ -11,7 +11,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/vertex"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"golang.org/x/oauth2"
@@ -159,7 +158,8 @@ func resolvePlatform(o *Options) (bool, error) {
 }
 
 // platformOptions returns the client options that adapt requests to a
-// cloud platform, through the official SDK's bedrock and vertex packages,
+// cloud platform, through the official SDK's bedrock package and
+// vertexRewrite,
 // and the HTTP client to give the SDK before them. They go after every
 // other option so that the platform's middleware runs closest to the wire
 // (it signs the request, which must not change after it).
@@ -198,12 +198,7 @@ func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, []opt
 		if c.vertexProject == "" {
 			return nil, nil, errors.New("anthropic: vertex: no project: set ANTHROPIC_VERTEX_PROJECT_ID (Options.VertexProject)")
 		}
-		creds := &google.Credentials{ProjectID: c.vertexProject, TokenSource: &tokenSource{ts}} // a pointer: the SDK compares sources
-		opts := []option.RequestOption{vertex.WithCredentials(context.Background(), c.vertexRegion, c.vertexProject, creds)}
-		if c.baseURL != "" {
-			opts = append(opts, option.WithBaseURL(c.baseURL))
-		}
-		return hc, opts, nil
+		return vertexOptions(c.vertexRegion, c.vertexProject, c.baseURL, &tokenSource{ts}, hc)
 	}
 	return hc, nil, nil
 }
