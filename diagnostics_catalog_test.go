@@ -189,10 +189,8 @@ func catalogCases() []catalogCase {
 			`{"hooks": {"NoSuchEvent": [{"hooks": [{"type": "command", "command": "true"}]}]}}`)
 		return nil
 	},
-		[]seen{warn(DiagSettings, ".claude/settings.json: hooks.NoSuchEvent: unknown hook event, its hooks never run"),
-			warn(DiagHook, "hooks.NoSuchEvent: event not dispatched; its hooks never run")},
-		[]logged{logWarn(DiagHook, "hooks.NoSuchEvent: event not dispatched; its hooks never run"),
-			logWarn(DiagSettings, ".claude/settings.json: hooks.NoSuchEvent: unknown hook event, its hooks never run")})
+		[]seen{warn(DiagSettings, ".claude/settings.json: hooks.NoSuchEvent: unknown hook event, its hooks never run")},
+		[]logged{logWarn(DiagSettings, ".claude/settings.json: hooks.NoSuchEvent: unknown hook event, its hooks never run")})
 	addBoth("hook kind not supported", DiagHook,
 		`<cwd>/.claude/settings.json: hooks.PreToolUse: agent hooks are not supported; skipped`,
 		func(t *testing.T, cwd string, o *Options) []agentlooptest.Reply {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,7 +239,10 @@ func New(cfg Config) (*Dispatcher, error) {
 		}
 	}
 	for name := range cfg.Commands {
-		if !known(Event(name)) {
+		// An event settings does not know was reported as unknown when
+		// the file was read; one it knows but this dispatcher never
+		// dispatches is reported here.
+		if !known(Event(name)) && slices.Contains(settings.HookEvents, name) {
 			d.warnings = append(d.warnings, fmt.Sprintf("hooks.%s: event not dispatched; its hooks never run", name))
 		}
 	}
