@@ -297,6 +297,14 @@ type Options struct {
 	// store can resume the session. A copy that fails after retries is
 	// reported as system/mirror_error; the local transcript keeps it.
 	SessionStore sessions.Store
+	// SessionStoreLeaseTTL is how long this host's claim on the session
+	// in SessionStore (see session.Lease) holds without renewal; it is
+	// renewed every third of it while the session is open. 0 means
+	// session.DefaultLeaseTTL (a minute). A shorter TTL lets another host
+	// take the session over sooner after this one died, for more
+	// renewals; keep it well above the hosts' clock skew. Negative is an
+	// ErrInvalidOption.
+	SessionStoreLeaseTTL time.Duration
 	// EnableFileCheckpointing saves the prior state of each file Write,
 	// Edit or NotebookEdit changes, once per prompt, so that
 	// Client.RewindFiles can put the files back as they were before a
@@ -363,6 +371,9 @@ func (o *Options) validate() error {
 	}
 	if o.ForkSession && o.Resume == "" && !o.Continue {
 		return fmt.Errorf("%w: ForkSession needs Resume or Continue", ErrInvalidOption)
+	}
+	if o.SessionStoreLeaseTTL < 0 {
+		return fmt.Errorf("%w: SessionStoreLeaseTTL %v is negative", ErrInvalidOption, o.SessionStoreLeaseTTL)
 	}
 	if o.SessionStore != nil && o.NoSessionPersistence {
 		return fmt.Errorf("%w: SessionStore needs session persistence", ErrInvalidOption)

@@ -215,7 +215,11 @@ func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, er
 	defer cancel()
 	ch := make(chan acquired, 1)
 	go func() {
-		l, err := sessions.AcquireLease(lctx, o.SessionStore, key, sessions.LeaseOptions{TTL: leaseTTL})
+		ttl := leaseTTL
+		if o.SessionStoreLeaseTTL > 0 {
+			ttl = o.SessionStoreLeaseTTL
+		}
+		l, err := sessions.AcquireLease(lctx, o.SessionStore, key, sessions.LeaseOptions{TTL: ttl})
 		ch <- acquired{l, err}
 	}()
 	timer := time.NewTimer(mirrorCloseTimeout)

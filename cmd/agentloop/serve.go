@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/otel"
+	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session/postgres"
+)
+
+// serveUsage is the help of `agentloop serve`.
+const serveUsage = `Usage: agentloop serve --root DIR (--tokens-file FILE | --database-url URL) [flags]
+
+Hosts agentloop sessions over HTTP (see docs/serve.md): the /v1 API, the
+web page at /, /healthz, /readyz and /metrics. SIGTERM or SIGINT drains:
+readyz turns 503, running turns get --drain-timeout to finish and are
+then interrupted, sessions are closed and their leases released.
+
+Flags:
+`
+
+// runServe runs `agentloop serve` until ctx ends (a signal), then drains.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	var (
+		addr         = fs.String("addr", "127.0.0.1:8080", "address to listen on")
+		root         = fs.String("root", "", "directory of the sessions' working directories (required; the same path on every replica)")
+		dataDir      = fs.String("data-dir", "", "local data: the file store when there is no --database-url, scratch session directories")
+		databaseURL  = fs.String("database-url", "", "PostgreSQL URL: sessions (and tokens, without --tokens-file) are kept there, shared by replicas")
+		dbTable      = fs.String("database-table", postgres.DefaultTable, "table of the sessions in --database-url")
+		tokensFile   = fs.String("tokens-file", "", `JSON file of tokens: {"tokens":[{"sha256":"<hex>","tenant":"id","max_concurrent":N,"daily_budget_usd":X}]}`)
+		replicaID    = fs.String("replica-id", "", "this replica's id in leases and 409 answers (default: host name and a random suffix)")
+		leaseTTL     = fs.Duration("lease-ttl", 0, "how long a session's lease holds without renewal (default 1m)")
+		idleRelease  = fs.Duration("idle-release", 30*time.Second, "close an idle session here and release its lease after this long")
+		drainTimeout = fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
+		maxBody      = fs.Int64("max-body-bytes", 1<<20, "largest request body accepted (413 above)")
+		cors         = fs.String("cors-origins", "", "comma-separated origins allowed to call the API from browsers (default: CORS off)")
+		settingsArg  = fs.String("settings", "", "settings file or inline JSON applied to every session (permissions, sandbox, env)")
+		modelArg     = fs.String("model", "", "default model of sessions that name none")
+		logLevel     = fs.String("log-level", "info", "debug, info, warn or error")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitFailure
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentloop serve: unexpected argument %q\n", fs.Arg(0))
+		return exitFailure
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: --log-level: %v\n", err)
+		return exitFailure
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	fail := func(format string, a ...any) int {
+		logger.Error(fmt.Sprintf(format, a...))
+		return exitFailure
+	}
+	if *root == "" {
+		return fail("--root is required")
+	}
+	if *tokensFile == "" && *databaseURL == "" {
+		return fail("--tokens-file or --database-url is required (there must be a way to check tokens)")
+	}
+	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
+		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger,
+		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}}
+	if *cors != "" {
+		for _, o := range strings.Split(*cors, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+			}
+		}
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if *databaseURL != "" {
+		store, err := postgres.Open(startCtx, *databaseURL, &postgres.Options{Table: *dbTable})
+		if err != nil {
+			return fail("opening the session store: %v", err)
+		}
+		defer store.Close()
+		cfg.Store = store
+	}
+	if *tokensFile != "" {
+		t, err := serve.LoadTenantsFile(*tokensFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		cfg.Tenants = t
+	} else {
+		pool, err := pgxpool.New(startCtx, *databaseURL)
+		if err != nil {
+			return fail("connecting to the database: %v", err)
+		}
+		defer pool.Close()
+		t, err := serve.NewPostgresTenants(startCtx, pool, "")
+		if err != nil {
+			return fail("%v", err)
+		}
+		cfg.Tenants = t
+	}
+	obs, shutdownTelemetry, err := otel.FromEnv(ctx)
+	if err != nil {
+		logger.Warn("telemetry is off", "err", err)
+	} else if obs != nil {
+		cfg.Observer = obs
+		defer func() {
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), telemetryFlushTimeout)
+			defer cancel()
+			_ = shutdownTelemetry(fctx)
+		}()
+	}
+	srv, err := serve.New(cfg)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail("listening on %s: %v", *addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	logger.Info("serving", "addr", ln.Addr().String(), "replica", srv.ReplicaID())
+	fmt.Fprintf(stdout, "agentloop serve: listening on http://%s\n", ln.Addr())
+	select {
+	case err := <-served:
+		return fail("serving: %v", err)
+	case <-ctx.Done():
+	}
+	logger.Info("signal: draining", "cause", context.Cause(ctx), "timeout", drainTimeout.String())
+	dctx, dcancel := context.WithTimeout(context.Background(), *drainTimeout)
+	defer dcancel()
+	if err := srv.Drain(dctx); err != nil {
+		logger.Warn("drain", "err", err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		logger.Warn("shutting the listener down", "err", err)
+	}
+	logger.Info("stopped")
+	return exitOK
+}

@@ -1,0 +1,130 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/serve"
+)
+
+// A tenant's concurrent sessions are bounded: a message that would open
+// one more session than MaxConcurrent is refused with 429 limit, and is
+// taken once a session was released.
+func TestTenantConcurrencyLimit(t *testing.T) {
+	e := newEnv(t, func(c *serve.Config) {
+		tenants := serve.NewMemoryTenants()
+		tenants.Add(tokenA, serve.Tenant{ID: "tenant-a", MaxConcurrent: 1})
+		c.Tenants = tenants
+		c.IdleRelease = time.Second
+	}, agentlooptest.Text("one"), agentlooptest.Text("two"))
+	first, second := e.create(tokenA, nil), e.create(tokenA, nil)
+	s := e.subscribe(first, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+first+"/messages", tokenA, map[string]string{"text": "a"})
+	s.until(isResult)
+	code, body := e.do("POST", "/v1/sessions/"+second+"/messages", tokenA, map[string]string{"text": "b"})
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), `"limit"`) {
+		t.Errorf("second session while the first is open: %d %s, want 429 limit", code, body)
+	}
+	waitMetric(t, e, "agentloop_serve_sessions_active 0")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+second+"/messages", tokenA, map[string]string{"text": "b"})
+}
+
+// A tenant's daily budget is counted from the results' cost, in the
+// store: once spent, new sessions of the tenant are refused with 429.
+func TestTenantDailyBudget(t *testing.T) {
+	costly := agentlooptest.Reply{Content: agentlooptest.Text("pricey").Content,
+		Usage: model.Usage{InputTokens: 1_000_000, OutputTokens: 10}}
+	e := newEnv(t, func(c *serve.Config) {
+		tenants := serve.NewMemoryTenants()
+		tenants.Add(tokenA, serve.Tenant{ID: "tenant-a", DailyBudgetUSD: 0.01})
+		c.Tenants = tenants
+		c.IdleRelease = 300 * time.Millisecond
+	}, costly)
+	id := e.create(tokenA, map[string]any{"model": "claude-sonnet-4-5"})
+	s := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "spend"})
+	s.until(isResult)
+	rec := e.waitState(id, tokenA, "idle")
+	if c, _ := rec["cost_usd"].(float64); c < 0.01 {
+		t.Fatalf("cost of the turn %v: the test needs it above the budget", rec["cost_usd"])
+	}
+	// Refused while the session is still open here, and after.
+	code, body := e.do("POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "more"})
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "daily budget") {
+		t.Errorf("message over the daily budget: %d %s, want 429", code, body)
+	}
+	waitMetric(t, e, "agentloop_serve_sessions_active 0")
+	code, body = e.do("POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "more"})
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "daily budget") {
+		t.Errorf("message over the daily budget: %d %s, want 429", code, body)
+	}
+	if strings.Contains(metricsText(t, e), "agentloop_serve_cost_usd_total 0\n") {
+		t.Error("the cost metric did not count the turn")
+	}
+}
+
+// The tokens file maps hashed tokens to tenants; malformed files fail.
+func TestTenantsFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, fmt.Appendf(nil, `{"tokens":[{"sha256":%q,"tenant":"acme","max_concurrent":2,"daily_budget_usd":5}]}`,
+		serve.HashToken("s3cret")), 0o600)
+	ts, err := serve.LoadTenantsFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.Lookup(context.Background(), serve.HashToken("s3cret"))
+	if err != nil || got != (serve.Tenant{ID: "acme", MaxConcurrent: 2, DailyBudgetUSD: 5}) {
+		t.Errorf("lookup: %+v %v", got, err)
+	}
+	if _, err := ts.Lookup(context.Background(), serve.HashToken("other")); !errors.Is(err, serve.ErrUnknownToken) {
+		t.Errorf("unknown token: %v", err)
+	}
+	for name, body := range map[string]string{
+		"plain token":   `{"tokens":[{"sha256":"s3cret","tenant":"acme"}]}`,
+		"no tenant":     fmt.Sprintf(`{"tokens":[{"sha256":%q}]}`, serve.HashToken("x")),
+		"unknown field": `{"tokens":[],"admin":true}`,
+	} {
+		p := filepath.Join(dir, "bad.json")
+		os.WriteFile(p, []byte(body), 0o600)
+		if _, err := serve.LoadTenantsFile(p); err == nil {
+			t.Errorf("%s: loaded", name)
+		}
+	}
+}
+
+// Tokens in PostgreSQL: hashed, looked up by hash.
+func TestPostgresTenants(t *testing.T) {
+	pool := pgPool(t)
+	ctx := context.Background()
+	tbl := pgTable(t, pool)
+	ts, err := serve.NewPostgresTenants(ctx, pool, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Add(ctx, "tok-1", serve.Tenant{ID: "acme", MaxConcurrent: 3, DailyBudgetUSD: 1.5}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.Lookup(ctx, serve.HashToken("tok-1"))
+	if err != nil || got != (serve.Tenant{ID: "acme", MaxConcurrent: 3, DailyBudgetUSD: 1.5}) {
+		t.Errorf("lookup: %+v %v", got, err)
+	}
+	if _, err := ts.Lookup(ctx, serve.HashToken("tok-2")); !errors.Is(err, serve.ErrUnknownToken) {
+		t.Errorf("unknown token: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{tbl}.Sanitize()+" WHERE token_sha256 = 'tok-1'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("the plain token is stored (%d rows, %v)", n, err)
+	}
+}

@@ -1,0 +1,720 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/mcp"
+	"github.com/agentloop/agentloop/session"
+)
+
+// The states of a session.
+const (
+	stateIdle           = "idle"
+	stateRunning        = "running"
+	stateRequiresAction = "requires_action"
+)
+
+// Event kinds.
+const (
+	kindMessage            = "message"
+	kindPermissionRequest  = "permission_request"
+	kindPermissionResolved = "permission_resolved"
+	kindState              = "state"
+)
+
+// live is a session open on this replica: its client, lease, event log
+// and pending permission requests.
+type live struct {
+	s       *Server
+	id      string
+	tenant  Tenant
+	rec     *record
+	client  *agentloop.Client
+	lease   *session.Lease
+	cfgDir  string // scratch ConfigDir, removed at shutdown
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the message loop ended
+	started time.Time     // of the running turn
+
+	evMu    sync.Mutex // held while an event is numbered and stored
+	mu      sync.Mutex
+	events  []event // the newest MaxEvents events
+	nextSeq int64
+	notify  chan struct{} // closed and replaced at each event
+	pending map[string]*pendingPerm
+	order   []string // pending request ids, in order
+	handled map[string]bool
+	running bool
+	state   string
+	closed  bool
+	idle    *time.Timer
+	cost    float64 // the session's cost as of the last result
+}
+
+type pendingPerm struct {
+	data json.RawMessage
+	ch   chan agentloop.PermissionResult
+}
+
+func (s *Server) getLive(id string) *live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
+
+// activate returns the session open here, opening it (taking its lease)
+// when it is not.
+func (s *Server) activate(ctx context.Context, rec *record, t Tenant) (*live, error) {
+	s.mu.Lock()
+	for {
+		if l := s.live[rec.ID]; l != nil {
+			s.mu.Unlock()
+			return l, nil
+		}
+		wait := s.opening[rec.ID]
+		if wait == nil {
+			break
+		}
+		// Another request of this replica is opening it: wait for it
+		// rather than race it for the lease (and answer 409 naming
+		// ourselves).
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	opening := make(chan struct{})
+	s.opening[rec.ID] = opening
+	defer func() {
+		s.mu.Lock()
+		delete(s.opening, rec.ID)
+		s.mu.Unlock()
+		close(opening)
+	}()
+	n := 0
+	for _, l := range s.live {
+		if l.tenant.ID == t.ID {
+			n++
+		}
+	}
+	s.mu.Unlock()
+	if t.MaxConcurrent > 0 && n >= t.MaxConcurrent {
+		return nil, &apiError{status: http.StatusTooManyRequests, typ: "limit",
+			msg: fmt.Sprintf("tenant %s already has %d open sessions on this replica (its limit); wait for one to go idle", t.ID, n)}
+	}
+	abs, err := s.resolveCwd(t.ID, rec.Cwd)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if err := makeCwd(abs); err != nil {
+		return nil, err
+	}
+	lease, err := session.AcquireLease(ctx, s.store, recordKey(t.ID, rec.ID), session.LeaseOptions{TTL: s.cfg.LeaseTTL})
+	if errors.Is(err, session.ErrSessionBusy) {
+		return nil, s.conflict(ctx, rec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("serve: taking the lease of %s: %w", rec.ID, err)
+	}
+	l, err := s.open(ctx, rec, t, abs, lease)
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = lease.Release(rctx)
+		if errors.Is(err, agentloop.ErrSessionBusy) {
+			return nil, s.conflict(ctx, rec)
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	if other := s.live[rec.ID]; other != nil {
+		// Another request opened it meanwhile (and so it held the lease
+		// before us, which cannot be: the store's lease is exclusive);
+		// keep that one.
+		s.mu.Unlock()
+		l.shutdown(context.Background(), false)
+		return other, nil
+	}
+	s.live[rec.ID] = l
+	s.mu.Unlock()
+	go l.renew()
+	s.log.Info("session opened", "session", rec.ID, "tenant", t.ID, "replica", s.cfg.ReplicaID)
+	return l, nil
+}
+
+// checkBudget fails with 429 when the tenant spent its daily budget.
+func (s *Server) checkBudget(ctx context.Context, t Tenant) error {
+	if t.DailyBudgetUSD <= 0 {
+		return nil
+	}
+	spent, err := s.spentToday(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	if spent >= t.DailyBudgetUSD {
+		return &apiError{status: http.StatusTooManyRequests, typ: "limit",
+			msg: fmt.Sprintf("tenant %s spent $%.4f today, its daily budget is $%.4f", t.ID, spent, t.DailyBudgetUSD)}
+	}
+	return nil
+}
+
+// open makes the client of a session whose lease is taken.
+func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, lease *session.Lease) (*live, error) {
+	evs, err := s.loadEvents(ctx, t.ID, rec.ID, 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &live{s: s, id: rec.ID, tenant: t, rec: rec, lease: lease, done: make(chan struct{}),
+		notify: make(chan struct{}), pending: map[string]*pendingPerm{}, handled: map[string]bool{}, state: stateIdle}
+	if n := len(evs); n > 0 {
+		l.nextSeq = evs[n-1].Seq
+		if n > s.cfg.MaxEvents {
+			evs = evs[n-s.cfg.MaxEvents:]
+		}
+		l.events = evs
+	}
+	if rec.CostUSD != nil {
+		l.cost = *rec.CostUSD
+	}
+	// A fresh ConfigDir each time: the transcript is always restored from
+	// the store, never from a stale local copy another replica has since
+	// continued.
+	if l.cfgDir, err = os.MkdirTemp(s.dataDir, "session-"); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	opts, err := s.options(rec.Options, abs)
+	if err != nil {
+		os.RemoveAll(l.cfgDir)
+		return nil, badRequest("%v", err)
+	}
+	opts.ConfigDir = l.cfgDir
+	opts.SessionStore = s.store
+	opts.SessionStoreLeaseTTL = s.cfg.LeaseTTL
+	opts.CanUseTool = l.canUseTool
+	opts.Logger = s.log.With("session", rec.ID)
+	if s.cfg.Observer != nil {
+		opts.Observer = s.cfg.Observer
+	}
+	opts.Resume = rec.ID
+	c, err := agentloop.NewClient(opts)
+	if errors.Is(err, agentloop.ErrSessionNotFound) {
+		// Nothing was said in it yet.
+		opts.Resume, opts.SessionID = "", rec.ID
+		c, err = agentloop.NewClient(opts)
+	}
+	if err != nil {
+		os.RemoveAll(l.cfgDir)
+		return nil, fmt.Errorf("serve: opening session %s: %w", rec.ID, err)
+	}
+	// Recorded once the client holds the transcript too, so that a 409
+	// for a session whose previous holder died names that holder.
+	if err := s.writeHolder(ctx, t.ID, rec.ID); err != nil {
+		c.Close()
+		os.RemoveAll(l.cfgDir)
+		return nil, fmt.Errorf("serve: recording the holder of %s: %w", rec.ID, err)
+	}
+	l.client = c
+	lctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.loop(lctx)
+	return l, nil
+}
+
+// options builds the agentloop options of a session.
+func (s *Server) options(o *sessionOptions, cwd string) (*agentloop.Options, error) {
+	var opts agentloop.Options
+	if s.cfg.Base != nil {
+		opts = *s.cfg.Base
+	}
+	if s.cfg.Provider != nil {
+		opts.Provider = s.cfg.Provider
+	}
+	opts.Cwd = cwd
+	// Only the servers of the request (and of Base): a .mcp.json the
+	// session's own tools could write must not start commands here.
+	opts.StrictMCPConfig = true
+	if o == nil {
+		return &opts, nil
+	}
+	if o.Model != "" {
+		opts.Model = o.Model
+	}
+	opts.SystemPrompt = o.SystemPrompt
+	opts.AppendSystemPrompt = o.AppendSystemPrompt
+	if o.PermissionMode != "" {
+		m, err := agentloop.ParsePermissionMode(o.PermissionMode)
+		if err != nil {
+			return nil, fmt.Errorf("permission_mode: %w", err)
+		}
+		opts.PermissionMode = m
+	}
+	if o.ToolsSet {
+		opts.Tools = append([]string{}, o.Tools...)
+	}
+	opts.AllowedTools = slices.Concat(opts.AllowedTools, o.AllowedTools)
+	opts.DisallowedTools = slices.Concat(opts.DisallowedTools, o.DisallowedTools)
+	if o.MaxTurns < 0 {
+		return nil, fmt.Errorf("max_turns %d is negative", o.MaxTurns)
+	}
+	if o.MaxBudgetUSD < 0 {
+		return nil, fmt.Errorf("max_budget_usd %v is negative", o.MaxBudgetUSD)
+	}
+	opts.MaxTurns = o.MaxTurns
+	opts.MaxBudgetUSD = o.MaxBudgetUSD
+	if o.Effort != "" {
+		opts.Effort = o.Effort
+	}
+	if len(o.MCPServers) > 0 {
+		base := opts.MCPServers
+		opts.MCPServers = map[string]agentloop.MCPServerConfig{}
+		maps.Copy(opts.MCPServers, base)
+		for name, raw := range o.MCPServers {
+			var c agentloop.MCPServerConfig
+			if err := strictJSON(raw, &c); err != nil {
+				return nil, fmt.Errorf("mcp_servers.%s: %w", name, err)
+			}
+			if c.Command != "" {
+				return nil, fmt.Errorf("mcp_servers.%s: stdio servers (command) cannot be configured over HTTP; use an http or sse server (url)", name)
+			}
+			if c.URL == "" {
+				return nil, fmt.Errorf("mcp_servers.%s: url is required", name)
+			}
+			opts.MCPServers[name] = c
+		}
+		if opts.MCPConnector == nil {
+			opts.MCPConnector = mcp.Connector{}
+		}
+	}
+	if len(o.Agents) > 0 {
+		base := opts.Agents
+		opts.Agents = map[string]agentloop.AgentDefinition{}
+		maps.Copy(opts.Agents, base)
+		for name, raw := range o.Agents {
+			var a agentloop.AgentDefinition
+			if err := strictJSON(raw, &a); err != nil {
+				return nil, fmt.Errorf("agents.%s: %w", name, err)
+			}
+			opts.Agents[name] = a
+		}
+	}
+	return &opts, nil
+}
+
+func strictJSON(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// renew keeps the lease while the session is open here.
+func (l *live) renew() {
+	t := time.NewTicker(l.lease.RenewEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), l.lease.RenewEvery())
+			err := l.lease.Renew(ctx)
+			cancel()
+			if errors.Is(err, session.ErrLeaseLost) {
+				l.s.log.Error("session lease lost; closing the session here", "session", l.id, "err", err)
+				go l.shutdown(context.Background(), true)
+				return
+			}
+			if err != nil {
+				l.s.log.Warn("renewing a session lease failed", "session", l.id, "err", err)
+			}
+		}
+	}
+}
+
+// loop runs the client's streaming input and publishes its messages.
+func (l *live) loop(ctx context.Context) {
+	defer close(l.done)
+	for m, err := range l.client.Messages(ctx) {
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, agentloop.ErrClosed) {
+				return
+			}
+			l.s.log.Warn("session stream error", "session", l.id, "err", err)
+			continue
+		}
+		l.onMessage(m)
+	}
+}
+
+func (l *live) onMessage(m agentloop.Message) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		l.s.log.Error("encoding a message", "session", l.id, "err", err)
+		return
+	}
+	data := bytes.TrimRight(buf.Bytes(), "\n")
+	l.publish(kindMessage, data)
+	switch v := m.(type) {
+	case *agentloop.UserMessage:
+		if toolErrors(data) > 0 {
+			l.s.met.toolErrors.Add(int64(toolErrors(data)))
+		}
+	case *agentloop.ResultMessage:
+		l.onResult(v)
+	}
+}
+
+// toolErrors counts the tool results marked is_error in a user line.
+func toolErrors(line []byte) int {
+	var u struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &u) != nil {
+		return 0
+	}
+	var blocks []struct {
+		Type    string `json:"type"`
+		IsError bool   `json:"is_error"`
+	}
+	if json.Unmarshal(u.Message.Content, &blocks) != nil {
+		return 0
+	}
+	n := 0
+	for _, b := range blocks {
+		if b.Type == "tool_result" && b.IsError {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *live) onResult(r *agentloop.ResultMessage) {
+	m := &l.s.met
+	m.turns.Add(1)
+	if r.IsError {
+		m.turnErrors.Add(1)
+	}
+	m.inputTokens.Add(r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens)
+	m.outputTokens.Add(r.Usage.OutputTokens)
+	m.observeTurn(float64(r.DurationMs) / 1000)
+	l.mu.Lock()
+	delta := r.TotalCostUSD - l.cost
+	if delta < 0 {
+		delta = r.TotalCostUSD
+	}
+	l.cost += delta
+	cost := l.cost
+	turns := 1
+	if l.rec.Turns != nil {
+		turns = *l.rec.Turns + 1
+	}
+	l.rec.Turns, l.rec.CostUSD = &turns, &cost
+	queued := len(l.client.Queued()) > 0
+	if !queued {
+		l.running = false
+	}
+	l.mu.Unlock()
+	m.addCost(delta)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.s.writeRecord(ctx, l.tenant.ID, l.id, record{CostUSD: &cost, Turns: &turns}); err != nil {
+		l.s.log.Error("updating a session record", "session", l.id, "err", err)
+	}
+	if err := l.s.addSpend(ctx, l.tenant.ID, delta); err != nil {
+		l.s.log.Error("recording a tenant's spend", "session", l.id, "err", err)
+	}
+	l.updateState()
+}
+
+// currentState derives the session's state.
+func (l *live) currentState() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stateLocked()
+}
+
+func (l *live) stateLocked() string {
+	switch {
+	case len(l.pending) > 0:
+		return stateRequiresAction
+	case l.running:
+		return stateRunning
+	}
+	return stateIdle
+}
+
+// updateState publishes the state when it changed, stores it in the
+// record, and arms the idle release.
+func (l *live) updateState() {
+	l.mu.Lock()
+	st := l.stateLocked()
+	changed := st != l.state
+	l.state = st
+	if l.idle != nil {
+		l.idle.Stop()
+		l.idle = nil
+	}
+	if st == stateIdle && !l.closed {
+		l.idle = time.AfterFunc(l.s.cfg.IdleRelease, l.idleRelease)
+	}
+	l.mu.Unlock()
+	if !changed {
+		return
+	}
+	l.publish(kindState, rawJSON(map[string]string{"state": st}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.s.writeRecord(ctx, l.tenant.ID, l.id, record{State: st}); err != nil {
+		l.s.log.Error("updating a session record", "session", l.id, "err", err)
+	}
+}
+
+// idleRelease closes the session here when it stayed idle.
+func (l *live) idleRelease() {
+	l.mu.Lock()
+	idle := l.stateLocked() == stateIdle && !l.closed && len(l.client.Queued()) == 0
+	if idle {
+		l.closed = true // under the same lock as the check: send sees it
+	}
+	l.mu.Unlock()
+	if idle {
+		l.close(context.Background(), false)
+	}
+}
+
+// publish numbers an event, keeps it, stores it and wakes the streams.
+func (l *live) publish(kind string, data json.RawMessage) {
+	l.evMu.Lock()
+	defer l.evMu.Unlock()
+	l.mu.Lock()
+	l.nextSeq++
+	ev := event{Seq: l.nextSeq, Kind: kind, Data: data}
+	l.events = append(l.events, ev)
+	if n := len(l.events); n > l.s.cfg.MaxEvents {
+		l.events = append(l.events[:0:0], l.events[n-l.s.cfg.MaxEvents:]...)
+	}
+	close(l.notify)
+	l.notify = make(chan struct{})
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.s.appendEvent(ctx, l.tenant.ID, l.id, ev); err != nil {
+		l.s.log.Error("storing a session event; it replays only from this replica's memory", "session", l.id, "seq", ev.Seq, "err", err)
+	}
+}
+
+// eventsAfter returns the kept events with seq > after, whether they are
+// complete (false: older ones must be read from the store), and a channel
+// closed at the next event.
+func (l *live) eventsAfter(after int64) ([]event, bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	complete := len(l.events) == 0 || l.events[0].Seq <= after+1
+	var out []event
+	for _, ev := range l.events {
+		if ev.Seq > after {
+			out = append(out, ev)
+		}
+	}
+	return out, complete, l.notify
+}
+
+// send queues a message and marks the session running.
+func (l *live) send(text string) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return agentloop.ErrClosed
+	}
+	l.running = true
+	l.started = time.Now()
+	l.mu.Unlock()
+	if _, err := l.client.Send(agentloop.UserInput{Text: text}); err != nil {
+		l.mu.Lock()
+		l.running = false
+		l.mu.Unlock()
+		l.updateState()
+		return err
+	}
+	l.updateState()
+	return nil
+}
+
+// interrupt stops the running turn, if any.
+func (l *live) interrupt(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := l.client.Interrupt(ctx, nil); err != nil && !errors.Is(err, agentloop.ErrClosed) {
+		l.s.log.Warn("interrupting a turn", "session", l.id, "err", err)
+	}
+}
+
+// canUseTool publishes a permission request and waits for its answer, the
+// turn's end (interrupt, delete, drain) or the session's close.
+func (l *live) canUseTool(ctx context.Context, req agentloop.PermissionRequest) (agentloop.PermissionResult, error) {
+	id := "perm_" + uuid.NewString()
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	body := map[string]any{"request_id": id, "tool_name": req.ToolName, "input": input, "tool_use_id": req.ToolUseID}
+	if req.DisplayName != "" {
+		body["title"] = req.DisplayName
+	}
+	if req.Description != "" {
+		body["description"] = req.Description
+	}
+	if req.BlockedPath != "" {
+		body["blocked_path"] = req.BlockedPath
+	}
+	p := &pendingPerm{data: rawJSON(body), ch: make(chan agentloop.PermissionResult, 1)}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return agentloop.Deny("The session is closing."), nil
+	}
+	l.pending[id] = p
+	l.order = append(l.order, id)
+	l.mu.Unlock()
+	l.s.met.permissionAsks.Add(1)
+	l.publish(kindPermissionRequest, p.data)
+	l.updateState()
+	select {
+	case res := <-p.ch:
+		return res, nil
+	case <-ctx.Done():
+		if l.resolve(id, "cancelled") {
+			return agentloop.PermissionResult{}, fmt.Errorf("permission request %s: %w", id, context.Cause(ctx))
+		}
+		return <-p.ch, nil // answered just now
+	}
+}
+
+// take removes a pending request; nil when it was not pending (handled
+// then says whether it was once).
+func (l *live) take(id string) (p *pendingPerm, handled bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p = l.pending[id]
+	if p == nil {
+		return nil, l.handled[id]
+	}
+	delete(l.pending, id)
+	for i, o := range l.order {
+		if o == id {
+			l.order = append(l.order[:i:i], l.order[i+1:]...)
+			break
+		}
+	}
+	l.handled[id] = true
+	return p, true
+}
+
+// resolve removes a pending request and publishes its resolution; false
+// when it was not pending.
+func (l *live) resolve(id, behavior string) bool {
+	if p, _ := l.take(id); p == nil {
+		return false
+	}
+	l.publish(kindPermissionResolved, rawJSON(map[string]string{"request_id": id, "behavior": behavior}))
+	l.updateState()
+	return true
+}
+
+// answer resolves a pending request with res.
+func (l *live) answer(id string, res agentloop.PermissionResult) error {
+	p, handled := l.take(id)
+	if p == nil {
+		if handled {
+			return &apiError{status: http.StatusConflict, typ: "conflict", msg: fmt.Sprintf("permission request %s was already answered or cancelled", id)}
+		}
+		return &apiError{status: http.StatusNotFound, typ: "not_found", msg: fmt.Sprintf("no pending permission request %s", id)}
+	}
+	l.publish(kindPermissionResolved, rawJSON(map[string]string{"request_id": id, "behavior": res.Behavior}))
+	p.ch <- res // buffered, and only the taker sends
+	l.updateState()
+	return nil
+}
+
+func (l *live) pendingList() []json.RawMessage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []json.RawMessage{}
+	for _, id := range l.order {
+		out = append(out, l.pending[id].data)
+	}
+	return out
+}
+
+// shutdown closes the session here: interrupts a running turn when
+// interrupt (else waits for nothing: callers only close idle sessions or
+// drain), closes the client (its history stays valid), and releases the
+// lease.
+func (l *live) shutdown(ctx context.Context, interrupt bool) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		<-l.done
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.close(ctx, interrupt)
+}
+
+// close does shutdown's work once closed is set.
+func (l *live) close(ctx context.Context, interrupt bool) {
+	l.mu.Lock()
+	if l.idle != nil {
+		l.idle.Stop()
+	}
+	l.mu.Unlock()
+	l.s.mu.Lock()
+	if l.s.live[l.id] == l {
+		delete(l.s.live, l.id)
+	}
+	l.s.mu.Unlock()
+	if interrupt {
+		l.interrupt(ctx)
+	}
+	if err := l.client.Close(); err != nil {
+		l.s.log.Warn("closing a session", "session", l.id, "err", err)
+	}
+	l.cancel()
+	<-l.done
+	l.mu.Lock()
+	wasRunning := l.running || len(l.pending) > 0
+	l.running = false
+	l.pending = map[string]*pendingPerm{}
+	l.order = nil
+	l.mu.Unlock()
+	if wasRunning {
+		l.updateState()
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.lease.Release(rctx); err != nil {
+		l.s.log.Warn("releasing a session lease", "session", l.id, "err", err)
+	}
+	os.RemoveAll(l.cfgDir)
+	l.s.log.Info("session closed", "session", l.id, "replica", l.s.cfg.ReplicaID)
+}

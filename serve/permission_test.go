@@ -1,0 +1,119 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop/agentlooptest"
+)
+
+// permissionRequest reads events until a permission_request and decodes it.
+func permissionRequest(t *testing.T, ev *sse) map[string]any {
+	t.Helper()
+	evs := ev.until(kindIs("permission_request"))
+	var req map[string]any
+	if err := json.Unmarshal([]byte(evs[len(evs)-1].Data), &req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// A Bash call in the default mode is asked over HTTP: the stream carries
+// permission_request, the state is requires_action and GET lists it;
+// POST allow runs the tool (its output goes back to the model) and
+// publishes permission_resolved; a second answer is a conflict.
+func TestPermissionAllow(t *testing.T) {
+	e := newEnv(t, nil,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "echo served-$((40+2))", "description": "Print a word"}),
+		agentlooptest.Text("It printed served-42."))
+	id := e.create(tokenA, map[string]any{"tools": []string{"Bash"}, "permission_mode": "default"})
+	ev := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "run it"})
+	req := permissionRequest(t, ev)
+	if req["tool_name"] != "Bash" || req["tool_use_id"] != "toolu_1" || req["request_id"] == "" {
+		t.Fatalf("permission_request %v", req)
+	}
+	if in, _ := req["input"].(map[string]any); in["command"] != "echo served-$((40+2))" {
+		t.Errorf("permission_request input %v", req["input"])
+	}
+	rec := e.waitState(id, tokenA, "requires_action")
+	if p := rec["pending_permissions"].([]any); len(p) != 1 || p[0].(map[string]any)["request_id"] != req["request_id"] {
+		t.Errorf("pending_permissions %v", p)
+	}
+	rid := req["request_id"].(string)
+	e.must(http.StatusOK, "POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	evs := ev.until(isResult)
+	resolved := false
+	for _, x := range evs {
+		if x.Kind == "permission_resolved" && strings.Contains(x.Data, `"allow"`) && strings.Contains(x.Data, rid) {
+			resolved = true
+		}
+	}
+	if !resolved {
+		t.Errorf("no permission_resolved allow among %v", evs)
+	}
+	res, ok := e.model.Requests()[1].ToolResult("toolu_1")
+	if !ok || res.IsError != nil && *res.IsError || !strings.Contains(res.ResultText(), "served-42") {
+		t.Errorf("tool result sent to the model: %+v, want the command's output", res)
+	}
+	e.must(http.StatusConflict, "POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	e.must(http.StatusNotFound, "POST", "/v1/sessions/"+id+"/permissions/perm_nope", tokenA, map[string]string{"behavior": "allow"})
+}
+
+// POST deny refuses the call: the tool does not run and the model is told
+// the message.
+func TestPermissionDeny(t *testing.T) {
+	e := newEnv(t, nil,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch denied-file"}),
+		agentlooptest.Text("OK, I did not."))
+	id := e.create(tokenA, map[string]any{"tools": []string{"Bash"}})
+	ev := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "touch it"})
+	req := permissionRequest(t, ev)
+	e.must(http.StatusOK, "POST", "/v1/sessions/"+id+"/permissions/"+req["request_id"].(string), tokenA,
+		map[string]string{"behavior": "deny", "message": "not on my watch"})
+	ev.until(isResult)
+	res, ok := e.model.Requests()[1].ToolResult("toolu_1")
+	if !ok || res.IsError == nil || !*res.IsError || !strings.Contains(res.ResultText(), "not on my watch") {
+		t.Errorf("tool result sent to the model: %+v, want the denial", res)
+	}
+	e.must(http.StatusBadRequest, "POST", "/v1/sessions/"+id+"/permissions/x", tokenA, map[string]string{"behavior": "maybe"})
+	m := metricsText(t, e)
+	for _, want := range []string{"agentloop_serve_tool_errors_total 1\n", "agentloop_serve_permission_requests_total 1\n"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// Interrupt ends a turn waiting on a permission: the request is resolved
+// as cancelled, the turn ends with a result, the session is idle and
+// takes the next message.
+func TestInterrupt(t *testing.T) {
+	e := newEnv(t, nil,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch never-file"}),
+		agentlooptest.Text("Back again."))
+	id := e.create(tokenA, map[string]any{"tools": []string{"Bash"}})
+	ev := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "go"})
+	req := permissionRequest(t, ev)
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/interrupt", tokenA, nil)
+	evs := ev.until(isResult)
+	cancelled := false
+	for _, x := range evs {
+		if x.Kind == "permission_resolved" && strings.Contains(x.Data, req["request_id"].(string)) && strings.Contains(x.Data, "cancelled") {
+			cancelled = true
+		}
+	}
+	if !cancelled {
+		t.Errorf("no permission_resolved cancelled among %v", evs)
+	}
+	e.waitState(id, tokenA, "idle")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "again"})
+	evs = ev.until(isResult)
+	if !strings.Contains(evs[len(evs)-1].Data, "Back again.") {
+		t.Errorf("turn after the interrupt ended with %s", evs[len(evs)-1].Data)
+	}
+}
