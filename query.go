@@ -83,7 +83,10 @@ func runContent(ctx context.Context, sess *session, prompt []model.Content, yiel
 	defer sess.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := sess.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
-			for _, n := range sess.settle(ctx, r) {
+			// Even when ctx is cancelled (an interrupt, a closed Client):
+			// the run's last lines must reach the store, and settle
+			// bounds its own wait.
+			for _, n := range sess.settle(context.WithoutCancel(ctx), r) {
 				if !yield(n, nil) {
 					return false
 				}

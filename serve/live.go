@@ -548,7 +548,8 @@ func (l *live) send(text string) error {
 	l.running = true
 	l.started = time.Now()
 	l.mu.Unlock()
-	if _, err := l.client.Send(agentloop.UserInput{Text: text}); err != nil {
+	id, err := l.client.Send(agentloop.UserInput{Text: text})
+	if err != nil {
 		l.mu.Lock()
 		l.running = false
 		l.mu.Unlock()
@@ -556,7 +557,28 @@ func (l *live) send(text string) error {
 		return err
 	}
 	l.updateState()
+	l.publishUser(id, text)
 	return nil
+}
+
+// publishUser puts the accepted message in the event log as the user
+// line stream-json replays (--replay-user-messages), so that a page that
+// reloads the session shows what was asked as well as the answers.
+func (l *live) publishUser(id, text string) {
+	line := map[string]any{
+		"type":               "user",
+		"message":            map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}},
+		"parent_tool_use_id": nil,
+		"uuid":               id,
+		"session_id":         l.client.SessionID(),
+		"isReplay":           true,
+	}
+	data, err := json.Marshal(line)
+	if err != nil {
+		l.s.log.Error("encoding a user message", "session", l.id, "err", err)
+		return
+	}
+	l.publish(kindMessage, data)
 }
 
 // interrupt stops the running turn, if any.

@@ -51,6 +51,13 @@ func TestSessionLifecycle(t *testing.T) {
 	if !strings.Contains(strings.Join(kinds, " "), "system/init") || !strings.Contains(strings.Join(kinds, " "), "assistant") {
 		t.Errorf("event kinds %v, want system/init, assistant, result", kinds)
 	}
+	asked := false // the prompt is in the log, for a page that reloads
+	for _, x := range evs {
+		asked = asked || x.Kind == "message" && strings.Contains(x.Data, `"isReplay":true`) && strings.Contains(x.Data, "Remember MANGO")
+	}
+	if !asked {
+		t.Errorf("no user line with the prompt among the events: %v", kinds)
+	}
 	for i, x := range evs {
 		if x.ID == "" || i > 0 && x.ID <= evs[i-1].ID && len(x.ID) == len(evs[i-1].ID) {
 			t.Errorf("event ids not increasing: %v", evs)

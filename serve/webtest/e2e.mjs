@@ -123,9 +123,12 @@ try {
   await page.getByText('Enter an API token to begin.').waitFor({ state: 'hidden' });
   await page.locator('.sessions').getByRole('button', { name: /Web test session/ }).click();
   await logList.getByText(REPLY1).waitFor(); // replayed from the event log
+  await logList.getByText('Run the echo command, please.').waitFor(); // the prompt too
+  await expect(logList.getByText('Run the echo command, please.').count().then((n) => n === 1), 'the first prompt shown once after replay');
   await page.getByLabel('Message').fill('Once more.');
   await page.getByRole('button', { name: 'Send' }).click();
   await logList.getByText(REPLY2).waitFor();
+  await logList.locator('.entry.result').nth(1).waitFor(); // the text comes before its result
   await expect(logList.locator('.entry.result').count().then((n) => n === 2), 'two results after resuming');
   await expect(logList.getByText(REPLY1).count().then((n) => n === 1), 'the first answer shown once after replay');
   await page.locator('#chat-state', { hasText: 'idle' }).waitFor();
