@@ -95,8 +95,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 }
 
 // eventsAfter returns the session's events with seq > after and a channel
-// closed at the next one when the session is open here (nil otherwise:
-// poll). errNotFound when the session was deleted.
+// closed at the next one when the session is open here, or when it opens
+// here if it is not (the caller polls the store meanwhile). errNotFound
+// when the session was deleted.
 func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64) ([]event, <-chan struct{}, error) {
 	if l := s.getLive(rec.ID); l != nil && l.tenant.ID == rec.Tenant {
 		evs, complete, wake := l.eventsAfter(after)
@@ -122,8 +123,10 @@ func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64) ([]e
 	if _, err := s.loadRecord(ctx, rec.Tenant, rec.ID); err != nil {
 		return nil, nil, err
 	}
+	// Not open here: poll the store, and wake as soon as it opens here.
+	opened := s.openedHere(rec.ID)
 	evs, err := s.loadEvents(ctx, rec.Tenant, rec.ID, after)
-	return evs, nil, err
+	return evs, opened, err
 }
 
 // Drain stops taking work and closes every session open here: readyz

@@ -245,3 +245,22 @@ func TestPage(t *testing.T) {
 		t.Errorf("GET /static/app.js: %d", code)
 	}
 }
+
+// TestEventsWakeWhenOpened checks that a stream opened before the session
+// is open on the replica gets the events of its first turn as they come,
+// not at the next poll of the store.
+func TestEventsWakeWhenOpened(t *testing.T) {
+	slow := agentlooptest.Text("Hello.")
+	slow.Delay = 2 * time.Second // the result comes late; the first events must not wait for it
+	e := newEnv(t, func(c *serve.Config) { c.PollInterval = time.Hour }, slow)
+	id := e.create(tokenA, map[string]any{})
+	ev := e.subscribe(id, tokenA, "")
+	time.Sleep(50 * time.Millisecond) // the stream is waiting before the session opens
+	sent := time.Now()
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "hi"})
+	first := ev.next()
+	if d := time.Since(sent); d > time.Second {
+		t.Fatalf("first event %v came %v after the message, want it before the model's reply", first, d)
+	}
+	ev.until(isResult)
+}

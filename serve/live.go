@@ -75,6 +75,24 @@ func (s *Server) getLive(id string) *live {
 	return s.live[id]
 }
 
+// openedHere returns a channel closed when the session id opens on this
+// replica (at once if it is open).
+func (s *Server) openedHere(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live[id] != nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	w := s.watchers[id]
+	if w == nil {
+		w = make(chan struct{})
+		s.watchers[id] = w
+	}
+	return w
+}
+
 // activate returns the session open here, opening it (taking its lease)
 // when it is not.
 func (s *Server) activate(ctx context.Context, rec *record, t Tenant) (*live, error) {
@@ -152,6 +170,10 @@ func (s *Server) activate(ctx context.Context, rec *record, t Tenant) (*live, er
 		return other, nil
 	}
 	s.live[rec.ID] = l
+	if w := s.watchers[rec.ID]; w != nil {
+		close(w)
+		delete(s.watchers, rec.ID)
+	}
 	s.mu.Unlock()
 	go l.renew()
 	s.log.Info("session opened", "session", rec.ID, "tenant", t.ID, "replica", s.cfg.ReplicaID)

@@ -103,9 +103,13 @@ type Server struct {
 	met     metrics
 	handler http.Handler
 
-	mu       sync.Mutex
-	live     map[string]*live         // open sessions by id
-	opening  map[string]chan struct{} // sessions being opened, closed when done
+	mu      sync.Mutex
+	live    map[string]*live         // open sessions by id
+	opening map[string]chan struct{} // sessions being opened, closed when done
+	// watchers are closed when the session of their id opens here, so
+	// that a stream following a session that is not open yet switches
+	// from polling the store to the live log at once (events.go).
+	watchers map[string]chan struct{}
 	draining atomic.Bool
 	drainCh  chan struct{}
 	subs     atomic.Int64
@@ -158,7 +162,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, root: root, dataDir: cfg.DataDir, log: cfg.Logger,
-		live: map[string]*live{}, opening: map[string]chan struct{}{}, drainCh: make(chan struct{})}
+		live: map[string]*live{}, opening: map[string]chan struct{}{}, watchers: map[string]chan struct{}{}, drainCh: make(chan struct{})}
 	if s.store == nil {
 		s.store = session.NewFileStore(filepath.Join(cfg.DataDir, "store"))
 	}
