@@ -41,6 +41,13 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 		args = append(args, "-cpuprofile", filepath.Join(cfg.profileDir, "server-cpu.pprof"))
 	}
 	cmd := exec.Command(bin, args...)
+	// The scripted API is the load generator, not what is measured: its
+	// collector may use more memory for less CPU (its CPU shares the
+	// cores with the sessions'). An explicit GOGC in the environment wins.
+	cmd.Env = os.Environ()
+	if os.Getenv("GOGC") == "" {
+		cmd.Env = append(cmd.Env, "GOGC=400")
+	}
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
