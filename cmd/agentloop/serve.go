@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/agentloop/agentloop/otel"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session/postgres"
+	redisstore "github.com/agentloop/agentloop/session/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // serveUsage is the help of `agentloop serve`.
@@ -43,8 +46,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		addr         = fs.String("addr", "127.0.0.1:8080", "address to listen on")
 		root         = fs.String("root", "", "directory of the sessions' working directories (required; the same path on every replica)")
 		dataDir      = fs.String("data-dir", "", "local data: the file store when there is no --database-url, scratch session directories")
-		databaseURL  = fs.String("database-url", "", "PostgreSQL URL: sessions (and tokens, without --tokens-file) are kept there, shared by replicas")
+		databaseURL  = fs.String("database-url", "", "PostgreSQL URL (postgres://…): sessions (and tokens, without --tokens-file) are kept there, shared by replicas; or a Redis URL (redis://…): sessions only")
 		dbTable      = fs.String("database-table", postgres.DefaultTable, "table of the sessions in --database-url")
+		redisPrefix  = fs.String("redis-prefix", "agentloop:", "with a redis:// --database-url, the prefix of every key")
 		tokensFile   = fs.String("tokens-file", "", `JSON file of tokens: {"tokens":[{"sha256":"<hex>","tenant":"id","max_concurrent":N,"daily_budget_usd":X}]}`)
 		replicaID    = fs.String("replica-id", "", "this replica's id in leases and 409 answers (default: host name and a random suffix)")
 		leaseTTL     = fs.Duration("lease-ttl", 0, "how long a session's lease holds without renewal (default 1m)")
@@ -94,7 +98,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if *databaseURL != "" {
+	isRedis := strings.HasPrefix(*databaseURL, "redis://") || strings.HasPrefix(*databaseURL, "rediss://")
+	switch {
+	case isRedis:
+		if *tokensFile == "" {
+			return fail("--database-url %s: with Redis the tokens come from --tokens-file (only PostgreSQL keeps them)", redactURL(*databaseURL))
+		}
+		opt, err := goredis.ParseURL(*databaseURL)
+		if err != nil {
+			return fail("--database-url: %v", err)
+		}
+		client := goredis.NewClient(opt)
+		defer client.Close()
+		if err := client.Ping(startCtx).Err(); err != nil {
+			return fail("connecting to Redis at %s: %v", redactURL(*databaseURL), err)
+		}
+		cfg.Store = redisstore.New(client, &redisstore.Options{Prefix: *redisPrefix})
+	case *databaseURL != "":
 		store, err := postgres.Open(startCtx, *databaseURL, &postgres.Options{Table: *dbTable})
 		if err != nil {
 			return fail("opening the session store: %v", err)
@@ -163,4 +183,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	logger.Info("stopped")
 	return exitOK
+}
+
+// redactURL is u without its password, for messages.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return p.Redacted()
 }
