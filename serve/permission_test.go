@@ -3,10 +3,12 @@ package serve_test
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/serve"
 )
 
 // permissionRequest reads events until a permission_request and decodes it.
@@ -115,5 +117,32 @@ func TestInterrupt(t *testing.T) {
 	evs = ev.until(isResult)
 	if !strings.Contains(evs[len(evs)-1].Data, "Back again.") {
 		t.Errorf("turn after the interrupt ended with %s", evs[len(evs)-1].Data)
+	}
+}
+
+// The server's settings bind every session as they bind the CLI: a deny
+// rule of Config.Base's settings refuses the call even in a session that
+// asked for bypassPermissions, and nothing is asked over HTTP.
+func TestServerSettingsBindSessions(t *testing.T) {
+	e := newEnv(t, func(c *serve.Config) {
+		c.Base.Settings = `{"permissions":{"deny":["Bash(touch:*)"]}}`
+	},
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch owned", "description": "Make a file"}),
+		agentlooptest.Text("Could not."))
+	id := e.create(tokenA, map[string]any{"tools": []string{"Bash"}, "permission_mode": "bypassPermissions"})
+	ev := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "make it"})
+	for _, x := range ev.until(isResult) {
+		if x.Kind == "permission_request" {
+			t.Errorf("a denied call was asked over HTTP: %v", x)
+		}
+	}
+	res, ok := e.model.Requests()[1].ToolResult("toolu_1")
+	if !ok || res.IsError == nil || !*res.IsError {
+		t.Fatalf("tool result %+v, want a denial", res)
+	}
+	matches, _ := filepath.Glob(filepath.Join(e.srvRoot(), "*", "owned"))
+	if len(matches) > 0 {
+		t.Fatalf("the denied command ran: %v", matches)
 	}
 }
