@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/mcp"
+	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/session"
 )
 
@@ -229,6 +230,14 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 	opts.SessionStore = s.store
 	opts.SessionStoreLeaseTTL = s.cfg.LeaseTTL
 	opts.CanUseTool = l.canUseTool
+	// The tenant's files and this session's own, nobody else's
+	// (confine.go); the server's hooks run too.
+	hk := maps.Clone(opts.Hooks)
+	if hk == nil {
+		hk = map[hooks.Event][]hooks.Matcher{}
+	}
+	hk[hooks.PreToolUse] = append(slices.Clone(hk[hooks.PreToolUse]), confineHook(abs, s.tenantRoot(t.ID), l.cfgDir))
+	opts.Hooks = hk
 	opts.Logger = s.log.With("session", rec.ID)
 	if s.cfg.Observer != nil {
 		opts.Observer = s.cfg.Observer
