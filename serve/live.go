@@ -16,8 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/mcp"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/mcp"
 	"github.com/agentloop/agentloop/session"
 )
 
