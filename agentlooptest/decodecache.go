@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"sync"
 
+	"github.com/agentloop/agentloop/internal/jsonscan"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -199,14 +200,14 @@ type topField struct {
 // the object's own punctuation; each value's extent is found by bracket
 // and string matching and is checked later by whoever decodes it.
 func topFields(b []byte) ([]topField, bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	fields := make([]topField, 0, 12)
 	if i < len(b) && b[i] == '}' {
-		return fields, skipSpace(b, i+1) == len(b)
+		return fields, jsonscan.SkipSpace(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -223,101 +224,27 @@ func topFields(b []byte) ([]topField, bool) {
 			return nil, false
 		}
 		key := b[i+1 : end]
-		i = skipSpace(b, end+1)
+		i = jsonscan.SkipSpace(b, end+1)
 		if i >= len(b) || b[i] != ':' {
 			return nil, false
 		}
-		i = skipSpace(b, i+1)
-		vend, ok := skipValue(b, i)
+		i = jsonscan.SkipSpace(b, i+1)
+		vend, ok := jsonscan.ValueEnd(b, i)
 		if !ok {
 			return nil, false
 		}
 		fields = append(fields, topField{key: key, raw: b[i:vend]})
-		i = skipSpace(b, vend)
+		i = jsonscan.SkipSpace(b, vend)
 		if i >= len(b) {
 			return nil, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 		case '}':
-			return fields, skipSpace(b, i+1) == len(b)
+			return fields, jsonscan.SkipSpace(b, i+1) == len(b)
 		default:
 			return nil, false
 		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value starting at b[i]: a string,
-// an object or array (brackets matched outside strings), or a run of
-// literal characters (number, true, false, null).
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				end, ok := skipString(b, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return 0, false
-	default:
-		start := i
-		for i < len(b) {
-			c := b[i]
-			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-				break
-			}
-			i++
-		}
-		return i, i > start
-	}
-}
-
-// skipString returns the end of the JSON string starting at b[i] (a
-// quote), past its closing quote: the first quote after it not escaped by
-// an odd run of backslashes.
-func skipString(b []byte, i int) (int, bool) {
-	i++
-	for {
-		n := bytes.IndexByte(b[i:], '"')
-		if n < 0 {
-			return 0, false
-		}
-		q := i + n
-		bs := 0
-		for j := q - 1; j >= i && b[j] == '\\'; j-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return q + 1, true
-		}
-		i = q + 1
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
 // The quick content decoder.
@@ -76,11 +78,11 @@ func (c *Content) decodeQuick(b []byte) bool {
 	var out Content
 	var seen uint
 	var content []byte
-	i := skipWS(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipWS(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return false // no type: unmarshalPlain says so
 	}
@@ -94,14 +96,14 @@ func (c *Content) decodeQuick(b []byte) bool {
 			return false
 		}
 		seen |= 1 << k
-		i = skipWS(b, end)
+		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
-		i = skipWS(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		switch k {
 		case qInput, qSource, qCacheControl, qContent:
-			vend, ok := valueEnd(b, i)
+			vend, ok := jsonscan.ValueEnd(b, i)
 			if !ok {
 				return false
 			}
@@ -164,12 +166,12 @@ func (c *Content) decodeQuick(b []byte) bool {
 			}
 			i = end
 		}
-		i = skipWS(b, i)
+		i = jsonscan.SkipSpace(b, i)
 		if i >= len(b) {
 			return false
 		}
 		if b[i] == '}' {
-			if skipWS(b, i+1) != len(b) {
+			if jsonscan.SkipSpace(b, i+1) != len(b) {
 				return false
 			}
 			break
@@ -177,7 +179,7 @@ func (c *Content) decodeQuick(b []byte) bool {
 		if b[i] != ',' {
 			return false
 		}
-		i = skipWS(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 	}
 	if out.Type == "" || !known[out.Type] {
 		return false
@@ -322,71 +324,4 @@ func plainKey(b []byte, i int) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	return k, i + n + 2, true
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the end of the JSON value at b[i], matching brackets
-// outside strings; the value itself is checked by whoever reads it.
-func valueEnd(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				end, ok := stringEnd(b, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return 0, false
-	default:
-		start := i
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-			i++
-		}
-		return i, i > start
-	}
-}
-
-// stringEnd returns the index past the JSON string at b[i] (a quote).
-func stringEnd(b []byte, i int) (int, bool) {
-	i++
-	for {
-		n := bytes.IndexByte(b[i:], '"')
-		if n < 0 {
-			return 0, false
-		}
-		q := i + n
-		bs := 0
-		for j := q - 1; j >= i && b[j] == '\\'; j-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return q + 1, true
-		}
-		i = q + 1
-	}
 }
