@@ -16,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session"
 )
 
 // A tenant's concurrent sessions are bounded: a message that would open
@@ -127,4 +128,32 @@ func TestPostgresTenants(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{tbl}.Sanitize()+" WHERE token_sha256 = 'tok-1'").Scan(&n); err != nil || n != 0 {
 		t.Errorf("the plain token is stored (%d rows, %v)", n, err)
 	}
+}
+
+// The concurrency limit holds across replicas: with a limit of 1, a
+// session open on one replica makes another replica refuse a second
+// session of the tenant, until the first is released.
+func TestTenantConcurrencyLimitAcrossReplicas(t *testing.T) {
+	store := session.NewMemoryStore()
+	model := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"))
+	limit := func(idle time.Duration) func(*serve.Config) {
+		return func(c *serve.Config) {
+			tenants := serve.NewMemoryTenants()
+			tenants.Add(tokenA, serve.Tenant{ID: "tenant-a", MaxConcurrent: 1})
+			c.Tenants = tenants
+			c.IdleRelease = idle
+		}
+	}
+	x := newEnvWith(t, model, store, limit(time.Second))
+	y := newEnvWith(t, model, store, limit(time.Second))
+	first, second := x.create(tokenA, nil), x.create(tokenA, nil)
+	s := x.subscribe(first, tokenA, "")
+	x.must(http.StatusAccepted, "POST", "/v1/sessions/"+first+"/messages", tokenA, map[string]string{"text": "a"})
+	s.until(isResult)
+	code, body := y.do("POST", "/v1/sessions/"+second+"/messages", tokenA, map[string]string{"text": "b"})
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "across replicas") {
+		t.Fatalf("a second session on the other replica while the first is open: %d %s, want 429", code, body)
+	}
+	waitMetric(t, x, "agentloop_serve_sessions_active 0") // idle release frees the slot
+	y.must(http.StatusAccepted, "POST", "/v1/sessions/"+second+"/messages", tokenA, map[string]string{"text": "b"})
 }

@@ -45,7 +45,8 @@ type live struct {
 	rec     *record
 	client  *agentloop.Client
 	lease   *session.Lease
-	cfgDir  string // scratch ConfigDir, removed at shutdown
+	slot    *session.Lease // the tenant's concurrency slot (slots.go); nil without a limit
+	cfgDir  string         // scratch ConfigDir, removed at shutdown
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the message loop ended
 	started time.Time     // of the running turn
@@ -126,17 +127,7 @@ func (s *Server) activate(ctx context.Context, rec *record, t Tenant) (*live, er
 		s.mu.Unlock()
 		close(opening)
 	}()
-	n := 0
-	for _, l := range s.live {
-		if l.tenant.ID == t.ID {
-			n++
-		}
-	}
 	s.mu.Unlock()
-	if t.MaxConcurrent > 0 && n >= t.MaxConcurrent {
-		return nil, &apiError{status: http.StatusTooManyRequests, typ: "limit",
-			msg: fmt.Sprintf("tenant %s already has %d open sessions on this replica (its limit); wait for one to go idle", t.ID, n)}
-	}
 	abs, err := s.resolveCwd(t.ID, rec.Cwd)
 	if err != nil {
 		return nil, badRequest("%v", err)
@@ -151,16 +142,27 @@ func (s *Server) activate(ctx context.Context, rec *record, t Tenant) (*live, er
 	if err != nil {
 		return nil, fmt.Errorf("serve: taking the lease of %s: %w", rec.ID, err)
 	}
+	slot, err := s.takeSlot(ctx, t)
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = lease.Release(rctx)
+		return nil, err
+	}
 	l, err := s.open(ctx, rec, t, abs, lease)
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = lease.Release(rctx)
+		if slot != nil {
+			_ = slot.Release(rctx)
+		}
 		if errors.Is(err, agentloop.ErrSessionBusy) {
 			return nil, s.conflict(ctx, rec)
 		}
 		return nil, err
 	}
+	l.slot = slot
 	s.mu.Lock()
 	if other := s.live[rec.ID]; other != nil {
 		// Another request opened it meanwhile (and so it held the lease
@@ -364,6 +366,11 @@ func (l *live) renew() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), l.lease.RenewEvery())
 			err := l.lease.Renew(ctx)
+			if l.slot != nil {
+				if serr := l.slot.Renew(ctx); serr != nil {
+					l.s.log.Warn("renewing a tenant's concurrency slot failed", "session", l.id, "err", serr)
+				}
+			}
 			cancel()
 			if errors.Is(err, session.ErrLeaseLost) {
 				l.s.log.Error("session lease lost; closing the session here", "session", l.id, "err", err)
@@ -767,6 +774,11 @@ func (l *live) close(ctx context.Context, interrupt bool) {
 	defer cancel()
 	if err := l.lease.Release(rctx); err != nil {
 		l.s.log.Warn("releasing a session lease", "session", l.id, "err", err)
+	}
+	if l.slot != nil {
+		if err := l.slot.Release(rctx); err != nil {
+			l.s.log.Warn("releasing a tenant's concurrency slot", "session", l.id, "err", err)
+		}
 	}
 	os.RemoveAll(l.cfgDir)
 	l.s.log.Info("session closed", "session", l.id, "replica", l.s.cfg.ReplicaID)
