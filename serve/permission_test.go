@@ -146,3 +146,26 @@ func TestServerSettingsBindSessions(t *testing.T) {
 		t.Fatalf("the denied command ran: %v", matches)
 	}
 }
+
+// POST allow with updated_input runs the tool on the input the answer
+// gives, not the model's.
+func TestPermissionAllowUpdatedInput(t *testing.T) {
+	e := newEnv(t, nil,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch model-was-here && echo from-the-model", "description": "Print"}),
+		agentlooptest.Text("Done."))
+	id := e.create(tokenA, map[string]any{"tools": []string{"Bash"}, "permission_mode": "default"})
+	ev := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "run it"})
+	req := permissionRequest(t, ev)
+	e.must(http.StatusOK, "POST", "/v1/sessions/"+id+"/permissions/"+req["request_id"].(string), tokenA,
+		map[string]any{"behavior": "allow", "updated_input": map[string]any{"command": "echo from-the-user", "description": "Print"}})
+	ev.until(isResult)
+	res, ok := e.model.Requests()[1].ToolResult("toolu_1")
+	if !ok || !strings.Contains(res.ResultText(), "from-the-user") || strings.Contains(res.ResultText(), "from-the-model") {
+		t.Fatalf("tool result %+v, want the output of the updated command", res)
+	}
+	code, body := e.do("POST", "/v1/sessions/"+id+"/permissions/perm_x", tokenA, map[string]any{"behavior": "allow", "updated_input": []int{1}})
+	if code != http.StatusBadRequest && code != http.StatusNotFound {
+		t.Errorf("updated_input not an object: %d %s, want 400 or 404", code, body)
+	}
+}
