@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -21,11 +23,12 @@ import (
 // shares: one transport for all, with the timing transport around it. Over
 // HTTP/1.1 it keeps up to sessions idle connections to the scripted API so
 // that a session's next turn reuses its connection; with h2c it speaks
-// only HTTP/2 without TLS (prior knowledge). Note that over h2c net/http
-// pools connections as for HTTP/1.1 (unlike over TLS, where its HTTP/2
-// pool dials one at a time per host): a request that finds no connection
-// idle dials one, so the N sessions starting at once open about half as
-// many connections as over HTTP/1.1, and later turns multiplex on them.
+// only HTTP/2 without TLS (prior knowledge). Over h2c net/http pools
+// connections as for HTTP/1.1 (unlike over TLS, where its HTTP/2 pool
+// dials one at a time per host): a request that finds no connection idle
+// dials one, so the N sessions starting at once would open thousands;
+// MaxConnsPerHost (100) keeps it to a TLS client's few, and later turns
+// multiplex on them.
 func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
@@ -37,6 +40,18 @@ func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
 	if h2c {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
+		// At most 100 connections, as a TLS client's HTTP/2 pool would
+		// hold a few rather than dial one per request at the start (each
+		// connect costs CPU the sessions would not spend against the real
+		// API). SCALE_H2C_MAXCONNS overrides it; 0 is no limit.
+		tr.MaxConnsPerHost = 100
+		if n := os.Getenv("SCALE_H2C_MAXCONNS"); n != "" {
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("SCALE_H2C_MAXCONNS=%q: want a count", n)
+			}
+			tr.MaxConnsPerHost = v
+		}
 	}
 	p, err := anthropic.New(&anthropic.Options{
 		APIKey: "sk-bench", BaseURL: url,
