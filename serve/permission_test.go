@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session"
 )
 
 // permissionRequest reads events until a permission_request and decodes it.
@@ -167,5 +169,40 @@ func TestPermissionAllowUpdatedInput(t *testing.T) {
 	code, body := e.do("POST", "/v1/sessions/"+id+"/permissions/perm_x", tokenA, map[string]any{"behavior": "allow", "updated_input": []int{1}})
 	if code != http.StatusBadRequest && code != http.StatusNotFound {
 		t.Errorf("updated_input not an object: %d %s, want 400 or 404", code, body)
+	}
+}
+
+// A replica that does not hold a session lists the permission prompts
+// waiting on the holder (from the stored events) and answers a POST for
+// one with 409 naming the holder; once answered there, the list is empty.
+func TestPendingPermissionsSeenFromOtherReplica(t *testing.T) {
+	store := session.NewMemoryStore()
+	model := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch x && echo done", "description": "Make x"}),
+		agentlooptest.Text("Made it."))
+	named := func(id string) func(*serve.Config) {
+		return func(c *serve.Config) { c.ReplicaID, c.IdleRelease = id, time.Hour }
+	}
+	x := newEnvWith(t, model, store, named("replica-X"))
+	y := newEnvWith(t, model, store, named("replica-Y"))
+	id := x.create(tokenA, map[string]any{"tools": []string{"Bash"}, "permission_mode": "default"})
+	ev := x.subscribe(id, tokenA, "")
+	x.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "make x"})
+	req := permissionRequest(t, ev)
+	rid := req["request_id"].(string)
+	rec := y.must(http.StatusOK, "GET", "/v1/sessions/"+id, tokenA, nil)
+	p, _ := rec["pending_permissions"].([]any)
+	if len(p) != 1 || p[0].(map[string]any)["request_id"] != rid {
+		t.Fatalf("pending_permissions on the other replica: %v, want %s", rec["pending_permissions"], rid)
+	}
+	code, body := y.do("POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	if code != http.StatusConflict || !strings.Contains(string(body), "replica-X") {
+		t.Fatalf("answer on the other replica: %d %s, want 409 naming replica-X", code, body)
+	}
+	x.must(http.StatusOK, "POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	ev.until(isResult)
+	rec = y.must(http.StatusOK, "GET", "/v1/sessions/"+id, tokenA, nil)
+	if p, _ := rec["pending_permissions"].([]any); len(p) != 0 {
+		t.Fatalf("pending_permissions after the answer: %v, want none", p)
 	}
 }

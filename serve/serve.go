@@ -490,6 +490,13 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, t Tenant) {
 	pending := []json.RawMessage{}
 	if l := s.getLive(rec.ID); l != nil {
 		pending = l.pendingList()
+	} else if held, _, err := session.LeaseHeld(r.Context(), s.store, recordKey(t.ID, rec.ID), time.Now()); err == nil && held {
+		// Open on another replica: its stored events say which prompts
+		// wait there (the answer goes to the holder; 409 here). Held by
+		// nobody, nothing waits, whatever a crashed holder left.
+		if evs, err := s.loadEvents(r.Context(), t.ID, rec.ID, 0); err == nil {
+			pending = pendingFromEvents(evs)
+		}
 	}
 	p.PendingPermissions = &pending
 	writeJSON(w, http.StatusOK, p)
@@ -766,4 +773,36 @@ func (s *Server) fork(ctx context.Context, src *record) (*record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// pendingFromEvents returns the permission requests of evs that no later
+// event resolved, in order.
+func pendingFromEvents(evs []event) []json.RawMessage {
+	var order []string
+	open := map[string]json.RawMessage{}
+	for _, ev := range evs {
+		var id struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(ev.Data, &id) != nil || id.RequestID == "" {
+			continue
+		}
+		switch ev.Kind {
+		case kindPermissionRequest:
+			if _, seen := open[id.RequestID]; !seen {
+				order = append(order, id.RequestID)
+			}
+			open[id.RequestID] = ev.Data
+		case kindPermissionResolved:
+			delete(open, id.RequestID)
+		}
+	}
+	out := []json.RawMessage{}
+	for _, id := range order {
+		if d, ok := open[id]; ok {
+			out = append(out, d)
+			delete(open, id)
+		}
+	}
+	return out
 }

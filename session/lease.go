@@ -125,6 +125,29 @@ func AcquireLease(ctx context.Context, store Store, key Key, opts LeaseOptions) 
 	return l, nil
 }
 
+// LeaseHeld reports whether a writer holds the lease of the session of
+// key (its Subpath is ignored) in store at now, and until when, without
+// claiming it: a read, for showing state, never a way to decide who may
+// write (only AcquireLease decides that).
+func LeaseHeld(ctx context.Context, store Store, key Key, now time.Time) (bool, time.Time, error) {
+	if store == nil {
+		return false, time.Time{}, errors.New("session: lease: no store")
+	}
+	key.Subpath = LeaseSubpath
+	if err := key.Validate(); err != nil {
+		return false, time.Time{}, err
+	}
+	entries, err := store.Load(ctx, key)
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("session: reading the lease of %s: %w", key.SessionID, err)
+	}
+	owner, until := leaseOwner(entries)
+	if owner == "" || !until.After(now) {
+		return false, time.Time{}, nil
+	}
+	return true, until, nil
+}
+
 // Holder returns the random id under which this writer claims.
 func (l *Lease) Holder() string { return l.holder }
 

@@ -302,3 +302,35 @@ func TestLeaseRace(t *testing.T) {
 		})
 	}
 }
+
+// LeaseHeld reads the lease without taking it: held while a writer holds
+// it, free once released or expired.
+func TestLeaseHeld(t *testing.T) {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	key := leaseKey
+	now := time.Now()
+	if held, _, err := session.LeaseHeld(ctx, store, key, now); err != nil || held {
+		t.Fatalf("no lease yet: held %v, %v", held, err)
+	}
+	l, err := session.AcquireLease(ctx, store, key, session.LeaseOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, until, err := session.LeaseHeld(ctx, store, key, time.Now())
+	if err != nil || !held || until.Before(now.Add(59*time.Second)) {
+		t.Fatalf("held lease: %v until %v, %v", held, until, err)
+	}
+	if held, _, _ := session.LeaseHeld(ctx, store, key, time.Now().Add(2*time.Minute)); held {
+		t.Fatal("an expired lease reads as held")
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if held, _, _ := session.LeaseHeld(ctx, store, key, time.Now()); held {
+		t.Fatal("a released lease reads as held")
+	}
+	if _, err := session.AcquireLease(ctx, store, key, session.LeaseOptions{}); err != nil {
+		t.Fatalf("reading must not have taken it: %v", err)
+	}
+}
