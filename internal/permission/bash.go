@@ -88,6 +88,38 @@ func analyzeBash(command, cwd, home string) *bashAnalysis {
 	return &a.bashAnalysis
 }
 
+// splitsToken reports whether a line continuation (backslash, newline) in
+// command sits against an operator or expansion character on either side
+// with no space before it, where it may split a token bash would join
+// ("$\⏎(", "(\⏎(", "$\⏎'", "<\⏎(", "&\⏎&"). A continuation after a
+// space, or inside a word of letters, is the common, harmless kind.
+func splitsToken(command string) bool {
+	const ops = "$()<>&|;{}[]'\"`=!"
+	for i := strings.Index(command, "\\\n"); i >= 0; {
+		j := i + 2
+		for strings.HasPrefix(command[j:], "\\\n") {
+			j += 2
+		}
+		k := i
+		for k >= 2 && command[k-2:k] == "\\\n" {
+			k -= 2
+		}
+		if k > 0 {
+			prev := command[k-1]
+			if prev != ' ' && prev != '\t' && prev != '\n' &&
+				(strings.IndexByte(ops, prev) >= 0 || j < len(command) && strings.IndexByte(ops, command[j]) >= 0) {
+				return true
+			}
+		}
+		n := strings.Index(command[j:], "\\\n")
+		if n < 0 {
+			break
+		}
+		i = j + n
+	}
+	return false
+}
+
 func cwdForms(cwd string) []string {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		return nil
@@ -143,6 +175,13 @@ func (a *analyzer) parse(command string) {
 		return
 	case strings.TrimSpace(command) == "":
 		a.problem("empty command")
+		return
+	case splitsToken(command):
+		// bash removes a line continuation before it reads tokens; the
+		// parser, in some of its modes, keeps it: "$\⏎'…'", "(\⏎(",
+		// "$\⏎(" read differently by the two.
+		a.problem("line continuation inside an operator or expansion")
+		a.unparsed = true
 		return
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
@@ -278,9 +317,11 @@ func (a *analyzer) command(c syntax.Command) int {
 		}
 	case *syntax.TimeClause:
 		if c.Stmt != nil {
-			if call, ok := c.Stmt.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 && strings.HasPrefix(wordText(call.Args[0]), "-") {
+			if call, ok := leftmostCommand(c.Stmt).(*syntax.CallExpr); ok && len(call.Args) > 0 && strings.HasPrefix(wordText(call.Args[0]), "-") {
 				// bash 5.2 reads "time -p -- cmd" and "time -- cmd" as cmd;
-				// the parser takes "--" for the command's name.
+				// the parser takes "--" for the command's name. time
+				// covers a whole pipeline or list, so the word to look at
+				// is the first of its first command ("time -- a | b").
 				a.problem("time with an option the parser does not know")
 				a.unparsed = true
 			}
@@ -311,6 +352,19 @@ func (a *analyzer) command(c syntax.Command) int {
 		a.problem("unusual shell construct")
 	}
 	return -1
+}
+
+// leftmostCommand returns the command that runs first in st: through
+// pipes and && / || lists, the leftmost one.
+func leftmostCommand(st *syntax.Stmt) syntax.Command {
+	cmd := st.Cmd
+	for {
+		b, ok := cmd.(*syntax.BinaryCmd)
+		if !ok || b.X == nil {
+			return cmd
+		}
+		cmd = b.X.Cmd
+	}
 }
 
 func declName(c *syntax.DeclClause) string {
@@ -358,6 +412,16 @@ func (a *analyzer) test(x syntax.TestExpr) {
 		switch x.Op {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			a.problem("arithmetic comparison in [[ ]]")
+		case syntax.TsReMatch:
+			// The parser reads a =~ pattern in a mode of its own, where
+			// a line continuation stays in the text; bash joins the
+			// lines first, so "$\⏎(cmd)" is a command substitution to
+			// bash and a literal to the parser.
+			if s, e := int(x.Y.Pos().Offset()), int(x.Y.End().Offset()); s >= 0 && s <= e && e <= len(a.text) &&
+				strings.Contains(a.text[s:e], "\\\n") {
+				a.problem("line continuation in a [[ =~ ]] pattern")
+				a.unparsed = true
+			}
 		}
 		a.test(x.X)
 		a.test(x.Y)

@@ -29,7 +29,12 @@ import (
 //   - coproc NAME followed by a simple command or a redirection: the
 //     parser takes the command's name for the coprocess's name.
 //   - time -- cmd: bash takes "--" as the end of time's options, the
-//     parser as the command name (see the TimeClause case of command).
+//     parser as the command name (see the TimeClause case of command),
+//     also when time covers a pipeline or list ("time -- a | b").
+//   - A line continuation against an operator or expansion ("$\⏎(",
+//     "(\⏎(", "$\⏎'…'"): bash removes it before reading tokens, the
+//     parser keeps it in some of its modes (a [[ =~ ]] pattern among
+//     them) and reads another token (splitsToken).
 
 // plainDelimRune reports whether r may appear in a here-document delimiter
 // that the checker accepts.

@@ -32,6 +32,20 @@ var disagreeCases = []string{
 	"cat <<EOF\n${x:-\nEOF\ntouch x\n}\nEOF",
 	"time -- touch x",
 	"time -p -- touch x",
+	// time covers the whole pipeline or list: the "--" is the first word
+	// of its first command (found by the random differential run).
+	"time -- env bash -c 't\\ouch x' | wc -l a.txt",
+	"time -- touch x | cat",
+	"time -p -- touch x && echo ok",
+	"time ! -- touch x || true",
+	// A line continuation in a =~ pattern: bash joins the lines, so "$\⏎("
+	// opens a command substitution; the parser keeps it as text.
+	"[[ x =~ $\\\n(touch x) ]]",
+	"{ [[ x =~ $\\\n({touch,x}) ]]; }",
+	// More line continuations splitting a token bash joins.
+	"x='a[$(touch x)]'; (\\\n( x ))",
+	"echo $'\\'' ; $\\\n\\\n'\\x74ouch' x",
+	"cat <\\\n(touch x)",
 	"coproc bash <<<'touch x'",
 	"coproc bash >x <<<'touch x'",
 	"cat <<'EOF'#x\nEOF#x\ntouch x\nEOF",
