@@ -237,7 +237,7 @@ func (r Reply) resolve(reqModel string) Reply {
 	}
 	if out.Status != 0 {
 		if out.ErrorType == "" {
-			out.ErrorType = errorTypeForStatus(out.Status)
+			out.ErrorType = model.ErrorTypeForStatus(out.Status)
 		}
 		if out.ErrorMessage == "" {
 			out.ErrorMessage = defaultErrorMessage(out.ErrorType)
@@ -291,34 +291,6 @@ func (r Reply) resolve(reqModel string) Reply {
 		out.DeltaUsage = DeltaUsageFull
 	}
 	return out
-}
-
-// errorTypeForStatus is the API's error type for an HTTP status.
-func errorTypeForStatus(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 402:
-		return "billing_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 504:
-		return "timeout_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
 
 // statusForErrorType is the HTTP status the API uses for an error type.

@@ -138,3 +138,35 @@ func (e *APIError) Kind() string {
 	}
 	return "unknown"
 }
+
+// ErrorTypeForStatus is the Messages API's error type for an HTTP status
+// (invalid_request_error for 400, rate_limit_error for 429,
+// overloaded_error for 529, api_error for other 5xx, …): the vocabulary
+// providers of other APIs and fakes use, so that [APIError.Kind] reads the
+// same whoever answered.
+func ErrorTypeForStatus(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 402:
+		return "billing_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 504:
+		return "timeout_error"
+	case 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}

@@ -458,7 +458,7 @@ func statusFailure(res *http.Response) *failure {
 	f := &failure{status: st}
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	msg, code := errorMessage(raw)
-	typ := errorType(st)
+	typ := model.ErrorTypeForStatus(st)
 	switch {
 	case code == "insufficient_quota":
 		typ = "billing_error" // a 429 that waiting does not cure
@@ -521,33 +521,6 @@ func errorMessage(raw []byte) (msg, code string) {
 		msg = truncate(strings.TrimSpace(string(raw)), 1000)
 	}
 	return msg, code
-}
-
-// errorType names an HTTP status with the Messages API's error types, so
-// that [model.APIError.Kind] reads the same for every provider.
-func errorType(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 402:
-		return "billing_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
 
 // connFailure describes a request that got no usable answer.
