@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/agentloop/agentloop/hooks"
 )
@@ -22,7 +25,8 @@ import (
 // before the permission engine, that refuses a file tool (Read, Write,
 // Edit, MultiEdit, NotebookEdit, Glob, Grep) whose path leads outside the
 // tenant's root (through symbolic links too) or the session's own
-// configuration directory (where its large tool results are saved).
+// configuration directory (where its large tool results are saved); for
+// Glob, the fixed directories its pattern starts with too.
 // Bash cannot be judged by its command line; for it, turn on the sandbox
 // (docs/serve.md).
 
@@ -91,6 +95,34 @@ func confined(tool string, input json.RawMessage, cwd string, roots []string) st
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
 	}
+	if why := inside(p, roots); why != "" || tool != "Glob" {
+		return why
+	}
+	// Glob's pattern may be absolute or climb out itself ("/srv/**",
+	// "../other/*"): its fixed leading directories are searched too.
+	var pat string
+	if raw, ok := in["pattern"]; !ok || json.Unmarshal(raw, &pat) != nil || pat == "" {
+		return ""
+	}
+	if strings.HasPrefix(pat, "~") {
+		return "patterns under ~ are outside this session's directory on this server"
+	}
+	full := filepath.ToSlash(pat)
+	if !path.IsAbs(full) {
+		full = filepath.ToSlash(p) + "/" + full
+	}
+	base, rest := doublestar.SplitPattern(path.Clean(full))
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == ".." {
+			return "the pattern " + pat + " climbs out of its directory"
+		}
+	}
+	return inside(filepath.FromSlash(base), roots)
+}
+
+// inside says why p is not under one of roots, once its links are
+// resolved, or "" when it is.
+func inside(p string, roots []string) string {
 	real, err := physical(filepath.Clean(p))
 	if err != nil {
 		return "the path cannot be resolved: " + err.Error()

@@ -53,6 +53,8 @@ func TestFileToolsConfinedToTenant(t *testing.T) {
 		agentlooptest.ToolUse("t4", "Grep", map[string]any{"pattern": "KIWI", "path": rootB}),
 		agentlooptest.ToolUse("t5", "Write", map[string]any{"file_path": filepath.Join(rootB, "planted.txt"), "content": "x"}),
 		agentlooptest.ToolUse("t6", "Read", map[string]any{"file_path": filepath.Join(cwdA, "mine.txt")}),
+		agentlooptest.ToolUse("t7", "Glob", map[string]any{"pattern": rootB + "/*"}),
+		agentlooptest.ToolUse("t8", "Glob", map[string]any{"pattern": "../../" + filepath.Base(rootB) + "/**"}),
 		agentlooptest.Text("Done."))
 	ev := e.subscribe(id, tokenA, "")
 	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "look around"})
@@ -70,6 +72,13 @@ func TestFileToolsConfinedToTenant(t *testing.T) {
 	}
 	if res, ok := reqs[6].ToolResult("t6"); !ok || !strings.Contains(res.ResultText(), "FIG") {
 		t.Errorf("A's own file: %+v, want its text", res)
+	}
+	for i, tid := range []string{"t7", "t8"} { // file names of B are not listed either
+		res, ok := reqs[i+7].ToolResult(tid)
+		if !ok || strings.Contains(res.ResultText(), "secret.txt") || !strings.Contains(res.ResultText(), "outside this session's directory") &&
+			!strings.Contains(res.ResultText(), "climbs out") {
+			t.Errorf("%s: %+v, want the server's refusal", tid, res)
+		}
 	}
 }
 
