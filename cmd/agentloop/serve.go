@@ -99,6 +99,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	isRedis := strings.HasPrefix(*databaseURL, "redis://") || strings.HasPrefix(*databaseURL, "rediss://")
+	prefixSet, tableSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		prefixSet = prefixSet || f.Name == "redis-prefix"
+		tableSet = tableSet || f.Name == "database-table"
+	})
+	switch {
+	case prefixSet && !isRedis:
+		return fail("--redis-prefix is for a redis:// --database-url")
+	case tableSet && (isRedis || *databaseURL == ""):
+		return fail("--database-table is for a PostgreSQL --database-url")
+	}
 	switch {
 	case isRedis:
 		if *tokensFile == "" {

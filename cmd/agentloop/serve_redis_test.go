@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,30 @@ func TestServeRedisStore(t *testing.T) {
 	}
 	if n, _ := client.Keys(context.Background(), prefix+"*").Result(); len(n) == 0 {
 		t.Error("nothing was stored under the prefix in Redis")
+	}
+}
+
+// A store flag that does not fit the store is refused, not ignored.
+func TestServeStoreFlagsMismatch(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	os.WriteFile(tokens, fmt.Appendf(nil, `{"tokens":[{"sha256":%q,"tenant":"acme"}]}`, serve.HashToken("tok")), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--redis-prefix", "x:"}, "--redis-prefix is for a redis://"},
+		{[]string{"--database-table", "t"}, "--database-table is for a PostgreSQL"},
+		{[]string{"--database-url", "redis://127.0.0.1:1/0", "--database-table", "t"}, "--database-table is for a PostgreSQL"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a server that starts never ends
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--root", filepath.Join(dir, "root"),
+			"--data-dir", filepath.Join(dir, "data"), "--tokens-file", tokens}, c.args...)...)
+		cmd.Env = append(os.Environ(), runMainEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve %v: %v\n%s\nwant a failure saying %q", c.args, err, out, c.want)
+		}
 	}
 }
