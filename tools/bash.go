@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/internal/sandbox"
@@ -148,7 +149,7 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 
 // bashPrepare finds bash and the working directory, or says why it cannot.
 func bashPrepare(env *tool.Env) (shell, dir, failure string) {
-	shell, err := exec.LookPath("bash")
+	shell, err := lookBash()
 	if err != nil {
 		return "", "", "Cannot run the command: bash was not found in PATH."
 	}
@@ -170,6 +171,36 @@ func bashPrepare(env *tool.Env) (shell, dir, failure string) {
 		return "", "", fmt.Sprintf("Cannot run the command: the working directory %s is not a directory.", dir)
 	}
 	return shell, dir, ""
+}
+
+// bashPath caches where bash was found for the PATH it was found in, so
+// that a command costs one stat, not one per directory of PATH.
+var bashPath struct {
+	sync.Mutex
+	path, found string
+}
+
+// lookBash is exec.LookPath("bash"), cached for the current PATH: a
+// cached answer is used only while PATH is unchanged and the file is
+// still an executable regular file; otherwise bash is looked up again.
+func lookBash() (string, error) {
+	path := os.Getenv("PATH")
+	bashPath.Lock()
+	p, found := bashPath.path, bashPath.found
+	bashPath.Unlock()
+	if found != "" && p == path {
+		if fi, err := os.Stat(found); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return found, nil
+		}
+	}
+	found, err := exec.LookPath("bash")
+	if err != nil {
+		return "", err
+	}
+	bashPath.Lock()
+	bashPath.path, bashPath.found = path, found
+	bashPath.Unlock()
+	return found, nil
 }
 
 // bashClamp turns a timeout in milliseconds into a duration: the default

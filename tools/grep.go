@@ -206,7 +206,7 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 				}
 				bp := grepReadPool.Get().(*[]byte)
 				defer grepReadPool.Put(bp)
-				data, mapped, err := grepReadFile(abs, *bp)
+				data, mtime, mapped, err := grepReadFile(abs, *bp)
 				if !mapped {
 					*bp = data[:0]
 				}
@@ -217,13 +217,7 @@ func runGrep(ctx context.Context, in grepInput, call *tool.Call) (tool.Result, e
 					return
 				}
 				search := func() error {
-					return col.searchFile(ctx, abs, data, func() int64 {
-						fi, err := os.Lstat(abs)
-						if err != nil {
-							return 0
-						}
-						return fi.ModTime().UnixMilli()
-					})
+					return col.searchFile(ctx, abs, data, func() int64 { return mtime })
 				}
 				// An error here means that ctx is done, which the walk
 				// reports, or that the file shrank while mapped, and
@@ -681,35 +675,45 @@ var errGrepTooLarge = errors.New("file larger than the search limit")
 // returns errGrepTooLarge without reading when the file is larger than
 // grepMaxFileSize (or once it has grown past it), and stops early with
 // errGrepSkip when the file turns out to be binary (see isBinaryData), so
-// that such files are not read whole.
-func grepReadFile(path string, buf []byte) (data []byte, mapped bool, err error) {
+// that such files are not read whole. mtime is the file's modification
+// time in milliseconds (0 when it could not be had), from the same fstat
+// that gives the size.
+func grepReadFile(path string, buf []byte) (data []byte, mtime int64, mapped bool, err error) {
 	f, err := openGrepFile(path)
 	if err != nil {
-		return buf[:0], false, err
+		return buf[:0], 0, false, err
 	}
 	defer f.close()
 	buf = buf[:0]
-	if size, err := f.size(); err == nil {
+	size, mtime, err := f.stat()
+	if err == nil {
 		if size > int64(grepMaxFileSize) {
-			return buf, false, errGrepTooLarge
+			return buf, mtime, false, errGrepTooLarge
 		}
 		if size >= grepMapMin {
 			if m, err := f.mmap(size); err == nil {
 				var binary bool
 				if err := grepGuardFault(func() error { binary = isBinaryData(m); return nil }); err != nil || binary {
 					grepUnmap(m)
-					return buf, false, errGrepSkip
+					return buf, mtime, false, errGrepSkip
 				}
-				return m, true, nil
+				return m, mtime, true, nil
 			}
 		}
 	}
-	data, err = grepReadInto(f, buf)
-	return data, false, err
+	if err != nil {
+		size = -1
+	}
+	data, err = grepReadInto(f, buf, size)
+	return data, mtime, false, err
 }
 
-// grepReadInto reads the file f into buf for grepReadFile.
-func grepReadInto(f grepFile, buf []byte) ([]byte, error) {
+// grepReadInto reads the file f into buf for grepReadFile. size is what
+// fstat said of the file (-1: unknown): a short read that brings the
+// bytes read to it is taken for the end of the file (a regular file
+// returns fewer bytes than asked for only at its end), saving the read
+// that would return 0. A file that grew since is read to its new end.
+func grepReadInto(f grepFile, buf []byte, size int64) ([]byte, error) {
 	if cap(buf) < 64<<10 {
 		buf = make([]byte, 0, 64<<10)
 	}
@@ -718,12 +722,13 @@ func grepReadInto(f grepFile, buf []byte) ([]byte, error) {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, cap(buf))
 		}
+		want := cap(buf) - len(buf)
 		n, err := f.read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		switch {
 		case err != nil:
 			return buf, err
-		case n == 0:
+		case n == 0, n < want && int64(len(buf)) == size:
 			if !checked && isBinaryData(buf) {
 				return buf, errGrepSkip
 			}

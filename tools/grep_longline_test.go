@@ -383,7 +383,7 @@ func TestGrepMappedFileShrinks(t *testing.T) {
 	}
 	dir := ftTempDir(t)
 	p := ftWriteFile(t, dir, "big.txt", string(longLine(4<<20, 100, "needle")))
-	data, mapped, err := grepReadFile(p, nil)
+	data, _, mapped, err := grepReadFile(p, nil)
 	if err != nil || !mapped {
 		t.Fatalf("grepReadFile: mapped %v, err %v; want a mapping", mapped, err)
 	}

@@ -25,13 +25,14 @@ func (f grepFile) read(p []byte) (int, error) {
 	return n, err
 }
 
-// size returns the size of the file.
-func (f grepFile) size() (int64, error) {
+// stat returns the size of the file and its modification time in
+// milliseconds since the epoch.
+func (f grepFile) stat() (size, mtimeMilli int64, err error) {
 	fi, err := f.f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return fi.Size(), nil
+	return fi.Size(), fi.ModTime().UnixMilli(), nil
 }
 
 // Files are never mapped here: grepMapMin is out of reach.

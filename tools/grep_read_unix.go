@@ -35,13 +35,14 @@ func (f grepFile) read(p []byte) (int, error) {
 	}
 }
 
-// size returns the size of the file.
-func (f grepFile) size() (int64, error) {
+// stat returns the size of the file and its modification time in
+// milliseconds since the epoch.
+func (f grepFile) stat() (size, mtimeMilli int64, err error) {
 	var st syscall.Stat_t
 	for {
 		err := syscall.Fstat(f.fd, &st)
 		if err != syscall.EINTR {
-			return st.Size, err
+			return st.Size, st.Mtim.Sec*1000 + st.Mtim.Nsec/1e6, err
 		}
 	}
 }

@@ -114,7 +114,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 			done(errorOutcome(b.ID, "<tool_use_error>"+msg+"</tool_use_error>", msg))
 			continue
 		}
-		input, err := e.schema.Validate(b.Name, b.Input)
+		input, err := r.validate(e, b)
 		if err != nil {
 			text := err.Error()
 			if b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil {

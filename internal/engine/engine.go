@@ -307,6 +307,11 @@ type run struct {
 	// compactSkipped: a PreCompact hook blocked automatic compaction in
 	// this run.
 	compactSkipped bool
+	// checked remembers the schema checks of the last reply's tool calls
+	// (see validate), so that each input is checked once, not once when
+	// its block is shown, again when the reply ends and again before the
+	// call runs.
+	checked []checkedInput
 	// overflowRetried: the request being made was refused as too long
 	// once already and sent again after a compaction (overflow.go);
 	// overflows counts those compactions in this run and sinceOverflow

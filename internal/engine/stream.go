@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -42,6 +43,8 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 		}
 	}
 	r.shown = nil
+	clear(r.checked)
+	r.checked = r.checked[:0]
 	h := &handler{r: r}
 	callStart := s.cfg.Now()
 	r.modelBegin(modelID)
@@ -182,10 +185,40 @@ func (r *run) normalizeInput(b model.Content) model.Content {
 	if !ok {
 		return b
 	}
-	if in, err := e.schema.Validate(b.Name, b.Input); err == nil {
+	if in, err := r.validate(e, b); err == nil {
 		b.Input = in
 	}
 	return b
+}
+
+// checkedInput is one schema check of a tool call's input: the input as
+// given, and what Validate returned for it.
+type checkedInput struct {
+	id      string
+	in, out json.RawMessage
+	err     error
+}
+
+// validate checks tool call b's input against its tool's schema, as
+// e.schema.Validate does, remembering the answer for the reply being
+// handled: the same call with the same input, or with the input the check
+// returned (defaults applied; checking it again gives it back), is
+// answered from memory. streamOnce forgets at each new request.
+func (r *run) validate(e *toolEntry, b model.Content) (json.RawMessage, error) {
+	for i := range r.checked {
+		c := &r.checked[i]
+		if c.id != b.ID {
+			continue
+		}
+		if bytes.Equal(c.in, b.Input) || c.err == nil && bytes.Equal(c.out, b.Input) {
+			return c.out, c.err
+		}
+	}
+	out, err := e.schema.Validate(b.Name, b.Input)
+	if b.ID != "" {
+		r.checked = append(r.checked, checkedInput{id: b.ID, in: b.Input, out: out, err: err})
+	}
+	return out, err
 }
 
 var nullJSON = json.RawMessage("null")

@@ -97,7 +97,13 @@ func resolvePhysical(p string) string {
 // ".." follows a link).
 func candidates(abs string) []string {
 	c := filepath.Clean(abs)
-	return addUnique(nil, c, resolvePhysical(c), resolvePhysical(abs))
+	pc := resolvePhysical(c)
+	if abs == c {
+		// Already clean: the raw path's physical form is the same one,
+		// and walking it again would cost a stat per component.
+		return addUnique(nil, c, pc)
+	}
+	return addUnique(nil, c, pc, resolvePhysical(abs))
 }
 
 // within reports whether p is dir or lies under it.
