@@ -21,8 +21,8 @@ import (
 
 // newProvider returns the Anthropic provider every in-process session
 // shares: one transport for all, with the timing transport around it. Over
-// HTTP/1.1 it keeps up to sessions idle connections to the scripted API so
-// that a session's next turn reuses its connection; with h2c it speaks
+// HTTP/1.1 it keeps up to sessions connections to the scripted API (idle
+// or not) so that a session's next turn reuses one; with h2c it speaks
 // only HTTP/2 without TLS (prior knowledge). Over h2c net/http pools
 // connections as for HTTP/1.1 (unlike over TLS, where its HTTP/2 pool
 // dials one at a time per host): a request that finds no connection idle
@@ -37,6 +37,13 @@ func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
 	tr := base.Clone()
 	tr.MaxIdleConns = 0
 	tr.MaxIdleConnsPerHost = sessions
+	// A session has one request in flight at a time, so sessions
+	// connections are enough. Without the cap net/http dials a new one
+	// whenever a session's next request comes before its last connection
+	// is back in the idle pool (the transport puts it back in its own
+	// goroutine, after the body's end reaches the reader), and kept ~1,500
+	// for 1,000 sessions: each with two goroutines and 8 KiB of buffers.
+	tr.MaxConnsPerHost = sessions
 	if h2c {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
@@ -161,6 +168,15 @@ func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
 	rec.PeakRSSMiB = toMiB(peak)
 	rec.RSSPerInflightKiB = float64(peak-baseRSS) / 1024 / float64(cfg.sessions)
 	rec.GoroutinesPeak = goroutines
+	if maxRSS <= peakSampled { // the sampler saw the peak: say what it held
+		m, live := smp.peakMemory()
+		rec.PeakHeapObjectsMiB = toMiB(int64(m.HeapObjects))
+		rec.PeakHeapUnusedMiB = toMiB(int64(m.HeapUnused))
+		rec.PeakHeapFreeMiB = toMiB(int64(m.HeapFree))
+		rec.PeakStacksMiB = toMiB(int64(m.Stacks))
+		rec.PeakHeapGoalMiB = toMiB(int64(m.HeapGoal))
+		rec.LiveHeapMaxMiB = toMiB(int64(live))
+	}
 	rec.SetupP50Ms, _ = result.Percentile(setups, 50)
 	rec.SetupP99Ms, _ = result.Percentile(setups, 99)
 	rec.OverheadP50Ms, _ = result.Percentile(between, 50)

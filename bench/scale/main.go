@@ -146,7 +146,7 @@ func run() error {
 	flag.BoolVar(&cfg.idle, "idle", true, "inproc: also measure idle sessions, in a child process")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
-	flag.DurationVar(&cfg.profileAt, "profile-at", 2*time.Second, "inproc: when to take the heap and goroutine profiles")
+	flag.DurationVar(&cfg.profileAt, "profile-at", 2*time.Second, "inproc: when to take the heap and goroutine profiles; 0: none, and a CPU profile without the finer allocation sampling they need")
 	flag.IntVar(&cfg.memLimitMiB, "memlimit", 0, "inproc: the Go runtime's soft memory limit for this process, in MiB (as GOMEMLIMIT); 0: none")
 	flag.Parse()
 	if cfg.sessions < 1 || cfg.turns < 0 || cfg.parallel < 1 {

@@ -19,8 +19,12 @@ func startProfiles(ctx context.Context, cfg *config) (stop func(), err error) {
 		return func() {}, nil
 	}
 	// Sample one allocation in 4 KiB rather than 512 KiB, so that the heap
-	// profile sees what each session holds, not a few large buffers.
-	runtime.MemProfileRate = 4096
+	// profile sees what each session holds, not a few large buffers. That
+	// costs CPU: with -profile-at 0 there is a CPU profile only, and the
+	// default rate.
+	if cfg.profileAt > 0 {
+		runtime.MemProfileRate = 4096
+	}
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return nil, fmt.Errorf("profile dir: %w", err)
 	}
@@ -31,6 +35,12 @@ func startProfiles(ctx context.Context, cfg *config) (stop func(), err error) {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if cfg.profileAt <= 0 {
+		return func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}, nil
 	}
 	t := time.AfterFunc(cfg.profileAt, func() {
 		for _, name := range []string{"heap", "goroutine"} {

@@ -38,6 +38,9 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 		args = append(args, "-reference-compat")
 	}
 	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("profile dir: %w", err)
+		}
 		args = append(args, "-cpuprofile", filepath.Join(cfg.profileDir, "server-cpu.pprof"))
 	}
 	cmd := exec.Command(bin, args...)

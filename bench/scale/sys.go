@@ -66,6 +66,9 @@ type sampler struct {
 	pids       map[int]struct{} // children to sum; nil: this process
 	maxRSS     int64
 	maxRoutine int
+	mem        *memReader // this process only
+	atPeak     memClasses // memory classes at the sample of maxRSS
+	maxLive    uint64     // the largest live heap after a GC
 	stop       chan struct{}
 	done       chan struct{}
 }
@@ -77,6 +80,8 @@ func startSampler(period time.Duration, children bool) *sampler {
 	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
 	if children {
 		s.pids = map[int]struct{}{}
+	} else {
+		s.mem = newMemReader()
 	}
 	go func() {
 		defer close(s.done)
@@ -98,8 +103,10 @@ func (s *sampler) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pids == nil {
-		if rss, err := processRSS("self"); err == nil {
-			s.maxRSS = max(s.maxRSS, rss)
+		m := s.mem.read()
+		s.maxLive = max(s.maxLive, m.LiveHeap)
+		if rss, err := processRSS("self"); err == nil && rss > s.maxRSS {
+			s.maxRSS, s.atPeak = rss, m
 		}
 		s.maxRoutine = max(s.maxRoutine, runtime.NumGoroutine())
 		return
@@ -133,6 +140,14 @@ func (s *sampler) finish() (rss int64, goroutines int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.maxRSS, s.maxRoutine
+}
+
+// peakMemory returns the memory classes at the largest RSS sampled and the
+// largest live heap seen (this process only; call after finish).
+func (s *sampler) peakMemory() (memClasses, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.atPeak, s.maxLive
 }
 
 const mib = 1 << 20

@@ -65,7 +65,17 @@ type Record struct {
 	ProcPeakRSSMeanMiB float64 `json:"proc_peak_rss_mean_mib,omitzero"`    // procs: mean of each process's peak RSS
 	ProcPeakRSSMaxMiB  float64 `json:"proc_peak_rss_max_mib,omitzero"`     // procs: largest process peak RSS
 	GoroutinesPeak     int     `json:"goroutines_peak,omitzero"`           // inproc
-	OverheadP50Ms      float64 `json:"overhead_p50_ms,omitzero"`           // inproc: loop overhead per turn, see main.go
+	// inproc, from runtime/metrics at the sample of the peak RSS (when the
+	// 20 ms sampler saw it): the heap's objects, free slots in its spans,
+	// free spans not yet returned, goroutine stacks, and the collector's
+	// heap goal; and the largest live heap after a collection in the run.
+	PeakHeapObjectsMiB float64 `json:"peak_heap_objects_mib,omitzero"`
+	PeakHeapUnusedMiB  float64 `json:"peak_heap_unused_mib,omitzero"`
+	PeakHeapFreeMiB    float64 `json:"peak_heap_free_mib,omitzero"`
+	PeakStacksMiB      float64 `json:"peak_stacks_mib,omitzero"`
+	PeakHeapGoalMiB    float64 `json:"peak_heap_goal_mib,omitzero"`
+	LiveHeapMaxMiB     float64 `json:"live_heap_max_mib,omitzero"`
+	OverheadP50Ms      float64 `json:"overhead_p50_ms,omitzero"` // inproc: loop overhead per turn, see main.go
 	OverheadP99Ms      float64 `json:"overhead_p99_ms,omitzero"`
 	SetupP50Ms         float64 `json:"setup_p50_ms,omitzero"` // inproc: Query call to first request sent
 	SetupP99Ms         float64 `json:"setup_p99_ms,omitzero"`
