@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -19,11 +17,13 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentloop/agentloop/observe"
+	"github.com/agentloop/agentloop/otel/internal/otlp"
 )
 
-// The environment variables FromEnv reads itself; the OTLP exporters read
-// the OTEL_EXPORTER_OTLP_* ones (endpoint, headers, timeout, TLS), the SDK
-// the OTEL_BSP_*, OTEL_METRIC_EXPORT_* and OTEL_RESOURCE_ATTRIBUTES ones.
+// The environment variables FromEnv reads itself; its OTLP exporters read
+// the OTEL_EXPORTER_OTLP_* ones (endpoint, headers, timeout, compression,
+// TLS, metrics temporality; see FromEnv), the SDK the OTEL_BSP_*,
+// OTEL_METRIC_EXPORT_* and OTEL_RESOURCE_ATTRIBUTES ones.
 const (
 	// EnvEnable turns telemetry on when "1" or "true", as in the
 	// reference CLI; anything else leaves it off.
@@ -55,8 +55,26 @@ var ErrUnsupported = errors.New("unsupported telemetry setting")
 // protobuf) or "none"; as in the reference CLI, a signal whose variable is
 // unset is not exported (the OpenTelemetry SDKs would default to otlp).
 // Any other exporter or protocol is an error wrapping ErrUnsupported, with
-// a nil Observer. With neither signal exported the Observer is nil too. Session spans continue the trace of TRACEPARENT and
-// TRACESTATE when they hold a valid W3C trace context.
+// a nil Observer. With neither signal exported the Observer is nil too.
+// Session spans continue the trace of TRACEPARENT and TRACESTATE when they
+// hold a valid W3C trace context.
+//
+// The exporters are agentloop's own (package otel/internal/otlp): OTLP
+// protobuf encoded by hand and posted over HTTP, so that linking this
+// package does not link gRPC. For each exported signal they read, as the
+// OTLP exporter specification has them, the per-signal variable winning:
+// OTEL_EXPORTER_OTLP_ENDPOINT (a base URL, default http://localhost:4318,
+// to which /v1/traces or /v1/metrics is appended) or
+// OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT (used as is), and
+// OTEL_EXPORTER_OTLP_[{TRACES,METRICS}_]{HEADERS,TIMEOUT,COMPRESSION,
+// CERTIFICATE,CLIENT_CERTIFICATE,CLIENT_KEY}, plus
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE (cumulative, delta,
+// lowmemory) and OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION.
+// A malformed value of one of them is an error naming the variable, with
+// a nil Observer. An export is retried on 429, 502, 503, 504 and
+// connection errors, within the timeout (10 s by default); a refused
+// connection (no collector listening) is not, so that a program without
+// a collector does not wait out the timeout at exit.
 //
 // shutdown flushes what is buffered and stops the exporters; call it
 // before the program exits (it is never nil).
@@ -92,7 +110,7 @@ func FromEnv(ctx context.Context) (o observe.Observer, shutdown func(context.Con
 	}
 	var shutdowns []func(context.Context) error
 	if traces {
-		exp, err := otlptracehttp.New(ctx)
+		exp, err := newTraceExporter()
 		if err != nil {
 			return nil, nop, fmt.Errorf("otel: the OTLP trace exporter: %w", err)
 		}
@@ -103,7 +121,7 @@ func FromEnv(ctx context.Context) (o observe.Observer, shutdown func(context.Con
 		cfg.TracerProvider = tracenoop.NewTracerProvider()
 	}
 	if metrics {
-		exp, err := otlpmetrichttp.New(ctx)
+		exp, err := newMetricExporter()
 		if err != nil {
 			for _, f := range shutdowns {
 				_ = f(ctx)
@@ -129,6 +147,22 @@ func FromEnv(ctx context.Context) (o observe.Observer, shutdown func(context.Con
 		return nil
 	}
 	return New(cfg), shutdown, nil
+}
+
+func newTraceExporter() (*otlp.TraceExporter, error) {
+	cfg, err := otlp.ConfigFromEnv(otlp.Traces, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return otlp.NewTraceExporter(cfg)
+}
+
+func newMetricExporter() (*otlp.MetricExporter, error) {
+	cfg, err := otlp.ConfigFromEnv(otlp.Metrics, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return otlp.NewMetricExporter(cfg)
 }
 
 // exporterChoice reads one signal's exporter variable: true for otlp,

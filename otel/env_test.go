@@ -58,3 +58,40 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestFromEnvBadExporterVariable: a malformed OTEL_EXPORTER_OTLP_* value
+// of an exported signal is an error naming the variable, with no
+// Observer; the variables of a signal not exported are not read.
+func TestFromEnvBadExporterVariable(t *testing.T) {
+	for _, c := range []struct {
+		name, signal, variable, value string
+		wantErr                       bool
+	}{
+		{"traces timeout", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TIMEOUT", "10s", true},
+		{"metrics endpoint", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "collector:4318", true},
+		{"metrics temporality", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "often", true},
+		{"other signal", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "collector:4318", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL",
+				"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
+				t.Setenv(k, "")
+			}
+			t.Setenv("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+			t.Setenv(c.signal, "otlp")
+			t.Setenv(c.variable, c.value)
+			o, shutdown, err := alotel.FromEnv(context.Background())
+			defer shutdown(context.Background())
+			if !c.wantErr {
+				if err != nil || o == nil {
+					t.Fatalf("observer %v, error %v", o, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.variable) || o != nil {
+				t.Errorf("observer %v, error %v; want an error naming %s", o, err, c.variable)
+			}
+		})
+	}
+}
