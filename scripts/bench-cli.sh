@@ -13,7 +13,9 @@ if [ ! -x /usr/bin/time ]; then
 fi
 work="$(mktemp -d)"
 trap 'kill $(cat "$work/pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-go build -o "$work/agentloop" "$root/cmd/agentloop"
+# The static build README.md recommends (CGO_ENABLED=0); set CGO_ENABLED=1
+# to measure the binary linked against the C library.
+CGO_ENABLED="${CGO_ENABLED:-0}" go build -o "$work/agentloop" "$root/cmd/agentloop"
 go build -o "$work/fakeserver" "$root/scripts/fakeserver"
 
 measure() { # name turns
