@@ -73,10 +73,12 @@ func (c *fieldCache) store(e cachedField) {
 	c.entries = append(c.entries, e)
 }
 
-// decoder decodes request bodies, caching the shared fields. The zero
-// value is ready; safe for concurrent use.
+// decoder decodes request bodies, caching the shared fields and the
+// messages (msgcache.go). The zero value is ready; safe for concurrent
+// use.
 type decoder struct {
 	tools, system fieldCache
+	msgs          msgCache
 }
 
 // decode decodes body as decodeParams does.
@@ -87,17 +89,20 @@ func (d *decoder) decode(body []byte) (model.Request, error) {
 	return decodeParams(body)
 }
 
-// fast decodes body with the shared fields from the cache, or reports
-// false when it cannot be sure of giving decodeParams's answer: a body
-// that is not a plain JSON object of distinct keys without escapes, a key
-// that differs from a shared field's name only in case (encoding/json
-// would match it), a system prompt given as a string, or any part that
-// does not decode.
+// fast decodes body with the shared fields and the messages from the
+// caches, or reports false when it cannot be sure of giving decodeParams's
+// answer: a body that is not a plain JSON object of distinct keys without
+// escapes, a key that differs from a shared field's name or "messages"
+// only in case (encoding/json would match it), a system prompt given as a
+// string, a messages array with an element that is not an object (or
+// whose content is a string), or any part that does not decode.
 func (d *decoder) fast(body []byte) (model.Request, bool) {
 	fields, ok := topFields(body)
 	if !ok {
 		return model.Request{}, false
 	}
+	cacheMsgs := d.msgs.bound() > 0
+	var messages []byte
 	var shared [len(sharedFields)][]byte
 	bp := restPool.Get().(*[]byte)
 	defer restPool.Put(bp)
@@ -120,6 +125,15 @@ func (d *decoder) fast(body []byte) (model.Request, bool) {
 		if k >= 0 {
 			shared[k] = f.raw
 			continue
+		}
+		if cacheMsgs && bytes.EqualFold(f.key, []byte("messages")) {
+			if string(f.key) != "messages" {
+				return model.Request{}, false
+			}
+			if f.raw[0] == '[' {
+				messages = f.raw
+				continue
+			}
 		}
 		if len(rest) > 1 {
 			rest = append(rest, ',')
@@ -150,7 +164,12 @@ func (d *decoder) fast(body []byte) (model.Request, bool) {
 		if !ok {
 			return model.Request{}, false
 		}
-		p.System = cloneNil(e.sys)
+		p.System = cloneContent(e.sys)
+	}
+	if messages != nil {
+		if p.Messages, ok = d.msgs.decodeMessages(messages); !ok {
+			return model.Request{}, false
+		}
 	}
 	return p, true
 }

@@ -13,4 +13,10 @@ type ServerOptions struct {
 	// that breaks off (CutAfter, StallAfter, an aborted Delay) resets its
 	// stream instead of closing the connection.
 	H2C bool
+	// MessageCacheBytes bounds the cache of decoded messages shared by
+	// all requests (each distinct message is decoded once while it stays
+	// cached), counted in bytes of the messages' JSON: 0 means
+	// [DefaultMessageCacheBytes], a negative value turns the cache off. The
+	// decoded values take memory of their own beside that, about as much.
+	MessageCacheBytes int
 }

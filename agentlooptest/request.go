@@ -45,6 +45,14 @@ type Request struct {
 	// Params is the decoded body of a messages (or count_tokens) request.
 	// A string system prompt or string message content is decoded as one
 	// text block. Params.Betas holds the anthropic-beta header's values.
+	//
+	// Params' messages and system blocks are the request's own: their
+	// slices, the blocks' pointers (Source, CacheControl, IsError) and raw
+	// bytes (Input, Raw) are copies that no other Request shares, though
+	// the server decodes a message or system prompt it has seen before
+	// only once. The Tools slice is a copy too, but the tools' InputSchema
+	// bytes and Extra maps are shared with other requests that sent the
+	// same tools, as strings are.
 	Params model.Request
 	// Kind is one of the Kind… constants.
 	Kind string

@@ -56,7 +56,8 @@ type Server struct {
 	// discard: requests are counted, not kept (DiscardRequests).
 	discard        bool
 	count, msgReqs int
-	// dec decodes request bodies, caching tools and system prompts.
+	// dec decodes request bodies, caching tools, system prompts and
+	// messages.
 	dec decoder
 }
 
@@ -104,6 +105,7 @@ func StartWith(opts *ServerOptions, replies ...Reply) (*Server, error) {
 		queue:     slices.Clone(replies),
 		exhausted: Text("(script exhausted)"),
 	}
+	s.dec.msgs.limit = opts.MessageCacheBytes
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		BaseContext:       func(net.Listener) context.Context { return ctx },

@@ -40,6 +40,7 @@ func run() error {
 	addrFile := flag.String("addr-file", "", "file to write the base URL to, besides stdout")
 	h2c := flag.Bool("h2c", false, "also serve HTTP/2 without TLS (h2c, prior knowledge), so that clients that speak it multiplex their requests on few connections")
 	compatFlag := flag.Bool("reference-compat", false, "serve through a proxy that drops what agentlooptest cannot decode from the reference CLI's requests (context_management, system-role messages)")
+	msgCache := flag.Int("message-cache-mib", 512, "the scripted API's cache of decoded messages, in MiB (agentlooptest.ServerOptions.MessageCacheBytes)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -56,7 +57,9 @@ func run() error {
 	if *fixture == "" {
 		return fmt.Errorf("-fixture is required")
 	}
-	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: *h2c})
+	// The message cache holds the histories of every session in flight (10,000
+	// sessions: 100-180 MB of messages); the default 64 MiB is for tests.
+	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: *h2c, MessageCacheBytes: *msgCache << 20})
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
