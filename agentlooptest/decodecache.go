@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"sync"
 
-	"github.com/agentloop/agentloop/internal/jsonscan"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -219,51 +218,14 @@ type topField struct {
 // the object's own punctuation; each value's extent is found by bracket
 // and string matching and is checked later by whoever decodes it.
 func topFields(b []byte) ([]topField, bool) {
-	i := jsonscan.SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	var buf [12]objMember
+	members, ok := objMembers(b, buf[:0])
+	if !ok {
 		return nil, false
 	}
-	i = jsonscan.SkipSpace(b, i+1)
-	fields := make([]topField, 0, 12)
-	if i < len(b) && b[i] == '}' {
-		return fields, jsonscan.SkipSpace(b, i+1) == len(b)
+	fields := make([]topField, len(members))
+	for n, m := range members {
+		fields[n] = topField{key: m.key, raw: b[m.vstart:m.vend]}
 	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return nil, false
-		}
-		end := i + 1
-		for end < len(b) && b[end] != '"' {
-			if b[end] == '\\' || b[end] < 0x20 {
-				return nil, false
-			}
-			end++
-		}
-		if end >= len(b) {
-			return nil, false
-		}
-		key := b[i+1 : end]
-		i = jsonscan.SkipSpace(b, end+1)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		i = jsonscan.SkipSpace(b, i+1)
-		vend, ok := jsonscan.ValueEnd(b, i)
-		if !ok {
-			return nil, false
-		}
-		fields = append(fields, topField{key: key, raw: b[i:vend]})
-		i = jsonscan.SkipSpace(b, vend)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case ',':
-			i = jsonscan.SkipSpace(b, i+1)
-		case '}':
-			return fields, jsonscan.SkipSpace(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
-	}
+	return fields, true
 }

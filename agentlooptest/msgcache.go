@@ -434,7 +434,9 @@ type objMember struct {
 }
 
 // objMembers splits b, a JSON object, into its members without decoding
-// their values, like topFields; it reports false for a key with escapes.
+// their values; it reports false for a key with escapes. It checks the
+// object's own punctuation; each value's extent is found by bracket and
+// string matching and is checked later by whoever decodes it.
 func objMembers(b []byte, out []objMember) ([]objMember, bool) {
 	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {

@@ -278,27 +278,25 @@ func appendExtrema[N int64 | float64](b []byte, num protowire.Number, e metricda
 // appendPackedFixed64 appends a packed repeated fixed64 field, omitting
 // an empty one.
 func appendPackedFixed64(b []byte, num protowire.Number, vs []uint64) []byte {
-	if len(vs) == 0 {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(8*len(vs)))
-	for _, v := range vs {
-		b = protowire.AppendFixed64(b, v)
-	}
-	return b
+	return appendPacked64(b, num, vs, func(v uint64) uint64 { return v })
 }
 
 // appendPackedDouble appends a packed repeated double field, omitting an
 // empty one.
 func appendPackedDouble(b []byte, num protowire.Number, vs []float64) []byte {
+	return appendPacked64(b, num, vs, math.Float64bits)
+}
+
+// appendPacked64 appends a packed repeated field of 8-byte values, each
+// written as bits gives it, omitting an empty one.
+func appendPacked64[T any](b []byte, num protowire.Number, vs []T, bits func(T) uint64) []byte {
 	if len(vs) == 0 {
 		return b
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(8*len(vs)))
 	for _, v := range vs {
-		b = protowire.AppendFixed64(b, math.Float64bits(v))
+		b = protowire.AppendFixed64(b, bits(v))
 	}
 	return b
 }
