@@ -11,6 +11,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentloop/agentloop/internal/sse"
 )
 
 type sseEvent struct {
@@ -34,11 +36,11 @@ func ownEvents(body []byte, chunk int) (evs []sseEvent, failed bool) {
 	if chunk > 0 {
 		r = iotest.OneByteReader(r)
 	}
-	dec := newSSEReader(r)
-	for dec.next() {
-		evs = append(evs, sseEvent{dec.typ, string(dec.data)})
+	dec := sse.NewReader(r, 4<<10, eventNames...)
+	for dec.Next() {
+		evs = append(evs, sseEvent{dec.Event(), string(dec.Data())})
 	}
-	return evs, dec.err != nil
+	return evs, dec.Err() != nil
 }
 
 func checkSSE(t *testing.T, body []byte) {
@@ -100,12 +102,12 @@ func TestSSEReaderMatchesSDK(t *testing.T) {
 // TestSSEReaderKeepsData shows that the data of an event is not
 // overwritten by the events after it (the handler may keep it).
 func TestSSEReaderKeepsData(t *testing.T) {
-	dec := newSSEReader(strings.NewReader("data: first\n\ndata: second\n\n"))
-	if !dec.next() {
+	dec := sse.NewReader(strings.NewReader("data: first\n\ndata: second\n\n"), 4<<10)
+	if !dec.Next() {
 		t.Fatal("no first event")
 	}
-	first := dec.data
-	if !dec.next() {
+	first := dec.Data()
+	if !dec.Next() {
 		t.Fatal("no second event")
 	}
 	if string(first) != "first\n" {

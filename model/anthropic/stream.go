@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -47,6 +48,10 @@ func newStreamState(h model.Handler, elapsed func() time.Duration) *streamState 
 	return &streamState{h: h, elapsed: elapsed}
 }
 
+// eventNames are the event names the API sends, read without allocating.
+var eventNames = []string{"content_block_delta", "content_block_start", "content_block_stop",
+	"message_start", "message_delta", "message_stop", "ping", "error"}
+
 // read decodes the events of res's body until message_stop. It returns the
 // reply, a *streamError for an error event, or an error wrapping
 // model.ErrMalformedStream (the body's read error included, so a dropped
@@ -55,12 +60,12 @@ func (s *streamState) read(res *http.Response) (*model.Response, error) {
 	if res.Body == nil {
 		return nil, malformed("response has no body")
 	}
-	dec := newSSEReader(res.Body)
-	for dec.next() {
+	dec := sse.NewReader(res.Body, 4<<10, eventNames...)
+	for dec.Next() {
 		if s.onEvent != nil {
 			s.onEvent()
 		}
-		if err := s.handle(dec.typ, bytes.TrimSuffix(dec.data, []byte("\n"))); err != nil {
+		if err := s.handle(dec.Event(), bytes.TrimSuffix(dec.Data(), []byte("\n"))); err != nil {
 			return nil, err
 		}
 		if s.done {
@@ -68,7 +73,7 @@ func (s *streamState) read(res *http.Response) (*model.Response, error) {
 			return &r, nil
 		}
 	}
-	if err := dec.err; err != nil {
+	if err := dec.Err(); err != nil {
 		return nil, fmt.Errorf("%w: reading the stream failed after %d events: %w", model.ErrMalformedStream, s.n, err)
 	}
 	if !s.started {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -138,18 +139,20 @@ type streamState struct {
 // included, so a dropped connection or a cancelled context can be told by
 // errors.Is).
 func (s *streamState) read(body io.Reader) (*model.Response, error) {
-	dec := newSSEReader(body)
-	for dec.next() {
+	// Some servers close the stream right after the last data line.
+	dec := sse.NewReader(body, 8<<10)
+	dec.KeepUnterminated = true
+	for dec.Next() {
 		s.n++
 		if s.onChunk != nil {
 			s.onChunk()
 		}
-		data := bytes.TrimSpace(dec.data)
+		data := bytes.TrimSpace(dec.Data())
 		if string(data) == "[DONE]" {
 			return s.end()
 		}
 		if s.responses {
-			done, err := s.handleResponses(dec.name, data)
+			done, err := s.handleResponses(dec.Event(), data)
 			if err != nil {
 				return nil, err
 			}
@@ -158,11 +161,11 @@ func (s *streamState) read(body io.Reader) (*model.Response, error) {
 			}
 			continue
 		}
-		if err := s.handle(dec.name, data); err != nil {
+		if err := s.handle(dec.Event(), data); err != nil {
 			return nil, err
 		}
 	}
-	if err := dec.err; err != nil {
+	if err := dec.Err(); err != nil {
 		return nil, fmt.Errorf("%w: reading the stream failed after %d events: %w", model.ErrMalformedStream, s.n, err)
 	}
 	if !s.finished {
@@ -198,7 +201,7 @@ type completion struct {
 // readCompletion reads a non-streamed answer (a server that ignored
 // stream: true) and reports it as if it had streamed in one piece.
 func (s *streamState) readCompletion(body io.Reader) (*model.Response, error) {
-	raw, err := io.ReadAll(io.LimitReader(body, maxLine))
+	raw, err := io.ReadAll(io.LimitReader(body, sse.MaxLine))
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the response failed: %w", model.ErrMalformedStream, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -25,14 +26,15 @@ func sseOf(chunks ...string) string {
 // and a last event without its blank line.
 func TestSSEReader(t *testing.T) {
 	in := ": keep-alive\r\n\r\nevent: error\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata: [DONE]"
-	r := newSSEReader(strings.NewReader(in))
+	r := sse.NewReader(strings.NewReader(in), 8<<10)
+	r.KeepUnterminated = true
 	var got []string
-	for r.next() {
-		got = append(got, r.name+"|"+string(r.data))
+	for r.Next() {
+		got = append(got, r.Event()+"|"+string(bytes.TrimSuffix(r.Data(), []byte("\n"))))
 	}
 	want := []string{"error|{\"a\":\n1}", "|[DONE]"}
-	if fmt.Sprint(got) != fmt.Sprint(want) || r.err != nil {
-		t.Errorf("events %q (err %v), want %q", got, r.err, want)
+	if fmt.Sprint(got) != fmt.Sprint(want) || r.Err() != nil {
+		t.Errorf("events %q (err %v), want %q", got, r.Err(), want)
 	}
 }
 
