@@ -105,8 +105,9 @@
 //   - 400 and every other 4xx fail at once.
 //
 // Before retry n the provider waits min(500ms × 2^(n−1), 32s) plus up to a
-// quarter more of random jitter, or the retry-after header's seconds when the
-// response carries a positive one, and it calls [model.Handler.Retry] with
+// quarter more of random jitter, or what the response asks for, when it
+// does: retry-after-ms, else retry-after in seconds or as an HTTP date (a
+// wait of over a day is ignored); and it calls [model.Handler.Retry] with
 // the attempt, the delay and the failure's kind before waiting.
 //
 // A stream that breaks after it started is retried too. An error event in the

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"golang.org/x/oauth2"
 
+	"github.com/agentloop/agentloop/internal/httpretry"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -55,14 +55,6 @@ const maxOverloaded = 3
 const (
 	maxAuthFailures = 2
 	maxNoSuchHost   = 2
-)
-
-// Backoff bounds: retry n waits min(baseDelay × 2^(n−1), maxDelay) plus up to
-// jitterFraction of that.
-const (
-	baseDelay      = 500 * time.Millisecond
-	maxDelay       = 32 * time.Second
-	jitterFraction = 0.25
 )
 
 // Options configures a [Provider]. The zero value is usable: every empty field
@@ -371,7 +363,7 @@ func build(o *Options, c config) (*Provider, error) {
 		p.keys = &keySource{fn: HelperCommand(c.keyHelper), command: c.keyHelper, ttl: c.keyTTL}
 	}
 	if p.sleep == nil {
-		p.sleep = sleepContext
+		p.sleep = httpretry.Sleep
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -464,17 +456,6 @@ var sharedClient = sync.OnceValue(func() *http.Client {
 
 func defaultHTTPClient() *http.Client { return sharedClient() }
 
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Stream sends req and streams the reply, retrying transient failures as the
 // package documentation describes. The body is req's JSON with Stream set to
 // true; req itself is not modified. h may be nil. On success the Response
@@ -556,18 +537,7 @@ func canceled(err error) error { return fmt.Errorf("anthropic: %w", err) }
 
 // backoff returns the wait before retry number n (1 for the first).
 func (p *Provider) backoff(n int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return retryAfter
-	}
-	d := maxDelay
-	if n <= 7 { // 500ms × 2^6 = 32s
-		d = min(baseDelay<<(max(n, 1)-1), maxDelay)
-	}
-	j := p.jitter()
-	if !(j >= 0 && j < 1) {
-		j = 0
-	}
-	return d + time.Duration(j*jitterFraction*float64(d))
+	return httpretry.Backoff(n, retryAfter, p.jitter())
 }
 
 // failure is one failed attempt: how to retry it and what to report if it is
@@ -742,7 +712,7 @@ func statusFailure(ae *sdk.Error) *failure {
 		RequestID: ae.RequestID,
 	}
 	if ae.Response != nil {
-		f.retryAfter = retryAfter(ae.Response.Header)
+		f.retryAfter = httpretry.After(ae.Response.Header)
 		if f.apiErr.RequestID == "" {
 			f.apiErr.RequestID = ae.Response.Header.Get("request-id")
 		}
@@ -783,20 +753,6 @@ func streamFailure(err error) *failure {
 		}
 	}
 	return connFailure(err)
-}
-
-// retryAfter reads a positive retry-after header, in seconds. Values over a
-// day are taken for garbage and ignored.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(secs > 0 && secs <= 24*3600) {
-		return 0
-	}
-	return time.Duration(secs * float64(time.Second))
 }
 
 // encode returns the request body: req's JSON with stream set to true.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/agentloop/agentloop/internal/httpretry"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -383,11 +384,11 @@ func TestRetries(t *testing.T) {
 
 func TestRetryAfterZeroIgnored(t *testing.T) {
 	for _, v := range []string{"0", "-1", "soon", "NaN", "1e10"} {
-		if d := retryAfter(http.Header{"Retry-After": {v}}); d != 0 {
+		if d := httpretry.After(http.Header{"Retry-After": {v}}); d != 0 {
 			t.Errorf("retry-after %q = %v, want ignored", v, d)
 		}
 	}
-	if d := retryAfter(http.Header{"Retry-After": {"1.5"}}); d != 1500*time.Millisecond {
+	if d := httpretry.After(http.Header{"Retry-After": {"1.5"}}); d != 1500*time.Millisecond {
 		t.Errorf("retry-after 1.5 = %v", d)
 	}
 }

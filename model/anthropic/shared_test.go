@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentloop/agentloop/internal/httpretry"
 )
 
 // TestShared shows that Shared returns one provider per resolved
@@ -33,14 +35,14 @@ func TestShared(t *testing.T) {
 		"other key":     {APIKey: "sk-other"},
 		"other retries": {MaxRetries: intp(1)},
 		"other timeout": {RequestTimeout: time.Second},
-		"sleep":         {Sleep: sleepContext},
+		"sleep":         {Sleep: httpretry.Sleep},
 		"headers":       {Headers: map[string]string{"X-A": "b"}},
 	} {
 		if get(o) == base {
 			t.Errorf("%s: got the shared provider of other settings", name)
 		}
 	}
-	if get(&Options{Sleep: sleepContext}) == get(&Options{Sleep: sleepContext}) {
+	if get(&Options{Sleep: httpretry.Sleep}) == get(&Options{Sleep: httpretry.Sleep}) {
 		t.Error("options with functions were shared")
 	}
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:2")

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/agentloop/agentloop/internal/httpretry"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -43,14 +43,6 @@ const (
 	// DefaultStreamIdleTimeout is the longest silence allowed between two
 	// events of a stream when Options.StreamIdleTimeout is zero.
 	DefaultStreamIdleTimeout = 300 * time.Second
-)
-
-// Backoff bounds: retry n waits min(baseDelay × 2^(n−1), maxDelay) plus up
-// to jitterFraction of that, as the anthropic provider does.
-const (
-	baseDelay      = 500 * time.Millisecond
-	maxDelay       = 32 * time.Second
-	jitterFraction = 0.25
 )
 
 // Options configures a [Provider]. The zero value (or nil) talks to
@@ -199,7 +191,7 @@ func New(opts *Options) (*Provider, error) {
 		p.idle = 0
 	}
 	if p.sleep == nil {
-		p.sleep = sleepContext
+		p.sleep = httpretry.Sleep
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -221,17 +213,6 @@ var sharedClient = sync.OnceValue(func() *http.Client {
 	t.MaxIdleConnsPerHost = 256
 	return &http.Client{Transport: t}
 })
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // ModelFor returns the model name sent for a request asking for name:
 // ModelMap's entry, else Options.Model, else name itself.
@@ -327,18 +308,7 @@ func canceled(err error) error { return fmt.Errorf("openai: %w", err) }
 
 // backoff returns the wait before retry number n (1 for the first).
 func (p *Provider) backoff(n int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return retryAfter
-	}
-	d := maxDelay
-	if n <= 7 {
-		d = min(baseDelay<<(max(n, 1)-1), maxDelay)
-	}
-	j := p.jitter()
-	if !(j >= 0 && j < 1) {
-		j = 0
-	}
-	return d + time.Duration(j*jitterFraction*float64(d))
+	return httpretry.Backoff(n, retryAfter, p.jitter())
 }
 
 // failure is one failed attempt: whether to retry it and what to report if
@@ -480,7 +450,7 @@ func statusFailure(res *http.Response) *failure {
 		msg = code + ": " + msg
 	}
 	f.apiErr = model.APIError{Status: st, Type: typ, Message: msg, RequestID: res.Header.Get("x-request-id")}
-	f.retryAfter = retryAfter(res.Header)
+	f.retryAfter = httpretry.After(res.Header)
 	e := f.apiErr
 	f.err = &e
 	return f
@@ -543,23 +513,4 @@ func streamFailure(err error) *failure {
 			apiErr: model.APIError{Type: se.Type, Message: se.Message}}
 	}
 	return connFailure(err)
-}
-
-// retryAfter reads retry-after-ms or retry-after (seconds). Values over a
-// day are taken for garbage and ignored.
-func retryAfter(h http.Header) time.Duration {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms <= 24*3600*1000 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(secs > 0 && secs <= 24*3600) {
-		return 0
-	}
-	return time.Duration(secs * float64(time.Second))
 }

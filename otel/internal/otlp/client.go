@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/agentloop/agentloop/internal/httpretry"
 )
 
 // UserAgent is the User-Agent header of every request.
@@ -140,7 +142,7 @@ func (c *client) attempt(ctx context.Context, body []byte) (retry bool, wait tim
 	err = fmt.Errorf("otlp: POST %s: %s: %s", c.url, resp.Status, bodyStart(data))
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true, retryAfter(resp.Header.Get("Retry-After")), err
+		return true, httpretry.After(resp.Header), err
 	}
 	return false, 0, err
 }
@@ -156,24 +158,6 @@ func bodyStart(data []byte) string {
 		s = s[:max] + "…"
 	}
 	return strconv.Quote(s)
-}
-
-// retryAfter parses a Retry-After value: seconds, or an HTTP date; 0
-// when absent or malformed.
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
-		if n > int64(time.Duration(1<<63-1)/time.Second) {
-			return time.Duration(1<<63 - 1)
-		}
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), time.Nanosecond)
-	}
-	return 0
 }
 
 // partialSuccess decodes an Export*ServiceResponse (partial_success = 1:
