@@ -80,14 +80,21 @@ func (c *client) post(ctx context.Context, body []byte) error {
 		body = buf.Bytes()
 	}
 	backoff := c.minBackoff
+	var prev error // the last attempt's failure, to report when time runs out during the next
 	for attempt := 1; ; attempt++ {
 		retry, wait, err := c.attempt(ctx, body)
+		if ctx.Err() != nil && prev != nil && errors.Is(err, ctx.Err()) {
+			// The deadline cut this attempt short: what the server said
+			// last is more use than the deadline alone.
+			return fmt.Errorf("%w (after %d attempts: %w)", prev, attempt, ctx.Err())
+		}
 		if !retry {
 			return err
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w (after %d attempts: %w)", err, attempt, ctx.Err())
 		}
+		prev = err
 		if wait <= 0 {
 			// Full jitter over [backoff/2, backoff).
 			wait = backoff/2 + rand.N(backoff/2+1)
