@@ -503,6 +503,17 @@ func (l *live) stateLocked() string {
 // updateState publishes the state when it changed, stores it in the
 // record, and arms the idle release.
 func (l *live) updateState() {
+	l.evMu.Lock()
+	st, changed := l.publishStateLocked()
+	l.evMu.Unlock()
+	if changed {
+		l.storeState(st)
+	}
+}
+
+// publishStateLocked works out the state, arms the idle release, and
+// publishes the state when it changed. The caller holds evMu.
+func (l *live) publishStateLocked() (string, bool) {
 	l.mu.Lock()
 	st := l.stateLocked()
 	changed := st != l.state
@@ -515,10 +526,14 @@ func (l *live) updateState() {
 		l.idle = time.AfterFunc(l.s.cfg.IdleRelease, l.idleRelease)
 	}
 	l.mu.Unlock()
-	if !changed {
-		return
+	if changed {
+		l.publishLocked(kindState, rawJSON(map[string]string{"state": st}))
 	}
-	l.publish(kindState, rawJSON(map[string]string{"state": st}))
+	return st, changed
+}
+
+// storeState writes the state into the session's record.
+func (l *live) storeState(st string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := l.s.writeRecord(ctx, l.tenant.ID, l.id, record{State: st}); err != nil {
@@ -543,6 +558,11 @@ func (l *live) idleRelease() {
 func (l *live) publish(kind string, data json.RawMessage) {
 	l.evMu.Lock()
 	defer l.evMu.Unlock()
+	l.publishLocked(kind, data)
+}
+
+// publishLocked is publish for a caller that holds evMu.
+func (l *live) publishLocked(kind string, data json.RawMessage) {
 	l.mu.Lock()
 	l.nextSeq++
 	ev := event{Seq: l.nextSeq, Kind: kind, Data: data}
@@ -576,6 +596,11 @@ func (l *live) eventsAfter(after int64) ([]event, bool, <-chan struct{}) {
 	return out, complete, l.notify
 }
 
+// afterSend, set only by tests before a server starts, runs in send
+// between Send and the events of the message: it widens the window in
+// which the turn's own events could overtake them.
+var afterSend func()
+
 // send queues a message and marks the session running.
 func (l *live) send(text string) error {
 	l.mu.Lock()
@@ -586,23 +611,36 @@ func (l *live) send(text string) error {
 	l.running = true
 	l.started = time.Now()
 	l.mu.Unlock()
+	// The event lock is held from Send until the state and the prompt's
+	// line are numbered: the turn starts inside Send, and its first events
+	// (system/init) must not come before "running" and the prompt. Send
+	// only queues; it never waits for the goroutine that publishes them.
+	l.evMu.Lock()
 	id, err := l.client.Send(agentloop.UserInput{Text: text})
+	if afterSend != nil {
+		afterSend()
+	}
 	if err != nil {
+		l.evMu.Unlock()
 		l.mu.Lock()
 		l.running = false
 		l.mu.Unlock()
 		l.updateState()
 		return err
 	}
-	l.updateState()
-	l.publishUser(id, text)
+	st, changed := l.publishStateLocked()
+	l.publishUserLocked(id, text)
+	l.evMu.Unlock()
+	if changed {
+		l.storeState(st)
+	}
 	return nil
 }
 
-// publishUser puts the accepted message in the event log as the user
+// publishUserLocked puts the accepted message in the event log as the user
 // line stream-json replays (--replay-user-messages), so that a page that
 // reloads the session shows what was asked as well as the answers.
-func (l *live) publishUser(id, text string) {
+func (l *live) publishUserLocked(id, text string) {
 	line := map[string]any{
 		"type":               "user",
 		"message":            map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}},
@@ -616,7 +654,7 @@ func (l *live) publishUser(id, text string) {
 		l.s.log.Error("encoding a user message", "session", l.id, "err", err)
 		return
 	}
-	l.publish(kindMessage, data)
+	l.publishLocked(kindMessage, data)
 }
 
 // interrupt stops the running turn, if any.

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/serve"
 )
 
 // A session's life over HTTP: create, list, get, rename and tag, a
@@ -136,4 +138,35 @@ func TestConcurrentMessages(t *testing.T) {
 		}
 	}
 	e.waitState(id, tokenA, "idle")
+}
+
+// The events of a message come in the order a page replays them: the
+// state "running", the prompt's user line, then the turn's own lines from
+// system/init on, even when the turn starts before the server has
+// numbered the first two (the hook holds send right after Send queued
+// the message).
+func TestTurnEventsFollowStateAndPrompt(t *testing.T) {
+	t.Cleanup(serve.SetAfterSend(func() { time.Sleep(50 * time.Millisecond) }))
+	e := newEnv(t, nil, agentlooptest.Text("one"), agentlooptest.Text("two"))
+	id := e.create(tokenA, map[string]any{"title": "order"})
+	ev := e.subscribe(id, tokenA, "")
+	for i, prompt := range []string{"first", "second"} {
+		e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": prompt})
+		evs := ev.until(isResult)
+		var got []string
+		for _, x := range evs[:3] {
+			if x.Kind == "message" {
+				got = append(got, msgType(x))
+			} else {
+				got = append(got, x.Kind+" "+x.Data)
+			}
+		}
+		want := []string{`state {"state":"running"}`, "user", "system/init"}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("message %d: first events (-want +got):\n%s", i+1, d)
+		}
+		if st := ev.next(); st.Kind != "state" || !strings.Contains(st.Data, `"idle"`) {
+			t.Fatalf("after the result: %v, want state idle", st)
+		}
+	}
 }
