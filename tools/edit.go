@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -79,7 +80,12 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 	key := target.key()
 	state := fileStateOf(env)
 
-	info, err := target.stat()
+	dir, err := target.dir()
+	var info fs.FileInfo
+	if err == nil {
+		defer dir.close()
+		info, err = dir.stat()
+	}
 	switch {
 	case isNotExist(err):
 		if in.OldString != "" {
@@ -97,7 +103,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("Cannot edit %s: it is not a regular file (%s).", path, specialFileKind(info.Mode()))), nil
 	}
 
-	data, err := target.read()
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
 	}

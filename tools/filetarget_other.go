@@ -18,3 +18,12 @@ func mkdirParentNoFollow(p string) error         { return os.MkdirAll(filepath.D
 func writeFileNoFollow(p string, data []byte, perm fs.FileMode) error {
 	return os.WriteFile(p, data, perm)
 }
+
+// targetDir is a file's directory (see the unix version); here it only
+// names the file.
+type targetDir struct{ path string }
+
+func openTargetDir(p string) (*targetDir, error)     { return &targetDir{path: p}, nil }
+func (d *targetDir) close()                          {}
+func (d *targetDir) stat() (fs.FileInfo, error)      { return os.Stat(d.path) }
+func (d *targetDir) read(size int64) ([]byte, error) { return os.ReadFile(d.path) }

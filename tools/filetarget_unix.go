@@ -4,10 +4,10 @@ package tools
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentloop/agentloop/internal/nofollow"
 	"golang.org/x/sys/unix"
@@ -37,46 +37,144 @@ func openNoFollow(p string, flags int, perm fs.FileMode) (*os.File, error) {
 // statNoFollow is os.Stat for a physical path: a link anywhere on it,
 // the file included, is refused.
 func statNoFollow(p string) (fs.FileInfo, error) {
-	dfd, err := nofollow.OpenDir(filepath.Dir(p), false)
+	d, err := openTargetDir(p)
 	if err != nil {
 		return nil, err
 	}
-	unix.Close(dfd)
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, &fs.PathError{Op: "stat", Path: p, Err: errLinkOnPath}
-	}
-	return fi, nil
+	defer d.close()
+	return d.stat()
 }
 
 // readFileNoFollow is os.ReadFile for a physical path.
 func readFileNoFollow(p string) ([]byte, error) {
-	f, err := openNoFollow(p, unix.O_RDONLY, 0)
+	d, err := openTargetDir(p)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
+	defer d.close()
+	return d.read(-1)
+}
+
+// targetDir is the directory of a file, reached once without following a
+// link, so that the file's metadata and its contents come from that one
+// walk: a stat and a read of the same file cost one walk, not two, and a
+// link swapped in on the way after the stat cannot send the read
+// elsewhere. It holds a descriptor until close.
+type targetDir struct {
+	fd   int
+	base string // the file's name in the directory
+	path string // the file's path, for errors
+}
+
+// openTargetDir opens the directory of p (absolute and clean).
+func openTargetDir(p string) (*targetDir, error) {
+	fd, err := nofollow.OpenDir(filepath.Dir(p), false)
+	if err != nil {
+		return nil, err
 	}
-	buf := make([]byte, 0, size+512)
+	return &targetDir{fd: fd, base: filepath.Base(p), path: p}, nil
+}
+
+// close releases the directory.
+func (d *targetDir) close() { unix.Close(d.fd) }
+
+// stat is os.Lstat of the file; a link is refused.
+func (d *targetDir) stat() (fs.FileInfo, error) {
+	var st unix.Stat_t
 	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
+		err := unix.Fstatat(d.fd, d.base, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
 		}
 		if err != nil {
-			return buf, err
+			return nil, &fs.PathError{Op: "lstat", Path: d.path, Err: err}
+		}
+		break
+	}
+	info := &statInfo{name: d.base, st: st}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "stat", Path: d.path, Err: errLinkOnPath}
+	}
+	return info, nil
+}
+
+// read returns the file's contents. size is what a stat said of it, a
+// hint for the buffer (-1: unknown): a short read that brings the bytes
+// read to a positive size is taken for the end of the file, saving the
+// read that would return 0 (procfs, which says 0, is read until a read
+// returns 0); a file that changed since is read to its end.
+func (d *targetDir) read(size int64) ([]byte, error) {
+	fd, err := nofollow.Openat(d.fd, d.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: nofollow.LinkCause(d.fd, d.base, err)}
+	}
+	defer unix.Close(fd)
+	if size < 0 {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			size = st.Size
+		}
+	}
+	buf := make([]byte, 0, max(size, 0)+512)
+	for {
+		want := cap(buf) - len(buf)
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: d.path, Err: err}
+		}
+		buf = buf[:len(buf)+n]
+		if n == 0 || n < want && int64(len(buf)) == size {
+			return buf, nil
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
+}
+
+// statInfo is the fs.FileInfo of a stat made with fstatat.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.st.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s *statInfo) Sys() any           { return &s.st }
+
+// Mode converts the file's type and permission bits as package os does.
+func (s *statInfo) Mode() fs.FileMode {
+	m := uint32(s.st.Mode)
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
 }
 
 // writeFileNoFollow is os.WriteFile for a physical path.

@@ -5,6 +5,8 @@ package tools
 import (
 	"io"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // grepFile is a file open for reading by a search. On Unix it is a bare
@@ -38,10 +40,10 @@ func (f grepFile) read(p []byte) (int, error) {
 // stat returns the size of the file and its modification time in
 // milliseconds since the epoch.
 func (f grepFile) stat() (size, mtimeMilli int64, err error) {
-	var st syscall.Stat_t
+	var st unix.Stat_t // x/sys names the time fields alike on every unix
 	for {
-		err := syscall.Fstat(f.fd, &st)
-		if err != syscall.EINTR {
+		err := unix.Fstat(f.fd, &st)
+		if err != unix.EINTR {
 			return st.Size, st.Mtim.Sec*1000 + st.Mtim.Nsec/1e6, err
 		}
 	}

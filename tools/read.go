@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -86,7 +87,12 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	if readDenied(env, "Read", path, target.io) {
 		return tool.Error(readDeniedMessage("Read", path)), nil
 	}
-	info, err := target.stat()
+	dir, err := target.dir()
+	var info fs.FileInfo
+	if err == nil {
+		defer dir.close()
+		info, err = dir.stat()
+	}
 	switch {
 	case isNotExist(err):
 		return tool.Error(notExistMessage(env, "File")), nil
@@ -118,7 +124,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("%s is %s, more than the %s that Read returns at once. Read it in parts with offset and limit, search it with Grep, or set allow_large if you really need all of it.",
 			path, fileSizeText(info.Size()), fileSizeText(readMaxFileSize))), nil
 	}
-	data, err := target.read()
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

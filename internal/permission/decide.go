@@ -337,7 +337,11 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 	// and the one they are told to work on (Decision.Path).
 	clean := filepath.Clean(abs)
 	phys := resolvePhysical(clean)
-	v := st.judgePathAt(tool, class == classEdit, input, raw, clean, addUnique(nil, clean, phys, resolvePhysical(abs)))
+	cands := addUnique(nil, clean, phys)
+	if abs != clean { // "a/../b" can reach another file than "b" when a is a link
+		cands = addUnique(cands, resolvePhysical(abs))
+	}
+	v := st.judgePathAt(tool, class == classEdit, input, raw, clean, cands)
 	if isFileTool(tool) {
 		v.resolved = phys
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Resolve returns the absolute path that a file operation on p would
@@ -53,6 +54,9 @@ func absolute(cwd, home, p string) (string, error) {
 	return cwd + "/" + p, nil
 }
 
+// lstatHook, set only by tests, sees each path resolvePhysical lstats.
+var lstatHook atomic.Pointer[func(string)]
+
 // resolvePhysical follows symbolic links in an absolute path (see Resolve).
 func resolvePhysical(p string) string {
 	parts := strings.Split(p, "/")
@@ -68,6 +72,9 @@ func resolvePhysical(p string) string {
 			continue
 		}
 		next := filepath.Join(cur, c)
+		if h := lstatHook.Load(); h != nil {
+			(*h)(next)
+		}
 		link, err := isSymlink(next)
 		if err != nil || !link || links >= 40 {
 			if err != nil || links >= 40 {

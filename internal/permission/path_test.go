@@ -1,9 +1,13 @@
 package permission
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -152,6 +156,47 @@ func TestProtectedAndCritical(t *testing.T) {
 	for _, p := range []string{"/usr/lib", "/home/u/proj/build", "/home/v"} {
 		if st.critical(p) {
 			t.Errorf("%s should not be critical", p)
+		}
+	}
+}
+
+// A file tool's check on a clean absolute path walks it once, one lstat
+// per component; a path with ".." is walked as written too, since the
+// kernel may reach another file through it than its cleaned form.
+func TestJudgePathWalksOnce(t *testing.T) {
+	root := tree(t)
+	work := filepath.Join(root, "work")
+	c, err := New(Config{Mode: ModeBypass, Dirs: []string{work}, AllowBypass: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	hook := func(p string) {
+		if strings.HasPrefix(p, root) {
+			mu.Lock()
+			seen[p]++
+			mu.Unlock()
+		}
+	}
+	lstatHook.Store(&hook)
+	t.Cleanup(func() { lstatHook.Store(nil) })
+	for _, tt := range []struct {
+		path      string
+		wantTwice bool // walked clean and as written
+	}{
+		{work + "/sub/x", false},
+		{work + "/out/../sub/x", true},
+	} {
+		clear(seen)
+		in, _ := json.Marshal(map[string]string{"file_path": tt.path})
+		c.Decide(context.Background(), Call{Tool: "Read", Input: in})
+		most := 0
+		for _, n := range seen {
+			most = max(most, n)
+		}
+		if len(seen) == 0 || (most > 1) != tt.wantTwice {
+			t.Errorf("%s: lstat counts %v; want each path once unless the path has ..", tt.path, seen)
 		}
 	}
 }
