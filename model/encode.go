@@ -153,25 +153,34 @@ const hexDigits = "0123456789abcdef"
 
 // plainASCII[b] is true for the ASCII bytes a JSON string holds as they
 // are: printable, and neither a quote, a backslash nor an HTML-sensitive
-// <, > or &.
-var plainASCII = func() (t [utf8.RuneSelf]bool) {
+// <, > or &. plainASCIIHTML lets <, > and & through as well.
+var plainASCII, plainASCIIHTML = func() (t, h [utf8.RuneSelf]bool) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = true
+		t[b], h[b] = true, true
 	}
 	t['"'], t['\\'], t['<'], t['>'], t['&'] = false, false, false, false, false
-	return t
+	h['"'], h['\\'] = false, false
+	return t, h
 }()
 
 // AppendString appends s as a JSON string, escaped as json.Marshal escapes
 // it: quotes, backslashes and control characters; <, > and & as \u003c,
 // \u003e, \u0026; U+2028 and U+2029; invalid UTF-8 as \ufffd.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, &plainASCII) }
+
+// AppendStringKeepHTML is AppendString leaving <, > and & as they are, as
+// a json.Encoder with SetEscapeHTML(false) writes a string.
+func AppendStringKeepHTML(dst []byte, s string) []byte { return appendString(dst, s, &plainASCIIHTML) }
+
+// appendString appends s as a JSON string; plain says which ASCII bytes
+// are written as they are.
+func appendString(dst []byte, s string, plain *[utf8.RuneSelf]bool) []byte {
 	dst = append(dst, '"')
 	start := 0 // s[start:i] is still to be copied
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if plainASCII[b] {
+			if plain[b] {
 				i++
 				continue
 			}

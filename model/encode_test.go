@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -143,6 +144,16 @@ func checkString(t *testing.T, s string) {
 	}
 	if got := AppendString(nil, s); string(got) != string(want) {
 		t.Errorf("AppendString(%q) = %s, json.Marshal = %s", s, got, want)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	want = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if got := AppendStringKeepHTML(nil, s); string(got) != string(want) {
+		t.Errorf("AppendStringKeepHTML(%q) = %s, an Encoder without HTML escaping = %s", s, got, want)
 	}
 }
 

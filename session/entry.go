@@ -565,36 +565,102 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// object builds a JSON object with keys in insertion order.
+// object builds a JSON object with keys in insertion order, values
+// written as a json.Encoder with SetEscapeHTML(false) writes them. The
+// value types of most fields (strings, bools, raw JSON, content blocks,
+// messages) are written directly; others go through the encoder.
 type object struct {
 	buf  []byte
-	keys map[string]bool
+	keys []string
 	err  error
 }
 
 func (o *object) add(k string, v any) {
-	if o.err != nil || o.keys[k] {
+	if o.err != nil || slices.Contains(o.keys, k) {
 		return
 	}
-	var vbuf bytes.Buffer
-	enc := json.NewEncoder(&vbuf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		o.err = fmt.Errorf("field %s: %w", k, err)
-		return
-	}
-	vb := bytes.TrimSuffix(vbuf.Bytes(), []byte{'\n'})
+	mark := len(o.buf)
 	if o.keys == nil {
-		o.keys = map[string]bool{}
 		o.buf = append(o.buf, '{')
 	} else {
 		o.buf = append(o.buf, ',')
 	}
-	o.keys[k] = true
-	kb, _ := json.Marshal(k)
-	o.buf = append(o.buf, kb...)
+	o.buf = model.AppendString(o.buf, k)
 	o.buf = append(o.buf, ':')
-	o.buf = append(o.buf, vb...)
+	var err error
+	if o.buf, err = appendValue(o.buf, v); err != nil {
+		o.buf = o.buf[:mark]
+		o.err = fmt.Errorf("field %s: %w", k, err)
+		return
+	}
+	o.keys = append(o.keys, k)
+}
+
+// appendValue appends v's JSON as add writes it.
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return model.AppendStringKeepHTML(dst, x), nil
+	case bool:
+		if x {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case *string:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return model.AppendStringKeepHTML(dst, *x), nil
+	case json.RawMessage:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		buf := bytes.NewBuffer(dst)
+		if err := json.Compact(buf, x); err != nil {
+			return dst, err
+		}
+		return buf.Bytes(), nil
+	case []model.Content:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		// Each block as its MarshalJSON writes it, compact already.
+		dst = append(dst, '[')
+		for i := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = x[i].AppendJSON(dst); err != nil {
+				return dst, fmt.Errorf("block %d: %w", i, err)
+			}
+		}
+		return append(dst, ']'), nil
+	case *Message:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		b, err := x.MarshalJSON()
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, b...), nil
+	}
+	return appendEncoded(dst, v)
+}
+
+// appendEncoded appends v as a json.Encoder without HTML escaping writes
+// it, less the newline.
+func appendEncoded(dst []byte, v any) ([]byte, error) {
+	var vbuf bytes.Buffer
+	enc := json.NewEncoder(&vbuf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return append(dst, bytes.TrimSuffix(vbuf.Bytes(), []byte{'\n'})...), nil
 }
 
 // addString adds a string field unless it is empty.
