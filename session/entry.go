@@ -369,39 +369,39 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if e.ParentUUID == "" {
 			o.add("parentUuid", nil)
 		} else {
-			o.add("parentUuid", e.ParentUUID)
+			o.str("parentUuid", e.ParentUUID)
 		}
 		o.addString("logicalParentUuid", e.LogicalParentUUID)
-		o.add("isSidechain", e.IsSidechain)
+		o.boolean("isSidechain", e.IsSidechain)
 	} else {
 		o.addString("parentUuid", e.ParentUUID)
 		o.addString("logicalParentUuid", e.LogicalParentUUID)
 		if e.IsSidechain {
-			o.add("isSidechain", true)
+			o.boolean("isSidechain", true)
 		}
 	}
 	o.addString("agentId", e.AgentID)
-	o.add("type", e.Type)
+	o.str("type", e.Type)
 	o.addString("subtype", e.Subtype)
 	o.addString("level", e.Level)
 	if e.Message != nil {
 		o.add("message", e.Message)
 	}
 	if e.Type == TypeSummary || e.Summary != "" {
-		o.add("summary", e.Summary)
+		o.str("summary", e.Summary)
 	}
 	if e.Type == TypeCustomTitle || e.CustomTitle != "" {
-		o.add("customTitle", e.CustomTitle)
+		o.str("customTitle", e.CustomTitle)
 	}
 	if e.Type == TypeAITitle || e.AITitle != "" {
-		o.add("aiTitle", e.AITitle)
+		o.str("aiTitle", e.AITitle)
 	}
 	if e.Type == TypeLastPrompt || e.LastPrompt != "" {
-		o.add("lastPrompt", e.LastPrompt)
+		o.str("lastPrompt", e.LastPrompt)
 	}
 	o.addString("leafUuid", e.LeafUUID)
 	if e.Type == TypeTag || e.Tag != "" {
-		o.add("tag", e.Tag)
+		o.str("tag", e.Tag)
 	}
 	if e.Cost != nil {
 		c := e.Cost
@@ -421,20 +421,20 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		o.add("hasUnknownModelCost", c.HasUnknownModelCost)
 	}
 	if e.IsMeta {
-		o.add("isMeta", true)
+		o.boolean("isMeta", true)
 	}
 	if e.IsCompactSummary {
-		o.add("isCompactSummary", true)
+		o.boolean("isCompactSummary", true)
 	}
 	if e.IsAPIErrorMessage {
-		o.add("isApiErrorMessage", true)
+		o.boolean("isApiErrorMessage", true)
 	}
 	o.addString("requestId", e.RequestID)
 	o.addString("uuid", e.UUID)
 	o.addString("timestamp", e.Timestamp)
 	o.addString("permissionMode", e.PermissionMode)
 	if len(e.ToolUseResult) > 0 {
-		o.add("toolUseResult", e.ToolUseResult)
+		o.raw("toolUseResult", e.ToolUseResult)
 	}
 	o.addString("sourceToolAssistantUUID", e.SourceToolAssistantUUID)
 	if e.ForkedFrom != nil {
@@ -446,12 +446,12 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		"cwd": e.Cwd != "", "sessionId": e.SessionID != "", "version": e.Version != "",
 		"gitBranch": e.GitBranch != ""})
 	if chain {
-		o.add("userType", e.UserType)
-		o.add("entrypoint", e.Entrypoint)
-		o.add("cwd", e.Cwd)
-		o.add("sessionId", e.SessionID)
-		o.add("version", e.Version)
-		o.add("gitBranch", e.GitBranch)
+		o.str("userType", e.UserType)
+		o.str("entrypoint", e.Entrypoint)
+		o.str("cwd", e.Cwd)
+		o.str("sessionId", e.SessionID)
+		o.str("version", e.Version)
+		o.str("gitBranch", e.GitBranch)
 	} else {
 		o.addString("userType", e.UserType)
 		o.addString("entrypoint", e.Entrypoint)
@@ -525,25 +525,25 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	var o object
 	assistant := m.Role == "assistant"
 	if assistant {
-		o.add("id", m.ID)
-		o.add("type", orDefault(m.Type, "message"))
+		o.str("id", m.ID)
+		o.str("type", orDefault(m.Type, "message"))
 	} else {
 		o.addString("id", m.ID)
 		o.addString("type", m.Type)
 	}
-	o.add("role", m.Role)
+	o.str("role", m.Role)
 	if assistant {
-		o.add("model", m.Model)
+		o.str("model", m.Model)
 	} else {
 		o.addString("model", m.Model)
 	}
 	switch {
 	case m.StringContent && len(m.Content) == 1 && m.Content[0].Type == model.TypeText && m.Content[0].CacheControl == nil:
-		o.add("content", m.Content[0].Text)
+		o.str("content", m.Content[0].Text)
 	case m.Content == nil:
-		o.add("content", []model.Content{})
+		o.contents("content", []model.Content{})
 	default:
-		o.add("content", m.Content)
+		o.contents("content", m.Content)
 	}
 	if assistant || m.StopReason != nil {
 		o.add("stop_reason", m.StopReason)
@@ -552,7 +552,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		o.add("stop_sequence", m.StopSequence)
 	}
 	if len(m.Usage) > 0 {
-		o.add("usage", m.Usage)
+		o.raw("usage", m.Usage)
 	}
 	o.addExtra(m.Extra, nil)
 	return o.bytes()
@@ -567,33 +567,81 @@ func orDefault(s, d string) string {
 
 // object builds a JSON object with keys in insertion order, values
 // written as a json.Encoder with SetEscapeHTML(false) writes them. The
-// value types of most fields (strings, bools, raw JSON, content blocks,
-// messages) are written directly; others go through the encoder.
+// typed adders (str, boolean, raw, contents) and add's common cases write
+// the value directly; other values go through the encoder.
 type object struct {
 	buf  []byte
 	keys []string
 	err  error
 }
 
-func (o *object) add(k string, v any) {
+// begin writes k's separator and name, unless k is written already or an
+// earlier field failed; mark is where the field starts.
+func (o *object) begin(k string) (mark int, ok bool) {
 	if o.err != nil || slices.Contains(o.keys, k) {
-		return
+		return 0, false
 	}
-	mark := len(o.buf)
-	if o.keys == nil {
+	mark = len(o.buf)
+	if mark == 0 {
+		if o.buf == nil {
+			o.buf = make([]byte, 0, 512)
+			o.keys = make([]string, 0, 24)
+		}
 		o.buf = append(o.buf, '{')
 	} else {
 		o.buf = append(o.buf, ',')
 	}
 	o.buf = model.AppendString(o.buf, k)
-	o.buf = append(o.buf, ':')
-	var err error
-	if o.buf, err = appendValue(o.buf, v); err != nil {
+	return mark, true
+}
+
+// end records k once its value is written, or takes the field back and
+// keeps err.
+func (o *object) end(k string, mark int, err error) {
+	if err != nil {
 		o.buf = o.buf[:mark]
 		o.err = fmt.Errorf("field %s: %w", k, err)
 		return
 	}
 	o.keys = append(o.keys, k)
+}
+
+func (o *object) add(k string, v any) {
+	if mark, ok := o.begin(k); ok {
+		var err error
+		o.buf, err = appendValue(append(o.buf, ':'), v)
+		o.end(k, mark, err)
+	}
+}
+
+func (o *object) str(k, v string) {
+	if mark, ok := o.begin(k); ok {
+		o.buf = model.AppendStringKeepHTML(append(o.buf, ':'), v)
+		o.end(k, mark, nil)
+	}
+}
+
+func (o *object) boolean(k string, v bool) {
+	if mark, ok := o.begin(k); ok {
+		o.buf = appendBool(append(o.buf, ':'), v)
+		o.end(k, mark, nil)
+	}
+}
+
+func (o *object) raw(k string, v json.RawMessage) {
+	if mark, ok := o.begin(k); ok {
+		var err error
+		o.buf, err = appendRawJSON(append(o.buf, ':'), v)
+		o.end(k, mark, err)
+	}
+}
+
+func (o *object) contents(k string, v []model.Content) {
+	if mark, ok := o.begin(k); ok {
+		var err error
+		o.buf, err = appendContents(append(o.buf, ':'), v)
+		o.end(k, mark, err)
+	}
 }
 
 // appendValue appends v's JSON as add writes it.
@@ -604,40 +652,16 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case string:
 		return model.AppendStringKeepHTML(dst, x), nil
 	case bool:
-		if x {
-			return append(dst, "true"...), nil
-		}
-		return append(dst, "false"...), nil
+		return appendBool(dst, x), nil
 	case *string:
 		if x == nil {
 			return append(dst, "null"...), nil
 		}
 		return model.AppendStringKeepHTML(dst, *x), nil
 	case json.RawMessage:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		buf := bytes.NewBuffer(dst)
-		if err := json.Compact(buf, x); err != nil {
-			return dst, err
-		}
-		return buf.Bytes(), nil
+		return appendRawJSON(dst, x)
 	case []model.Content:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		// Each block as its MarshalJSON writes it, compact already.
-		dst = append(dst, '[')
-		for i := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = x[i].AppendJSON(dst); err != nil {
-				return dst, fmt.Errorf("block %d: %w", i, err)
-			}
-		}
-		return append(dst, ']'), nil
+		return appendContents(dst, x)
 	case *Message:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -649,6 +673,45 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return append(dst, b...), nil
 	}
 	return appendEncoded(dst, v)
+}
+
+func appendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
+
+// appendRawJSON appends raw JSON compacted (null for nil); it fails where the
+// JSON is not valid.
+func appendRawJSON(dst []byte, x json.RawMessage) ([]byte, error) {
+	if x == nil {
+		return append(dst, "null"...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, x); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}
+
+// appendContents appends blocks as an array of what each block's
+// MarshalJSON writes (compact already); null for nil.
+func appendContents(dst []byte, x []model.Content) ([]byte, error) {
+	if x == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i := range x {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = x[i].AppendJSON(dst); err != nil {
+			return dst, fmt.Errorf("block %d: %w", i, err)
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // appendEncoded appends v as a json.Encoder without HTML escaping writes
@@ -666,7 +729,7 @@ func appendEncoded(dst []byte, v any) ([]byte, error) {
 // addString adds a string field unless it is empty.
 func (o *object) addString(k, v string) {
 	if v != "" {
-		o.add(k, v)
+		o.str(k, v)
 	}
 }
 
@@ -680,7 +743,7 @@ func (o *object) addExtra(x map[string]json.RawMessage, skip map[string]bool) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		if v := x[k]; len(v) > 0 && !skip[k] {
-			o.add(k, v)
+			o.raw(k, v)
 		}
 	}
 }
@@ -689,7 +752,7 @@ func (o *object) bytes() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	if o.keys == nil {
+	if len(o.buf) == 0 {
 		return []byte("{}"), nil
 	}
 	return append(o.buf, '}'), nil

@@ -85,3 +85,46 @@ func BenchmarkEntryMarshal(b *testing.B) {
 		}
 	}
 }
+
+// The typed adders write what add writes for the same value.
+func TestTypedAddersMatchAdd(t *testing.T) {
+	for i, v := range valueCases() {
+		var typed, generic object
+		generic.add("k", v)
+		switch x := v.(type) {
+		case string:
+			typed.str("k", x)
+		case bool:
+			typed.boolean("k", x)
+		case json.RawMessage:
+			typed.raw("k", x)
+		case []model.Content:
+			typed.contents("k", x)
+		default:
+			continue
+		}
+		g, gerr := generic.bytes()
+		w, werr := typed.bytes()
+		if string(g) != string(w) || (gerr != nil) != (werr != nil) {
+			t.Errorf("case %d (%T): typed %s (%v), add %s (%v)", i, v, w, werr, g, gerr)
+		}
+	}
+	var o object
+	o.str("a", "x")
+	o.str("a", "y") // a key is written once
+	o.raw("b", json.RawMessage(`{bad`))
+	o.str("c", "z") // nothing after a failure
+	if _, err := o.bytes(); err == nil {
+		t.Error("an object with an invalid raw field encoded without error")
+	}
+	var e object
+	if b, _ := e.bytes(); string(b) != "{}" {
+		t.Errorf("empty object = %s", b)
+	}
+	var d object
+	d.str("a", "x")
+	d.str("a", "y")
+	if b, _ := d.bytes(); string(b) != `{"a":"x"}` {
+		t.Errorf("repeated key: %s", b)
+	}
+}
