@@ -443,6 +443,20 @@ func (s *streamState) messageStop() error {
 // overrideUsage returns u with the fields that raw carries (not null)
 // replaced; nested objects are merged field by field.
 func overrideUsage(u model.Usage, raw json.RawMessage) (model.Usage, error) {
+	if !bytes.Contains(raw, []byte("null")) {
+		// Nothing to leave out: decoding onto a copy overwrites exactly
+		// the fields raw carries and merges the nested objects (decoded
+		// into the copies cloneUsage made), without the round trip below.
+		u = cloneUsage(u)
+		err := json.Unmarshal(raw, &u)
+		return u, err
+	}
+	return overrideUsageMap(u, raw)
+}
+
+// overrideUsageMap is overrideUsage through a map, leaving out the
+// fields that are null.
+func overrideUsageMap(u model.Usage, raw json.RawMessage) (model.Usage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return u, err
