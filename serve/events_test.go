@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session"
 )
 
 // A stream reconnected with Last-Event-ID gets the events after that id,
@@ -263,4 +264,33 @@ func TestEventsWakeWhenOpened(t *testing.T) {
 		t.Fatalf("first event %v came %v after the message, want it before the model's reply", first, d)
 	}
 	ev.until(isResult)
+}
+
+// slowEvents is a memory store whose appends of session events take
+// delay: what a client sees must not run ahead of what is stored or
+// counted.
+type slowEvents struct {
+	*session.MemoryStore
+	delay time.Duration
+}
+
+func (s slowEvents) Append(ctx context.Context, key session.Key, entries []session.Entry) error {
+	if key.Subpath == "events" {
+		time.Sleep(s.delay)
+	}
+	return s.MemoryStore.Append(ctx, key, entries)
+}
+
+// A result is in the metrics by the time its line reaches a client, even
+// when storing the line takes a while.
+func TestResultCountedBeforeShown(t *testing.T) {
+	m := agentlooptest.NewTB(t, agentlooptest.Text("quick"))
+	e := newEnvWith(t, m, slowEvents{session.NewMemoryStore(), 50 * time.Millisecond}, nil)
+	id := e.create(tokenA, nil)
+	s := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "hi"})
+	s.until(isResult)
+	if m := metricsText(t, e); !strings.Contains(m, "agentloop_serve_turns_total 1\n") {
+		t.Errorf("the result was shown before it was counted:\n%s", m)
+	}
 }

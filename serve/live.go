@@ -408,13 +408,18 @@ func (l *live) onMessage(m agentloop.Message) {
 		return
 	}
 	data := bytes.TrimRight(buf.Bytes(), "\n")
-	l.publish(kindMessage, data)
+	// Counted before it is published: whoever sees the line finds it in
+	// the metrics.
 	switch v := m.(type) {
 	case *agentloop.UserMessage:
-		if toolErrors(data) > 0 {
-			l.s.met.toolErrors.Add(int64(toolErrors(data)))
+		if n := toolErrors(data); n > 0 {
+			l.s.met.toolErrors.Add(int64(n))
 		}
 	case *agentloop.ResultMessage:
+		l.countResult(v)
+	}
+	l.publish(kindMessage, data)
+	if v, ok := m.(*agentloop.ResultMessage); ok {
 		l.onResult(v)
 	}
 }
@@ -445,7 +450,8 @@ func toolErrors(line []byte) int {
 	return n
 }
 
-func (l *live) onResult(r *agentloop.ResultMessage) {
+// countResult adds a turn's result to the metrics.
+func (l *live) countResult(r *agentloop.ResultMessage) {
 	m := &l.s.met
 	m.turns.Add(1)
 	if r.IsError {
@@ -454,6 +460,12 @@ func (l *live) onResult(r *agentloop.ResultMessage) {
 	m.inputTokens.Add(r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens)
 	m.outputTokens.Add(r.Usage.OutputTokens)
 	m.observeTurn(float64(r.DurationMs) / 1000)
+}
+
+// onResult records a published result: the session's cost and turns, the
+// tenant's spend, the state.
+func (l *live) onResult(r *agentloop.ResultMessage) {
+	m := &l.s.met
 	l.mu.Lock()
 	delta := r.TotalCostUSD - l.cost
 	if delta < 0 {
@@ -564,8 +576,17 @@ func (l *live) publish(kind string, data json.RawMessage) {
 // publishLocked is publish for a caller that holds evMu.
 func (l *live) publishLocked(kind string, data json.RawMessage) {
 	l.mu.Lock()
-	l.nextSeq++
+	l.nextSeq++ // only under evMu, so events are stored and shown in order
 	ev := event{Seq: l.nextSeq, Kind: kind, Data: data}
+	l.mu.Unlock()
+	// Stored before it is shown: a client that sees the event here and
+	// asks another replica (which reads the store) finds it there too.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := l.s.appendEvent(ctx, l.tenant.ID, l.id, ev); err != nil {
+		l.s.log.Error("storing a session event; it replays only from this replica's memory", "session", l.id, "seq", ev.Seq, "err", err)
+	}
+	cancel()
+	l.mu.Lock()
 	l.events = append(l.events, ev)
 	if n := len(l.events); n > l.s.cfg.MaxEvents {
 		l.events = append(l.events[:0:0], l.events[n-l.s.cfg.MaxEvents:]...)
@@ -573,11 +594,6 @@ func (l *live) publishLocked(kind string, data json.RawMessage) {
 	close(l.notify)
 	l.notify = make(chan struct{})
 	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := l.s.appendEvent(ctx, l.tenant.ID, l.id, ev); err != nil {
-		l.s.log.Error("storing a session event; it replays only from this replica's memory", "session", l.id, "seq", ev.Seq, "err", err)
-	}
 }
 
 // eventsAfter returns the kept events with seq > after, whether they are

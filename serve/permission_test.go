@@ -175,8 +175,14 @@ func TestPermissionAllowUpdatedInput(t *testing.T) {
 // A replica that does not hold a session lists the permission prompts
 // waiting on the holder (from the stored events) and answers a POST for
 // one with 409 naming the holder; once answered there, the list is empty.
+// With a store slow to take events, an event is shown only once it is
+// stored, so the other replica finds what the client just saw.
 func TestPendingPermissionsSeenFromOtherReplica(t *testing.T) {
-	store := session.NewMemoryStore()
+	t.Run("memory", func(t *testing.T) { testPendingElsewhere(t, session.NewMemoryStore()) })
+	t.Run("slow events", func(t *testing.T) { testPendingElsewhere(t, slowEvents{session.NewMemoryStore(), 50 * time.Millisecond}) })
+}
+
+func testPendingElsewhere(t *testing.T, store session.Store) {
 	model := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch x && echo done", "description": "Make x"}),
 		agentlooptest.Text("Made it."))
