@@ -179,7 +179,9 @@ func TestPermissionAllowUpdatedInput(t *testing.T) {
 // stored, so the other replica finds what the client just saw.
 func TestPendingPermissionsSeenFromOtherReplica(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { testPendingElsewhere(t, session.NewMemoryStore()) })
-	t.Run("slow events", func(t *testing.T) { testPendingElsewhere(t, slowEvents{session.NewMemoryStore(), 50 * time.Millisecond}) })
+	t.Run("slow events", func(t *testing.T) {
+		testPendingElsewhere(t, slowEvents{session.NewMemoryStore(), 50 * time.Millisecond})
+	})
 }
 
 func testPendingElsewhere(t *testing.T, store session.Store) {
