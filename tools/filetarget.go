@@ -47,15 +47,9 @@ func physicalPath(p string) string {
 // key is the file's key in the session's file state.
 func (t fileTarget) key() string { return t.io }
 
-// stat is os.Stat of the target, refusing links.
-func (t fileTarget) stat() (fs.FileInfo, error) { return statNoFollow(t.io) }
-
 // dir opens the target's directory, refusing links, for a stat and a
 // read of the file over one walk; the caller closes it.
 func (t fileTarget) dir() (*targetDir, error) { return openTargetDir(t.io) }
-
-// read is os.ReadFile of the target, refusing links.
-func (t fileTarget) read() ([]byte, error) { return readFileNoFollow(t.io) }
 
 // write is os.WriteFile of the target, refusing links.
 func (t fileTarget) write(data []byte, perm fs.FileMode) error {

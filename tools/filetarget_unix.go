@@ -34,17 +34,6 @@ func openNoFollow(p string, flags int, perm fs.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-// statNoFollow is os.Stat for a physical path: a link anywhere on it,
-// the file included, is refused.
-func statNoFollow(p string) (fs.FileInfo, error) {
-	d, err := openTargetDir(p)
-	if err != nil {
-		return nil, err
-	}
-	defer d.close()
-	return d.stat()
-}
-
 // readFileNoFollow is os.ReadFile for a physical path.
 func readFileNoFollow(p string) ([]byte, error) {
 	d, err := openTargetDir(p)

@@ -16,6 +16,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// statNoFollow is a targetDir's stat of p.
+func statNoFollow(p string) (fs.FileInfo, error) {
+	d, err := openTargetDir(p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return d.stat()
+}
+
 // The file information a targetDir's stat gives is what os.Lstat gives,
 // for every kind of file it can meet; a link is refused.
 func TestTargetDirStatMatchesLstat(t *testing.T) {

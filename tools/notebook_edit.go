@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,7 +99,12 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 	}
 
 	target := targetOf(call, path)
-	info, err := target.stat()
+	dir, err := target.dir()
+	var info fs.FileInfo
+	if err == nil {
+		defer dir.close()
+		info, err = dir.stat()
+	}
 	switch {
 	case err != nil && os.IsNotExist(err):
 		return tool.Error(fmt.Sprintf("The notebook %s does not exist.", path)), nil
@@ -111,7 +117,7 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 	case info.Size() > nbEditMaxFile:
 		return tool.Error(fmt.Sprintf("Cannot edit %s: the notebook is larger than 100 MB.", path)), nil
 	}
-	data, err := target.read()
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, err)), nil
 	}

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/agentloop/agentloop/tool"
 )
@@ -65,7 +66,12 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 	key := target.key()
 	state := fileStateOf(env)
 
-	info, err := target.stat()
+	dir, err := target.dir()
+	var info fs.FileInfo
+	if err == nil {
+		defer dir.close()
+		info, err = dir.stat()
+	}
 	exists := err == nil
 	switch {
 	case err != nil && !isNotExist(err):
@@ -93,7 +99,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 		return r, nil
 	}
 
-	old, err := target.read()
+	old, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: reading the current content failed: %v", path, pathErrCause(err))), nil
 	}
