@@ -93,7 +93,9 @@ func (d *targetDir) stat() (fs.FileInfo, error) {
 // read that would return 0 (procfs, which says 0, is read until a read
 // returns 0); a file that changed since is read to its end.
 func (d *targetDir) read(size int64) ([]byte, error) {
-	fd, err := nofollow.Openat(d.fd, d.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO swapped in since the stat must not hang the
+	// open; on a regular file it changes nothing.
+	fd, err := nofollow.Openat(d.fd, d.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: d.path, Err: nofollow.LinkCause(d.fd, d.base, err)}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -137,5 +138,30 @@ func TestTargetDirReadSizes(t *testing.T) {
 	// procfs says 0 bytes and has more: read to the end (Linux only).
 	if b, err := readFileNoFollow("/proc/self/status"); err == nil && !strings.Contains(string(b), "\nVmRSS:") {
 		t.Errorf("/proc/self/status read short: %q", b)
+	}
+}
+
+// A FIFO that takes the file's place after the stat does not hang the
+// read (with no writer it reads as empty).
+func TestTargetDirReadFIFO(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "f")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skip(err)
+	}
+	d, err := openTargetDir(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	done := make(chan error, 1)
+	go func() { _, err := d.read(10); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO hung")
 	}
 }
