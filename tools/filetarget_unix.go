@@ -126,7 +126,8 @@ func (d *targetDir) read(size int64) ([]byte, error) {
 	}
 }
 
-// statInfo is the fs.FileInfo of a stat made with fstatat.
+// statInfo is the fs.FileInfo of a stat made with fstatat or lstat, as
+// os.Lstat would give it (the file tools, the walk of Glob and Grep).
 type statInfo struct {
 	name string
 	st   unix.Stat_t

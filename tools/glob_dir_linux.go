@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Linux the walk reads directories with getdents64 itself: the os
@@ -41,76 +41,22 @@ func (e *linuxDirEntry) Type() fs.FileMode { return e.typ }
 // Info stats the entry without following a symbolic link: relative to its
 // directory while that is open, by path after.
 func (e *linuxDirEntry) Info() (fs.FileInfo, error) {
-	fi := &linuxFileInfo{name: e.name}
+	fi := &statInfo{name: e.name}
 	var err error
-	if e.dir.fd >= 0 && sysFstatat >= 0 {
-		err = lstatAt(e.dir.fd, e.name, &fi.st)
-	} else {
-		err = syscall.Lstat(e.dir.path+string(filepath.Separator)+e.name, &fi.st)
+	for {
+		if e.dir.fd >= 0 {
+			err = unix.Fstatat(e.dir.fd, e.name, &fi.st, unix.AT_SYMLINK_NOFOLLOW)
+		} else {
+			err = unix.Lstat(e.dir.path+string(filepath.Separator)+e.name, &fi.st)
+		}
+		if err != unix.EINTR {
+			break
+		}
 	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: filepath.Join(e.dir.path, e.name), Err: err}
 	}
 	return fi, nil
-}
-
-// lstatAt is fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW).
-func lstatAt(dirfd int, name string, st *syscall.Stat_t) error {
-	p, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return err
-	}
-	nr := int(sysFstatat)
-	for {
-		_, _, e := syscall.Syscall6(uintptr(nr), uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0x100, 0, 0)
-		switch e {
-		case 0:
-			return nil
-		case syscall.EINTR:
-			continue
-		}
-		return e
-	}
-}
-
-// linuxFileInfo is what Info returns, as os.Lstat would.
-type linuxFileInfo struct {
-	name string
-	st   syscall.Stat_t
-}
-
-func (fi *linuxFileInfo) Name() string       { return fi.name }
-func (fi *linuxFileInfo) Size() int64        { return fi.st.Size }
-func (fi *linuxFileInfo) IsDir() bool        { return fi.Mode().IsDir() }
-func (fi *linuxFileInfo) Sys() any           { return &fi.st }
-func (fi *linuxFileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
-
-func (fi *linuxFileInfo) Mode() fs.FileMode {
-	m := fs.FileMode(fi.st.Mode & 0o777)
-	switch fi.st.Mode & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	}
-	if fi.st.Mode&syscall.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if fi.st.Mode&syscall.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if fi.st.Mode&syscall.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
 }
 
 // Values of a getdents64 record's d_type.

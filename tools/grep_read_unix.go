@@ -44,7 +44,7 @@ func (f grepFile) stat() (size, mtimeMilli int64, err error) {
 	for {
 		err := unix.Fstat(f.fd, &st)
 		if err != unix.EINTR {
-			return st.Size, st.Mtim.Sec*1000 + st.Mtim.Nsec/1e6, err
+			return st.Size, int64(st.Mtim.Sec)*1000 + int64(st.Mtim.Nsec)/1e6, err
 		}
 	}
 }
