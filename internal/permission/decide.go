@@ -336,11 +336,7 @@ func (st *state) judgePath(tool string, class int, input map[string]json.RawMess
 	// The file tools open the cleaned path; phys is the file that reaches,
 	// and the one they are told to work on (Decision.Path).
 	clean := filepath.Clean(abs)
-	phys := resolvePhysical(clean)
-	cands := addUnique(nil, clean, phys)
-	if abs != clean { // "a/../b" can reach another file than "b" when a is a link
-		cands = addUnique(cands, resolvePhysical(abs))
-	}
+	cands, phys := candidatesPhys(abs)
 	v := st.judgePathAt(tool, class == classEdit, input, raw, clean, cands)
 	if isFileTool(tool) {
 		v.resolved = phys

@@ -103,14 +103,21 @@ func resolvePhysical(p string) string {
 // paths of the cleaned and of the raw path (what the kernel reaches when
 // ".." follows a link).
 func candidates(abs string) []string {
+	cands, _ := candidatesPhys(abs)
+	return cands
+}
+
+// candidatesPhys is candidates, also returning the physical path of the
+// cleaned path (the file the file tools reach).
+func candidatesPhys(abs string) (cands []string, phys string) {
 	c := filepath.Clean(abs)
 	pc := resolvePhysical(c)
 	if abs == c {
 		// Already clean: the raw path's physical form is the same one,
 		// and walking it again would cost a stat per component.
-		return addUnique(nil, c, pc)
+		return addUnique(nil, c, pc), pc
 	}
-	return addUnique(nil, c, pc, resolvePhysical(abs))
+	return addUnique(nil, c, pc, resolvePhysical(abs)), pc
 }
 
 // within reports whether p is dir or lies under it.
