@@ -34,16 +34,6 @@ func openNoFollow(p string, flags int, perm fs.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-// readFileNoFollow is os.ReadFile for a physical path.
-func readFileNoFollow(p string) ([]byte, error) {
-	d, err := openTargetDir(p)
-	if err != nil {
-		return nil, err
-	}
-	defer d.close()
-	return d.read(-1)
-}
-
 // targetDir is the directory of a file, reached once without following a
 // link, so that the file's metadata and its contents come from that one
 // walk: a stat and a read of the same file cost one walk, not two, and a

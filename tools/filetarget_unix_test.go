@@ -17,6 +17,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// readFileNoFollow is a targetDir's read of p, its size unknown.
+func readFileNoFollow(p string) ([]byte, error) {
+	d, err := openTargetDir(p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return d.read(-1)
+}
+
 // statNoFollow is a targetDir's stat of p.
 func statNoFollow(p string) (fs.FileInfo, error) {
 	d, err := openTargetDir(p)

@@ -110,11 +110,11 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	}
 	switch {
 	case imageMediaTypes[ext] != "":
-		return readImage(path, key, ext, info, env)
+		return readImage(dir, path, key, ext, info, env)
 	case ext == ".pdf":
-		return readPDF(path, key, in.Pages, info, env)
+		return readPDF(dir, path, key, in.Pages, info, env)
 	case ext == ".ipynb":
-		return readNotebook(path, key, in.AllowLarge, info, env)
+		return readNotebook(dir, path, key, in.AllowLarge, info, env)
 	case readBinaryExts[ext]:
 		return tool.Error(binaryMessage(path, ext)), nil
 	}

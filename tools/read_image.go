@@ -58,14 +58,14 @@ type ReadImageDimensions struct {
 	DisplayHeight  int `json:"displayHeight"`
 }
 
-func readImage(path, key, ext string, info os.FileInfo, env *tool.Env) (tool.Result, error) {
+func readImage(dir *targetDir, path, key, ext string, info os.FileInfo, env *tool.Env) (tool.Result, error) {
 	if info.Size() == 0 {
 		return tool.Error(fmt.Sprintf("Cannot read %s: the image file is empty.", path)), nil
 	}
 	if info.Size() > imageMaxInput {
 		return tool.Error(fmt.Sprintf("Cannot read %s: the image is %s, too large to load.", path, fileSizeText(info.Size()))), nil
 	}
-	data, err := readFileNoFollow(key)
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

@@ -104,11 +104,11 @@ func (t *readNbText) UnmarshalJSON(b []byte) error {
 
 var readAnsiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 
-func readNotebook(path, key string, allowLarge bool, info os.FileInfo, env *tool.Env) (tool.Result, error) {
+func readNotebook(dir *targetDir, path, key string, allowLarge bool, info os.FileInfo, env *tool.Env) (tool.Result, error) {
 	if info.Size() > notebookMaxFile {
 		return tool.Error(fmt.Sprintf("Cannot read %s: the notebook is %s, too large to show. Inspect it with jq in Bash instead.", path, fileSizeText(info.Size()))), nil
 	}
-	data, err := readFileNoFollow(key)
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}

@@ -36,7 +36,7 @@ type ReadPDFFile struct {
 	OriginalSize int64  `json:"originalSize"`
 }
 
-func readPDF(path, key string, pages *string, info os.FileInfo, env *tool.Env) (tool.Result, error) {
+func readPDF(dir *targetDir, path, key string, pages *string, info os.FileInfo, env *tool.Env) (tool.Result, error) {
 	if pages != nil {
 		if _, _, ok := parsePageRange(*pages); !ok {
 			return tool.Error(fmt.Sprintf("Invalid pages value %q: give one page (\"3\") or a range (\"1-5\").", *pages)), nil
@@ -49,7 +49,7 @@ func readPDF(path, key string, pages *string, info os.FileInfo, env *tool.Env) (
 		return tool.Error(fmt.Sprintf("Cannot read %s: the PDF is %s, more than the %s that can be sent. Extract its text with a command in Bash (such as pdftotext) instead.",
 			path, fileSizeText(info.Size()), fileSizeText(pdfMaxBytes))), nil
 	}
-	data, err := readFileNoFollow(key)
+	data, err := dir.read(info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}
