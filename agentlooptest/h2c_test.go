@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/http2"
 
 	"github.com/agentloop/agentloop/agentlooptest"
 )
@@ -157,5 +160,62 @@ func TestH2CConcurrentOneConnection(t *testing.T) {
 		if err := <-errs; err == nil {
 			t.Error("a reply waiting when the server closed ended without an error")
 		}
+	}
+}
+
+// TestH2CConnectionWindow reads the server's first frames over a raw
+// h2c connection: it raises the connection's flow-control window to the
+// largest HTTP/2 allows, so concurrent requests on one connection never
+// wait for each other's bodies to be read, and leaves per-stream flow
+// control in force.
+func TestH2CConnectionWindow(t *testing.T) {
+	s, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	connWindow := int64(65535) // every connection's initial window
+	streamWindow := int64(-1)
+	for gotSettings, gotUpdate := false, false; !gotSettings || !gotUpdate; {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading the server's frames: %v", err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if f.IsAck() {
+				continue
+			}
+			gotSettings = true
+			if v, ok := f.Value(http2.SettingInitialWindowSize); ok {
+				streamWindow = int64(v)
+			}
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				gotUpdate = true
+				connWindow += int64(f.Increment)
+			}
+		}
+	}
+	if connWindow != 1<<31-1 {
+		t.Errorf("connection window = %d, want %d", connWindow, 1<<31-1)
+	}
+	if streamWindow <= 0 || streamWindow >= 1<<31-1 {
+		t.Errorf("stream window = %d, want a bound", streamWindow)
 	}
 }

@@ -21,6 +21,10 @@ import (
 // does; larger bodies get a 413 request_too_large error.
 const MaxBodyBytes = 32 << 20
 
+// maxH2Window is the largest flow-control window HTTP/2 allows (RFC 9113,
+// section 6.9.1).
+const maxH2Window = 1<<31 - 1
+
 // Server is a fake Anthropic Messages API listening on a loopback address.
 //
 // Create one with [NewServer] (or [Start], or [NewTB] in tests) and Close it
@@ -126,6 +130,13 @@ func StartWith(opts *ServerOptions, replies ...Reply) (*Server, error) {
 		s.srv.Protocols = new(http.Protocols)
 		s.srv.Protocols.SetHTTP1(true)
 		s.srv.Protocols.SetUnencryptedHTTP2(true)
+		// Flow control per stream only, as front ends such as nginx
+		// and Apache httpd do: the connection's window is the largest
+		// the protocol allows. Go's default of 1 MiB for the whole
+		// connection made a client's concurrent requests wait for each
+		// other's bodies to be read whenever this server fell behind,
+		// each holding a buffer of its body's size meanwhile.
+		s.srv.HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerConnection: maxH2Window}
 	}
 	go func() {
 		defer close(s.serveDone)
