@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -87,6 +88,40 @@ func (c *bashCapture) Write(p []byte) (int, error) {
 	}
 	c.store(p)
 	return n, nil
+}
+
+// Sizes of the buffer ReadFrom reads through: it starts small, as most
+// commands print little and the buffer is held for as long as the
+// command runs, and doubles each time a read fills it, up to the size
+// io.Copy would have used from the start.
+const (
+	bashReadMin = 1 << 10
+	bashReadMax = 32 << 10
+)
+
+// ReadFrom implements [io.ReaderFrom]: it reads r to its end into the
+// capture. os/exec copies a command's output pipe with io.Copy, which
+// otherwise gives every stream of every command a 32 KiB buffer for its
+// whole run, even one that prints a line.
+func (c *bashCapture) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, bashReadMin)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += int64(k)
+			c.Write(buf[:k])
+			if k == len(buf) && len(buf) < bashReadMax {
+				buf = make([]byte, 2*len(buf))
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // hold keeps the part of leading whitespace that may belong to the first
