@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -174,16 +175,19 @@ func lookup(id string) (Price, string, bool) {
 	return Price{}, "", false
 }
 
-var (
-	// platformPrefix is a Bedrock id's prefix: an optional cross-region
-	// inference profile (us., eu., apac., global., …) and the anthropic.
-	// provider.
-	platformPrefix = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.`)
-	// bedrockVersion is a Bedrock id's version suffix: -v1:0, -v2.
-	bedrockVersion = regexp.MustCompile(`-v\d+(?::\d+)?$`)
-	// vertexVersion is a Vertex id's version: @20250929, @latest.
-	vertexVersion = regexp.MustCompile(`@[A-Za-z0-9._-]+$`)
-)
+// platformSpelling holds the patterns of the cloud platforms' spelling of
+// model ids, compiled when first needed rather than by every process at
+// start-up.
+var platformSpelling = sync.OnceValue(func() (p struct{ prefix, bedrockVersion, vertexVersion *regexp.Regexp }) {
+	// A Bedrock id's prefix: an optional cross-region inference profile
+	// (us., eu., apac., global., …) and the anthropic. provider.
+	p.prefix = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.`)
+	// A Bedrock id's version suffix: -v1:0, -v2.
+	p.bedrockVersion = regexp.MustCompile(`-v\d+(?::\d+)?$`)
+	// A Vertex id's version: @20250929, @latest.
+	p.vertexVersion = regexp.MustCompile(`@[A-Za-z0-9._-]+$`)
+	return p
+})
 
 // Canonical returns a model id without the spelling of the cloud
 // platforms: the Bedrock prefix (anthropic., us.anthropic.) and version
@@ -191,9 +195,10 @@ var (
 // returned unchanged. The result may still carry a date
 // (claude-sonnet-4-5-20250929); [Lookup] prices that as its family.
 func Canonical(id string) string {
-	id = platformPrefix.ReplaceAllString(id, "")
-	id = bedrockVersion.ReplaceAllString(id, "")
-	return vertexVersion.ReplaceAllString(id, "")
+	p := platformSpelling()
+	id = p.prefix.ReplaceAllString(id, "")
+	id = p.bedrockVersion.ReplaceAllString(id, "")
+	return p.vertexVersion.ReplaceAllString(id, "")
 }
 
 // Cost returns the cost in USD of one response's usage on a model at the

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // maxLineWarnings is how many skipped lines a transcript's Warnings name
@@ -142,7 +143,11 @@ func (r *lines) addBridge(from, to string) {
 }
 
 // linkRE finds a "uuid" or "parentUuid" string field in a damaged line.
-var linkRE = regexp.MustCompile(`"(uuid|parentUuid)"\s*:\s*"([^"\\]{1,100})"`)
+// It is compiled when first needed: its bounded repetition makes a large
+// program, which every process would otherwise build at start-up.
+var linkRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(uuid|parentUuid)"\s*:\s*"([^"\\]{1,100})"`)
+})
 
 // lineLinks returns the uuid and parentUuid a damaged line still shows,
 // from its JSON when it is an object, else found in its text.
@@ -156,7 +161,7 @@ func lineLinks(b []byte) (uuid, parent string) {
 		}
 		return uuid, parent
 	}
-	for _, sm := range linkRE.FindAllSubmatch(b, -1) {
+	for _, sm := range linkRE().FindAllSubmatch(b, -1) {
 		switch string(sm[1]) {
 		case "uuid":
 			if uuid == "" {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +40,21 @@ func ProjectsDir(configDir string) string {
 	return filepath.Join(configDirOr(configDir), "projects")
 }
 
-var projectNameEnv = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// projectNameOK reports whether n can name a project directory as
+// CLAUDE_CODE_PROJECT_DIR_NAME: 1–64 characters of [A-Za-z0-9_-]. (A
+// loop, not a regular expression: one compiled at start-up costs every
+// process, most of which never look.)
+func projectNameOK(n string) bool {
+	if len(n) == 0 || len(n) > 64 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ProjectKey returns the name of the project directory of cwd: the absolute
 // path with symlinks resolved, every character outside [A-Za-z0-9] replaced
@@ -53,7 +66,7 @@ var projectNameEnv = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // the latter is 1–64 characters of [A-Za-z0-9_-], it is the key.
 func ProjectKey(cwd string) string {
 	if os.Getenv("CLAUDE_CONFIG_DIR") != "" {
-		if n := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); projectNameEnv.MatchString(n) {
+		if n := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); projectNameOK(n) {
 			return n
 		}
 	}

@@ -283,7 +283,7 @@ func newGrepQuery(in grepInput) (*grepQuery, string) {
 		q.offset = numArg(*in.Offset)
 	}
 	for _, t := range strings.FieldsFunc(in.Type, func(r rune) bool { return r == ',' || r == ' ' }) {
-		globs, ok := grepTypes[strings.ToLower(t)]
+		globs, ok := grepTypes()[strings.ToLower(t)]
 		if !ok {
 			return nil, fmt.Sprintf("Unknown file type %q. Known types: %s.", t, strings.Join(grepTypeNames(), ", "))
 		}

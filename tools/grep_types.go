@@ -3,15 +3,16 @@ package tools
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
 // grepTypes maps the file type names Grep's type parameter accepts (the
 // common ones of ripgrep's --type) to the file name globs they select.
-var grepTypes = map[string][]string{}
-
-func init() {
+// It is built when first needed, not at start-up by every process.
+var grepTypes = sync.OnceValue(func() map[string][]string {
+	types := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(`
 asm: *.asm *.s *.S
 awk: *.awk
@@ -95,14 +96,15 @@ zig: *.zig
 zsh: *.zsh .zshrc .zprofile .zshenv .zlogin .zlogout
 `), "\n") {
 		name, globs, _ := strings.Cut(line, ":")
-		grepTypes[name] = strings.Fields(globs)
+		types[name] = strings.Fields(globs)
 	}
-}
+	return types
+})
 
 // grepTypeNames lists the known type names, sorted.
 func grepTypeNames() []string {
-	names := make([]string, 0, len(grepTypes))
-	for n := range grepTypes {
+	names := make([]string, 0, len(grepTypes()))
+	for n := range grepTypes() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

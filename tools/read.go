@@ -115,7 +115,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 		return readPDF(dir, path, key, in.Pages, info, env)
 	case ext == ".ipynb":
 		return readNotebook(dir, path, key, in.AllowLarge, info, env)
-	case readBinaryExts[ext]:
+	case readBinaryExts()[ext]:
 		return tool.Error(binaryMessage(path, ext)), nil
 	}
 

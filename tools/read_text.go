@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -109,9 +110,9 @@ func toValidUTF8(s string) string {
 
 // readBinaryExts are file types Read refuses without looking inside.
 // Images, PDFs and notebooks are handled before this list is consulted.
-var readBinaryExts = map[string]bool{}
-
-func init() {
+// It is built when first needed, not at start-up by every process.
+var readBinaryExts = sync.OnceValue(func() map[string]bool {
+	exts := map[string]bool{}
 	for _, e := range strings.Fields(`
 		.exe .dll .so .dylib .o .obj .a .lib .ko .elf .bin .class .jar .war .ear .pyc .pyo .wasm .node
 		.zip .tar .gz .tgz .bz2 .xz .zst .lz4 .7z .rar .iso .dmg .img .deb .rpm .apk .ipa .msi .cab
@@ -120,6 +121,7 @@ func init() {
 		.ttf .otf .woff .woff2 .eot
 		.db .sqlite .sqlite3 .mdb .accdb .parquet .avro .orc .pkl .pickle .npy .npz .h5 .hdf5 .pt .pth .onnx .safetensors
 		.doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .pages .numbers .key`) {
-		readBinaryExts[e] = true
+		exts[e] = true
 	}
-}
+	return exts
+})

@@ -1,6 +1,9 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // roResult is what a read-only check found out about a command.
 type roResult struct {
@@ -23,11 +26,12 @@ var yes = roResult{ok: true}
 // kind). Each check is conservative: an option that can write a file or
 // run a program, or a word that cannot be known where such an option could
 // stand, makes the command not read-only.
-var readOnlyCommands map[string]roFunc
+// The table is built when first needed, not at start-up by every process.
+var readOnlyCommands = sync.OnceValue(newReadOnlyCommands)
 
-func init() {
+func newReadOnlyCommands() map[string]roFunc {
 	plain := func(args []shWord) roResult { return yes }
-	readOnlyCommands = map[string]roFunc{
+	return map[string]roFunc{
 		"echo": plain, "pwd": plain, "true": plain, "false": plain, ":": plain, "whoami": plain,
 		"id": plain, "groups": plain, "uname": plain, "nproc": plain, "arch": plain, "tty": plain,
 		"uptime": plain, "basename": plain, "dirname": plain, "seq": plain, "sleep": plain,
@@ -244,7 +248,7 @@ func readOnlyCheck(form []shWord) roResult {
 	if !ok {
 		return roResult{}
 	}
-	f := readOnlyCommands[name]
+	f := readOnlyCommands()[name]
 	if f == nil {
 		return roResult{}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -50,7 +49,23 @@ type queries struct {
 
 var _ session.Store = (*Store)(nil)
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,47}$`)
+// validIdent reports whether p is an unquoted identifier of at most 48
+// characters: a letter or underscore, then letters, digits and
+// underscores. (A loop, not a regular expression compiled at start-up
+// by every process that links this package.)
+func validIdent(p string) bool {
+	if len(p) == 0 || len(p) > 48 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // parseTable splits and validates a possibly schema-qualified table name.
 func parseTable(name string) (pgx.Identifier, error) {
@@ -62,7 +77,7 @@ func parseTable(name string) (pgx.Identifier, error) {
 		return nil, fmt.Errorf("postgres: invalid table name %q", name)
 	}
 	for _, p := range parts {
-		if !identRE.MatchString(p) {
+		if !validIdent(p) {
 			return nil, fmt.Errorf("postgres: invalid table name %q", name)
 		}
 	}
