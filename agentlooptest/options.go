@@ -12,9 +12,9 @@ type ServerOptions struct {
 	// few connections instead of one each. The URL stays http://. A reply
 	// that breaks off (CutAfter, StallAfter, an aborted Delay) resets its
 	// stream instead of closing the connection. Flow control is per
-	// stream, as at the real API's front ends: the connection's window is
-	// the largest HTTP/2 allows, so requests on one connection never wait
-	// for each other's bodies.
+	// stream, as front ends such as nginx set it: the connection's window
+	// is the largest HTTP/2 allows, so requests on one connection never
+	// wait for each other's bodies.
 	H2C bool
 	// MessageCacheBytes bounds the cache of decoded messages shared by
 	// all requests (each distinct message is decoded once while it stays

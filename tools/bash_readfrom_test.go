@@ -99,8 +99,23 @@ func TestBashCaptureReadBuffer(t *testing.T) {
 // TestBashCapturePipeCopyIsSmall: copying a command's pipe into a capture
 // as os/exec does (io.Copy from the pipe's *os.File) allocates a few KiB
 // for a line of output, not the 32 KiB buffer io.Copy would give each
-// stream of each command for as long as it runs.
+// stream of each command for as long as it runs. The count is the
+// process's, so the least of three copies is taken: a goroutine left
+// by another test could allocate during one, not during all.
 func TestBashCapturePipeCopyIsSmall(t *testing.T) {
+	least := ^uint64(0)
+	for range 3 {
+		least = min(least, pipeCopyAllocs(t))
+	}
+	if least > 16<<10 {
+		t.Errorf("io.Copy of one line allocated %d bytes; want at most 16 KiB", least)
+	}
+}
+
+// pipeCopyAllocs copies a pipe holding one line into a capture and
+// returns the bytes the process allocated meanwhile.
+func pipeCopyAllocs(t *testing.T) uint64 {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +135,5 @@ func TestBashCapturePipeCopyIsSmall(t *testing.T) {
 	if c.text() != "hi" {
 		t.Fatalf("text = %q", c.text())
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<10 {
-		t.Errorf("io.Copy of one line allocated %d bytes; want at most 16 KiB", n)
-	}
+	return after.TotalAlloc - before.TotalAlloc
 }
