@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentloop/agentloop/internal/procguard"
 	"github.com/agentloop/agentloop/observe"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/uuid"
@@ -598,7 +599,12 @@ func (d *Dispatcher) runCommand(ctx context.Context, r *run, stdin []byte) Notic
 	cmd.Stderr = teeWriter{&stderr, both}
 	cmd.WaitDelay = waitDelay
 	isolate(cmd)
-	err := cmd.Run()
+	// procguard.Start: the hook cannot read agentloop's credentials out
+	// of agentloop's /proc entries or memory.
+	err := procguard.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	n := Notice{Output: both.String(), Stdout: stdout.String(), Stderr: stderr.String(),
 		ExitCode: exitCode(cmd.ProcessState)}
 	if err != nil && r.ended(ctx, hctx) {

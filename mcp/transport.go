@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/agentloop/agentloop/internal/procguard"
 	"github.com/agentloop/agentloop/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +48,7 @@ func (s *server) transport() (sdk.Transport, *process, error) {
 		}
 		ownGroup(cmd)
 		p := &process{cmd: cmd}
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: s.conn.grace()}, p, nil
+		return guardedCommand{&sdk.CommandTransport{Command: cmd, TerminateDuration: s.conn.grace()}}, p, nil
 	case tool.MCPHTTP, tool.MCPSSE:
 		if cfg.URL == "" {
 			return nil, nil, fmt.Errorf("%s server: no url", typ)
@@ -143,4 +144,20 @@ type lifetimeTransport struct {
 
 func (t lifetimeTransport) Connect(context.Context) (sdk.Connection, error) {
 	return t.Transport.Connect(t.ctx)
+}
+
+// guardedCommand starts a stdio server's process through procguard, so
+// that the server cannot read agentloop's credentials out of agentloop's
+// /proc entries or memory. The SDK's Connect only sets up the pipes and
+// starts the process, so it runs on procguard's launching thread whole.
+type guardedCommand struct{ *sdk.CommandTransport }
+
+func (t guardedCommand) Connect(ctx context.Context) (sdk.Connection, error) {
+	var conn sdk.Connection
+	err := procguard.Run(func() error {
+		var err error
+		conn, err = t.CommandTransport.Connect(ctx)
+		return err
+	})
+	return conn, err
 }

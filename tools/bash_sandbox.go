@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/agentloop/agentloop/internal/procguard"
 	"github.com/agentloop/agentloop/internal/sandbox"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -31,7 +32,7 @@ func bashSandbox(ctx context.Context, env *tool.Env, in bashInput) (*sandbox.Pol
 // bashStart starts cmd, confined by policy when it is not nil.
 func bashStart(cmd *exec.Cmd, policy *sandbox.Policy) error {
 	if policy == nil {
-		return cmd.Start()
+		return procguard.Start(cmd)
 	}
 	return sandbox.Start(cmd, policy)
 }

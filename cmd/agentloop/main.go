@@ -33,6 +33,7 @@ import (
 )
 
 func main() {
+	hideCredentials()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	code := runSignalled(sigs, func() { signal.Stop(sigs) }, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

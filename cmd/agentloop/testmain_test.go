@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/agentloop/agentloop/internal/procguard"
 )
 
 // runMainEnv, set to 1 in the environment of the test binary, makes it
@@ -11,10 +13,21 @@ import (
 // the command as a process without building it.
 const runMainEnv = "AGENTLOOP_TEST_RUN_MAIN"
 
+// noProcguardEnv, set to 1 with runMainEnv, runs the command with
+// procguard's measures off, so a test can show its attack works without
+// them.
+const noProcguardEnv = "AGENTLOOP_TEST_NO_PROCGUARD"
+
 // TestMain gives the tests a home directory of their own.
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
+		if os.Getenv(noProcguardEnv) == "1" {
+			procguard.SetDisabledForTest(true) // the mutation check of credentials_e2e_test.go
+		}
 		main()
+	}
+	if f := os.Getenv(fakeAPIEnv); f != "" {
+		serveCredAPI(f)
 	}
 	home, err := os.MkdirTemp("", "agentloop-cli-test-home")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/procguard"
 	"github.com/agentloop/agentloop/tools"
 )
 
@@ -97,7 +98,11 @@ func (w *Worktree) git(ctx context.Context, dir string, args ...string) (string,
 	cmd.Env = append(w.environ, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	err := procguard.Start(cmd) // a cloned repository's git config may run code
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
 			return "", fmt.Errorf("git %s: %w", args[0], err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentloop/agentloop/internal/procguard"
 )
 
 // EnvAPIKeyHelperTTL is the environment variable that sets how long a key
@@ -58,7 +60,10 @@ func HelperCommand(command string) func(ctx context.Context) (string, error) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		cmd.WaitDelay = time.Second
-		err := cmd.Run()
+		err := procguard.Start(cmd)
+		if err == nil {
+			err = cmd.Wait()
+		}
 		if err != nil {
 			if msg := lastLine(stderr.String()); msg != "" {
 				err = fmt.Errorf("%w: %s", err, msg)
