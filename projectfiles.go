@@ -62,20 +62,19 @@ var (
 // loadProjectFiles loads the session's skills, commands and file agents,
 // reporting every problem and every agent field it does not honour.
 func (s *session) loadProjectFiles() {
-	res := projectfiles.Load(append(s.projectDirs(), s.pluginDirs()...))
-	s.diag.addAll(DiagProjectFile, res.Problems)
 	// A Read deny rule is a promise: no skill, command or agent file it
-	// covers reaches the model.
-	denied := func(kind, name, path string) bool {
-		if s.checker == nil || !s.readDenied("Read", path) {
-			return false
-		}
-		s.diag.add(DiagProjectFile, fmt.Sprintf("%s %s (%s) is left out: a Read deny rule covers it", kind, name, path))
-		return true
-	}
-	res.Skills = slices.DeleteFunc(res.Skills, func(k projectfiles.Skill) bool { return denied("skill", k.Name, k.Path) })
-	res.Commands = slices.DeleteFunc(res.Commands, func(c projectfiles.Command) bool { return denied("command", "/"+c.Name, c.Path) })
-	res.Agents = slices.DeleteFunc(res.Agents, func(a projectfiles.Agent) bool { return denied("agent", a.Name, a.Path) })
+	// covers reaches the model, by its name or through a link (projectfiles
+	// asks Admit about both and reads the file it judged). A project's
+	// files may only lead inside the project and the user directory
+	// (projectDirs' Within).
+	res := projectfiles.Load(append(s.projectDirs(), s.pluginDirs()...), projectfiles.Options{
+		Admit: func(path string) error {
+			if s.checker != nil && s.readDenied("Read", path) {
+				return errReadDenied
+			}
+			return nil
+		}})
+	s.diag.addAll(DiagProjectFile, res.Problems)
 	s.files.skills = res.Skills
 	s.applySkillsOption() // skills_option.go
 	for _, c := range res.Commands {
@@ -144,25 +143,31 @@ func (s *session) projectDirs() []projectfiles.Dir {
 	has := func(x settings.SettingSource) bool { return src == nil || slices.Contains(src, x) }
 	var out []projectfiles.Dir
 	seen := map[string]bool{}
-	add := func(dir, source string) {
+	add := func(dir, source string, within ...string) {
 		if dir == "" || seen[dir] {
 			return
 		}
 		seen[dir] = true
-		out = append(out, projectfiles.Dir{Path: dir, Source: source})
+		out = append(out, projectfiles.Dir{Path: dir, Source: source, Within: within})
 	}
 	user := s.userConfigDir()
 	seen[user] = true // the user directory is never read as a project one
 	if has(settings.Project) {
+		// A project's files may lead (through links) only inside the
+		// project — the repository root, or the working directory outside
+		// a repository, as for CLAUDE.md imports — the directory whose
+		// .claude they are in, and the user directory.
+		project := memory.ProjectRoot(s.env.Cwd, s.env.Home)
+		within := func(d string) []string { return []string{d, project, user} }
 		root, inRepo := memory.RepoRoot(s.env.Cwd)
 		for d := s.env.Cwd; ; d = filepath.Dir(d) {
-			add(filepath.Join(d, ".claude"), "project")
+			add(filepath.Join(d, ".claude"), "project", within(d)...)
 			if !inRepo || d == root || filepath.Dir(d) == d {
 				break
 			}
 		}
 		for _, d := range s.env.AdditionalDirs {
-			add(filepath.Join(d, ".claude"), "project")
+			add(filepath.Join(d, ".claude"), "project", within(d)...)
 		}
 	}
 	if has(settings.User) && user != "" {

@@ -15,9 +15,16 @@
 // imports (see [Imports]); an imported file follows the file that imports
 // it, depth first, and has that file's kind. Every file appears once.
 //
+// Every file is judged on the file it reaches, after links: Options.Admit
+// is asked about the path as written and about its physical path, and a
+// project or local file (found or imported) that leads outside the project
+// and the user dir is left out; the physical path is then read without
+// following links (see [ReadPhysical]).
+//
 // Nothing here is fatal: a file that cannot be read, is not text, or an
-// import that is missing, cyclic or too deep is left out and described in
-// [Result.Problems], for the caller's diagnostics.
+// import that is missing, cyclic, too deep, denied or outside the project
+// is left out and described in [Result.Problems], for the caller's
+// diagnostics.
 package memory
 
 import (
@@ -82,16 +89,20 @@ type Options struct {
 	// MaxDepth bounds the @import hops; 0 means DefaultMaxDepth.
 	MaxDepth int
 	// Admit, if set, is asked before any file is read (found by location
-	// or imported); a non-nil error leaves the file out, as a problem
-	// naming the error. The caller's permission rules go here.
+	// or imported), with the path as written and, when it differs, with
+	// the physical path the name leads to (its links resolved); a non-nil
+	// error for either leaves the file out, as a problem naming the error.
+	// The caller's permission rules go here.
 	Admit func(path string, k Kind) error
 	// ProjectRoots are the directories project and local files may
 	// import from (with their subdirectories), besides the user dir: an
-	// import in such a file that leads elsewhere — ~/.ssh, /etc — is
-	// left out, so a checked-in file cannot send the user's private
-	// files to the model. Empty means the walk's top directory (the
-	// repository root, or where the walk stopped). User files may
-	// import anything.
+	// import in such a file that leads elsewhere — ~/.ssh, /etc, or a
+	// link to them — is left out, so a checked-in file cannot send the
+	// user's private files to the model; a project or local file found by
+	// location that is a link leading outside them (and outside its own
+	// directory) is left out too. Empty means [ProjectRoot] of Cwd: the
+	// repository root, or Cwd itself outside a repository (never the
+	// home directory or "/"). User files may import anything.
 	ProjectRoots []string
 }
 
@@ -120,9 +131,9 @@ type Result struct {
 func Load(o Options) Result {
 	l := &loader{o: o, seen: map[string]bool{}}
 	if len(l.o.ProjectRoots) == 0 && (o.Project || o.Local) {
-		if dirs := walkUp(o.Cwd, o.Home); len(dirs) > 0 {
-			l.o.ProjectRoots = []string{dirs[0]}
-		}
+		// Not walkUp's top: outside a repository the walk goes up to the
+		// home directory or "/", and the whole of it is no project.
+		l.o.ProjectRoots = []string{ProjectRoot(o.Cwd, o.Home)}
 	}
 	if d := userDirOf(o); d != "" {
 		// Personal instructions kept in the user dir may be imported by
@@ -146,18 +157,18 @@ func Load(o Options) Result {
 		userFile = filepath.Join(userDir, "CLAUDE.md")
 	}
 	if o.User && userFile != "" {
-		l.found(userFile, User)
+		l.found(userFile, User, userDir)
 	}
 	if o.Project || o.Local {
 		for _, d := range walkUp(o.Cwd, o.Home) {
 			if o.Project {
-				l.found(filepath.Join(d, "CLAUDE.md"), Project)
+				l.found(filepath.Join(d, "CLAUDE.md"), Project, d)
 				if p := filepath.Join(d, ".claude", "CLAUDE.md"); p != userFile {
-					l.found(p, Project)
+					l.found(p, Project, d)
 				}
 			}
 			if o.Local {
-				l.found(filepath.Join(d, "CLAUDE.local.md"), Local)
+				l.found(filepath.Join(d, "CLAUDE.local.md"), Local, d)
 			}
 		}
 	}
@@ -226,38 +237,44 @@ func (l *loader) problem(format string, args ...any) {
 }
 
 // errOutsideProject leaves out an import of a project or local file that
-// leads outside the project.
-var errOutsideProject = errors.New("a project file may only import files inside the project")
+// leads outside the project, and errLinkOutside a project or local file
+// found by location that is a link leading there.
+var (
+	errOutsideProject = errors.New("a project file may only import files inside the project")
+	errLinkOutside    = errors.New("a project file may only lead to files inside the project")
+)
 
-// admit asks Options.Admit about path, and keeps imports of project and
-// local files inside the project roots.
-func (l *loader) admit(path string, k Kind, imported bool) error {
-	if imported && k != User && !l.insideProject(path) {
-		return errOutsideProject
+// admit judges the file path names, whose physical path (links
+// resolved) is phys: a project or local file must lead inside the project
+// roots (or, found by location, inside dir, the directory it was found
+// for), and Options.Admit must admit both path and phys.
+func (l *loader) admit(path, phys string, k Kind, imported bool, dir string) error {
+	leads := func(err error) error {
+		if phys != filepath.Clean(path) {
+			return fmt.Errorf("it leads to %s: %w", phys, err)
+		}
+		return err
 	}
-	if l.o.Admit != nil {
-		return l.o.Admit(path, k)
+	if k != User {
+		switch {
+		case imported && !Within(phys, l.o.ProjectRoots...):
+			return leads(errOutsideProject)
+		case !imported && !Within(phys, append(slices.Clip(l.o.ProjectRoots), dir)...):
+			return leads(errLinkOutside)
+		}
+	}
+	if l.o.Admit == nil {
+		return nil
+	}
+	if err := l.o.Admit(path, k); err != nil {
+		return err
+	}
+	if phys != filepath.Clean(path) {
+		if err := l.o.Admit(phys, k); err != nil {
+			return leads(err)
+		}
 	}
 	return nil
-}
-
-// insideProject reports whether path, with its links resolved, is inside
-// one of the project roots.
-func (l *loader) insideProject(path string) bool {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		real = filepath.Clean(path)
-	}
-	for _, r := range l.o.ProjectRoots {
-		rr, err := filepath.EvalSymlinks(r)
-		if err != nil {
-			rr = filepath.Clean(r)
-		}
-		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
 }
 
 // excluded reports whether path matches a claudeMdExcludes pattern.
@@ -270,8 +287,9 @@ func (l *loader) excluded(path string) bool {
 	return false
 }
 
-// found loads a file found by location; a missing one is not a problem.
-func (l *loader) found(path string, k Kind) {
+// found loads a file found by location for directory dir; a missing one
+// is not a problem.
+func (l *loader) found(path string, k Kind, dir string) {
 	if l.excluded(path) {
 		return
 	}
@@ -281,18 +299,34 @@ func (l *loader) found(path string, k Kind) {
 	if l.seen[identity(path)] {
 		return
 	}
-	l.load(path, k, "", "", 0, nil)
+	l.load(path, k, "", "", dir, 0, nil)
 }
 
 // load reads path and appends it, then follows its imports. from is the
 // importing file ("" for a file found by location) and imp the import as
-// written there, depth the import hops from a file found by location, and
-// stack the identities of the files on the way.
-func (l *loader) load(path string, k Kind, from, imp string, depth int, stack []string) {
-	err := l.admit(path, k, from != "")
+// written there, dir the directory a file found by location was found for,
+// depth the import hops from a file found by location, and stack the
+// identities of the files on the way.
+//
+// The file is judged and read on its physical path: a name that cannot be
+// resolved is judged as written (so that a refusal does not depend on
+// whether a file outside exists) and then reported missing.
+func (l *loader) load(path string, k Kind, from, imp, dir string, depth int, stack []string) {
+	phys, perr := Physical(path)
+	if perr != nil {
+		phys = filepath.Clean(path)
+	}
+	err := l.admit(path, phys, k, from != "", dir)
 	var text string
-	if err == nil {
-		text, err = readText(path)
+	switch {
+	case err != nil:
+	case perr != nil:
+		err = readErr(perr)
+	default:
+		if testAfterJudge != nil {
+			testAfterJudge(phys)
+		}
+		text, err = readText(phys)
 	}
 	if err != nil {
 		if from == "" {
@@ -302,7 +336,7 @@ func (l *loader) load(path string, k Kind, from, imp string, depth int, stack []
 		}
 		return
 	}
-	id := identity(path)
+	id := phys
 	l.seen[id] = true
 	if strings.TrimSpace(text) != "" {
 		l.res.Files = append(l.res.Files, File{Path: path, Kind: k, Text: text, ImportedFrom: from})
@@ -326,7 +360,7 @@ func (l *loader) load(path string, k Kind, from, imp string, depth int, stack []
 		case depth+1 > l.o.MaxDepth:
 			l.problem("import @%s in %s is left out: imports nest at most %d deep", imp, path, l.o.MaxDepth)
 		default:
-			l.load(target, k, path, imp, depth+1, stack)
+			l.load(target, k, path, imp, "", depth+1, stack)
 		}
 	}
 }
@@ -348,30 +382,34 @@ func (l *loader) resolve(p, dir string) string {
 	}
 }
 
-// readText reads a memory file and checks that it is text.
-func readText(path string) (string, error) {
-	fi, err := os.Stat(path)
+// testAfterJudge, set by tests, runs between the judgement of a file and
+// its read: a test swaps a link in there.
+var testAfterJudge func(phys string)
+
+// readText reads a memory file at its physical path phys, without
+// following links, and checks that it is text.
+func readText(phys string) (string, error) {
+	b, err := ReadPhysical(phys, MaxFileSize)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errors.New("no such file")
-		}
-		return "", fmt.Errorf("cannot read it: %w", err)
-	}
-	if fi.IsDir() {
-		return "", errors.New("it is a directory")
-	}
-	if fi.Size() > MaxFileSize {
-		return "", fmt.Errorf("it is larger than %d bytes", MaxFileSize)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("cannot read it: %w", err)
+		return "", readErr(err)
 	}
 	b = []byte(strings.TrimPrefix(string(b), "\xef\xbb\xbf"))
 	if !utf8.Valid(b) || strings.IndexByte(string(b), 0) >= 0 {
 		return "", errors.New("it is not a UTF-8 text file")
 	}
 	return string(b), nil
+}
+
+// readErr words an error of reading a memory file for a problem.
+func readErr(err error) error {
+	var big *TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case errors.Is(err, ErrIsDir), errors.Is(err, ErrNotRegular), errors.Is(err, ErrMoved), errors.As(err, &big):
+		return err
+	}
+	return fmt.Errorf("cannot read it: %w", err)
 }
 
 // identity is what tells two paths to one file apart: the path with its

@@ -59,7 +59,7 @@ func (l *loader) agents(d Dir) {
 // file.
 func (l *loader) agentsIn(d Dir, root string) {
 	for _, path := range l.mdFiles("agent", root) {
-		data, ok := l.read("agent", path)
+		data, ok := l.read(d, "agent", path)
 		if !ok {
 			continue
 		}

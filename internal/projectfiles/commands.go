@@ -53,7 +53,7 @@ func (l *loader) commandsIn(d Dir, root string) {
 			continue
 		}
 		name = d.named(name)
-		data, ok := l.read("command", path)
+		data, ok := l.read(d, "command", path)
 		if !ok {
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/memory"
 )
 
 // Dir is one .claude directory to load from.
@@ -29,6 +31,23 @@ type Dir struct {
 	// Unlike a missing default subdirectory, a missing extra path is
 	// reported.
 	ExtraCommands, ExtraAgents, ExtraSkills []string
+	// Within, when set, bounds where the files of this directory may
+	// lead: a skill, command or agent file whose physical path (its links
+	// resolved) is not inside one of these directories — a link in a
+	// cloned repository's .claude to ~/.ssh/id_rsa, say — is left out and
+	// reported. Empty means no bound (the user's own directory, a
+	// plugin the host chose).
+	Within []string
+}
+
+// Options are Load's.
+type Options struct {
+	// Admit, if set, is asked before a skill, command or agent file is
+	// read, with the path as found and, when it differs, with the physical
+	// path it leads to (its links resolved); a non-nil error for either
+	// leaves the file out, reported with the error. The caller's Read
+	// deny rules go here.
+	Admit func(path string) error
 }
 
 // named is name in d's namespace.
@@ -65,6 +84,10 @@ type Result struct {
 	Problems []string
 }
 
+// testAfterJudge, set by tests, runs between the judgement of a file and
+// its read: a test swaps a link in there.
+var testAfterJudge func(phys string)
+
 // maxFileSize bounds what is read of one file: these files are prompts,
 // and a huge one is a mistake.
 const maxFileSize = 1 << 20
@@ -74,9 +97,15 @@ const maxFileSize = 1 << 20
 // with the same name, the one from the earlier directory is kept and the
 // other reported. A directory that does not exist is skipped silently
 // (having no .claude/skills is the common case).
-func Load(dirs []Dir) Result {
+//
+// Every file is judged on the file it reaches: its name is resolved
+// (memory.Physical), the physical path must lie within the Dir's Within
+// and be admitted by o.Admit (as must the name), and the physical path is
+// then read without following links (memory.ReadPhysical), so a link
+// swapped in after the judgement makes the read fail.
+func Load(dirs []Dir, o Options) Result {
 	var r Result
-	l := &loader{res: &r, seen: map[string]string{}}
+	l := &loader{res: &r, seen: map[string]string{}, admit: o.Admit}
 	for _, d := range dirs {
 		l.skills(d)
 		l.commands(d)
@@ -89,8 +118,9 @@ func Load(dirs []Dir) Result {
 }
 
 type loader struct {
-	res  *Result
-	seen map[string]string // kind + "\x00" + name → the path that won
+	res   *Result
+	seen  map[string]string // kind + "\x00" + name → the path that won
+	admit func(path string) error
 }
 
 func (l *loader) problem(format string, args ...any) {
@@ -109,15 +139,36 @@ func (l *loader) claim(kind, name, path string) bool {
 	return true
 }
 
-// read returns a file's contents, reporting (and returning false for) one
-// that cannot be read or is too large.
-func (l *loader) read(kind, path string) ([]byte, bool) {
-	info, err := os.Stat(path)
-	if err == nil && info.Size() > maxFileSize {
-		l.problem("%s file %s is ignored: it is larger than %d bytes", kind, path, maxFileSize)
+// read returns the contents of a file of d, reporting (and returning
+// false for) one that cannot be read, is too large, leads outside
+// d.Within or is not admitted. It judges and reads the physical file.
+func (l *loader) read(d Dir, kind, path string) ([]byte, bool) {
+	phys, err := memory.Physical(path)
+	if err != nil {
+		l.problem("%s file %s is ignored: %v", kind, path, err)
 		return nil, false
 	}
-	data, err := os.ReadFile(path)
+	linked := phys != filepath.Clean(path)
+	if len(d.Within) > 0 && !memory.Within(phys, d.Within...) {
+		l.problem("%s file %s is left out: it leads to %s, outside the project and the user directory", kind, path, phys)
+		return nil, false
+	}
+	if l.admit != nil {
+		if err := l.admit(path); err != nil {
+			l.problem("%s file %s is left out: %v", kind, path, err)
+			return nil, false
+		}
+		if linked {
+			if err := l.admit(phys); err != nil {
+				l.problem("%s file %s is left out: it leads to %s: %v", kind, path, phys, err)
+				return nil, false
+			}
+		}
+	}
+	if testAfterJudge != nil {
+		testAfterJudge(phys)
+	}
+	data, err := memory.ReadPhysical(phys, maxFileSize)
 	if err != nil {
 		l.problem("%s file %s is ignored: %v", kind, path, err)
 		return nil, false

@@ -119,7 +119,7 @@ func TestLoad(t *testing.T) {
 	write(t, filepath.Join(proj, "commands/fe/lint.md"), "Lint it")
 	write(t, filepath.Join(proj, "agents/x.md"), "---\nname: x\ndescription: X agent\ntools: [Read, Grep]\nmodel: haiku\nmaxTurns: 3\neffort: 2\nmcpServers: [s1]\n---\nYou are X.")
 	write(t, filepath.Join(proj, "agents/nodesc.md"), "---\nname: y\n---\nbody")
-	r := Load([]Dir{{Path: proj, Source: "project"}, {Path: user, Source: "user"}})
+	r := Load([]Dir{{Path: proj, Source: "project"}, {Path: user, Source: "user"}}, Options{})
 
 	type sk struct {
 		Name, Desc, Source, Body string
@@ -177,7 +177,7 @@ func TestLoadNamespaced(t *testing.T) {
 	r := Load([]Dir{{Path: root, Source: "plugin", Namespace: "kit",
 		ExtraCommands: []string{filepath.Join(root, "more/special.md"), filepath.Join(root, "missing")},
 		ExtraAgents:   []string{filepath.Join(root, "extra-agents")},
-		ExtraSkills:   []string{filepath.Join(root, "one-skill")}}})
+		ExtraSkills:   []string{filepath.Join(root, "one-skill")}}}, Options{})
 	var got []string
 	for _, c := range r.Commands {
 		got = append(got, "command "+c.Name+" "+c.Source)

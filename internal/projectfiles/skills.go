@@ -69,7 +69,7 @@ func (l *loader) skills(d Dir) {
 // skill loads the skill of dir, which holds SKILL.md.
 func (l *loader) skill(d Dir, dir string) {
 	path := filepath.Join(dir, "SKILL.md")
-	data, ok := l.read("skill", path)
+	data, ok := l.read(d, "skill", path)
 	if !ok {
 		return
 	}
