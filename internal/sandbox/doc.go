@@ -1,7 +1,9 @@
 // Package sandbox confines the commands of the Bash tool with the kernel:
-// Landlock for the filesystem and TCP, and a seccomp filter for the
-// sockets Landlock cannot see (UDP, raw, other families) and for terminal
-// injection.
+// Landlock for the filesystem and TCP, a seccomp filter for the sockets
+// Landlock cannot see (UDP, raw, other families) and for terminal
+// injection, and, where the process may, read-only mounts in a mount
+// namespace of the command's own for the metadata Landlock cannot see
+// (modes, owners, times, extended attributes).
 //
 // # Mechanism
 //
@@ -16,6 +18,23 @@
 // while a locked thread is current come from its clean template thread.
 // The rest of the process is never restricted.
 //
+// Before Landlock, the same thread moves to a mount namespace of its own
+// (unshare(CLONE_NEWNS), which affects that thread alone), so that
+// metadata, which Landlock does not cover, is confined too: the
+// namespace's mounts are made private (nothing propagates back), each
+// writable root is cloned with its submounts (open_tree), every mount is
+// made read-only (mount_setattr, recursively from /), the clones are
+// attached back on their roots, and the denied paths inside the roots
+// (Policy.WriteDeny and Policy.ReadDeny, at most 64) are bound on
+// themselves read-only. A read-only mount inside a root stays read-only.
+// The thread then enters its working directory again by name (the old
+// one is covered). The command inherits the namespace; the process keeps
+// it open until the command has exited, so that its teardown happens in
+// the background. This takes CAP_SYS_ADMIN: [MetadataProtected] reports,
+// once, whether this process can, and why not. Without it commands are
+// still confined by Landlock and seccomp, only not their metadata
+// changes.
+//
 // # What a policy enforces
 //
 // Reading and executing are allowed everywhere except beneath
@@ -25,6 +44,17 @@
 // truncate, links) is allowed only beneath the write roots (Policy.TempDir
 // always, Policy.WriteAllow unless Policy.ReadOnly, and a few device files
 // such as /dev/null), except beneath Policy.WriteDeny and Policy.ReadDeny.
+// Where [MetadataProtected], changing a file's metadata (mode, owner,
+// times, extended attributes, inode flags: chmod, chown, touch,
+// setxattr, chattr) is confined the same way: allowed beneath the write
+// roots but not beneath their denied paths, refused (EROFS) everywhere
+// else, device files included (writing to /dev/null works, chmod of it
+// does not). Landlock has no right for metadata, so this is the read-only
+// mounts' doing, and the seccomp filter refuses the system calls that
+// could undo them (mount, umount2, pivot_root, open_tree, move_mount,
+// fsopen, fsconfig, fsmount, fspick, mount_setattr, open_tree_attr,
+// setns).
+//
 // Landlock can only grant, so a denied path is carved out by granting its
 // siblings along the way from the root: the grants are computed from the
 // directory tree as it is when the command starts. Two consequences: a
@@ -36,8 +66,11 @@
 // NetProxy), TCP bind only with AllowLocalBinding, and socket(2) is
 // refused (EPERM) for every family but AF_UNIX, AF_INET and AF_INET6, and
 // for AF_INET/AF_INET6 for everything but plain TCP streams, so UDP (and
-// with it DNS), raw sockets, SCTP and MPTCP are blocked. io_uring is
-// refused, and so are the TIOCSTI and TIOCLINUX terminal ioctls.
+// with it DNS), raw sockets, SCTP and MPTCP are blocked. With NetAll the
+// network is not restricted at all: the Landlock ruleset handles no
+// network right and the seccomp filter allows every socket. Whatever the
+// mode, io_uring is refused, and so are the TIOCSTI and TIOCLINUX
+// terminal ioctls and the mount system calls listed above.
 //
 // # Limits
 //
@@ -46,5 +79,13 @@
 // stay reachable (kernels before Landlock ABI 9 cannot restrict them), so
 // a daemon listening on one (such as a container engine) is reachable if
 // the user may reach it. Files reachable under a second name (hard links,
-// bind mounts) are judged by the name used. See docs/design.md, "Sandbox".
+// bind mounts) are judged by the name used; that holds for metadata too:
+// a hard link inside a root to a file outside lets the command change
+// the file's metadata. The read-only mounts do not cover the command's
+// inherited file descriptors (opened by the parent, on its mounts): with
+// a file outside as its standard input or output, a command could fchmod
+// it. The mount step's denied paths are the ones that exist when the
+// command starts, as for Landlock, and only the first 64 (in sorted
+// order) get read-only metadata. A mount made on the host while a command
+// runs is not seen by the command. See docs/design.md, "Sandbox".
 package sandbox

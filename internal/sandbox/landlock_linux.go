@@ -37,8 +37,9 @@ type netPortAttr struct {
 	port   uint64
 }
 
-// rulesetFor returns a Landlock ruleset for p on ABI abi: a file
-// descriptor (close-on-exec) that the caller closes.
+// rulesetFor returns a Landlock ruleset for rp, a resolved policy (see
+// Policy.resolved), on ABI abi: a file descriptor (close-on-exec) that
+// the caller closes.
 //
 // Rulesets are cached: building one costs a system call or four per rule,
 // and the rules change only when the policy or a directory that carve
@@ -47,8 +48,7 @@ type netPortAttr struct {
 // listed. Even a stale ruleset errs on the safe side: rules follow inodes,
 // so an entry created since has no rule (it is denied, not allowed) and a
 // denied inode never gains one.
-func rulesetFor(abi int, p *Policy) (int, error) {
-	rp := p.resolved()
+func rulesetFor(abi int, rp *Policy) (int, error) {
 	key := fmt.Sprintf("%d|%v|%q|%q|%q|%q|%q|%d|%d|%v", abi, rp.ReadOnly, rp.WriteAllow, rp.WriteDeny,
 		rp.ReadDeny, rp.ReadAllow, rp.TempDir, rp.Network, rp.ProxyPort, rp.AllowLocalBinding)
 	if fd, ok := rulesets.get(key); ok {
@@ -165,7 +165,7 @@ func buildRuleset(abi int, p *Policy) (int, []dirStamp, error) {
 	}
 	attr := rulesetAttr{handledFS: r.handled}
 	size := unsafe.Sizeof(attr.handledFS)
-	if abi >= minNetABI {
+	if abi >= minNetABI && p.Network != NetAll {
 		attr.handledNet = accessNetConnectTCP
 		if !p.AllowLocalBinding {
 			attr.handledNet |= accessNetBindTCP

@@ -12,6 +12,11 @@ import (
 // no seccomp filter for this architecture.
 var ErrUnavailable = errors.New("sandbox unavailable")
 
+// ErrNoMetadataProtection is wrapped by MetadataProtected's error when
+// the sandbox cannot stop commands from changing metadata (modes, owners,
+// times, extended attributes) outside their writable roots.
+var ErrNoMetadataProtection = errors.New("sandbox: no metadata protection")
+
 // NetMode is what a sandboxed command may do on the network.
 type NetMode int
 
@@ -23,6 +28,11 @@ const (
 	// the usual proxy variables in the command's environment so that
 	// HTTP clients go through the proxy there.
 	NetProxy
+	// NetAll does not restrict the network at all: every socket family
+	// and type (UDP, so DNS, included), every TCP connection and bind.
+	// io_uring and the terminal-injection ioctls stay refused, and the
+	// filesystem rules are the same as in the other modes.
+	NetAll
 )
 
 // Policy is what a sandboxed command may do. Paths must be absolute;
@@ -67,7 +77,7 @@ func (p *Policy) validate() error {
 		}
 	}
 	switch p.Network {
-	case NetNone:
+	case NetNone, NetAll:
 	case NetProxy:
 		if p.ProxyPort <= 0 || p.ProxyPort > 65535 {
 			return fmt.Errorf("sandbox: proxy port %d out of range", p.ProxyPort)
@@ -81,13 +91,32 @@ func (p *Policy) validate() error {
 // needsTCP reports whether the command may create TCP sockets at all.
 func (p *Policy) needsTCP() bool { return p.Network == NetProxy || p.AllowLocalBinding }
 
+// needsNetRules reports whether the policy needs Landlock's TCP rules:
+// every mode but NetAll restricts connections (and binding unless
+// AllowLocalBinding), and NetNone without binding blocks TCP in seccomp
+// already, so only the modes that let TCP sockets be created need them.
+func (p *Policy) needsNetRules() bool { return p.Network != NetAll && p.needsTCP() }
+
+// sockets returns which sockets the seccomp filter lets the command
+// create under p.
+func (p *Policy) sockets() socketRule {
+	switch {
+	case p.Network == NetAll:
+		return socketsAny
+	case p.needsTCP():
+		return socketsTCP
+	default:
+		return socketsUnix
+	}
+}
+
 // proxyVars are the variables that point HTTP clients at a proxy.
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}
 
 // Env returns the environment entries the policy sets for the command,
 // to be appended to its environment (later entries win): TMPDIR, and
 // with NetProxy the proxy variables, with NO_PROXY emptied so that no
-// host bypasses the proxy.
+// host bypasses the proxy. NetNone and NetAll set TMPDIR only.
 func (p *Policy) Env() []string {
 	var env []string
 	if p.TempDir != "" {

@@ -344,12 +344,24 @@ func TestNetwork(t *testing.T) {
 }
 
 // TestParentUnrestricted: after many sandboxed starts, every thread of
-// this process is still free: no no_new_privs, no seccomp filter, and
-// writes and connections that the children could not make succeed here.
+// this process is still free: no no_new_privs, no seccomp filter, the
+// process's mount namespace and mounts, and writes, metadata changes and
+// connections that the children could not make succeed here.
 func TestParentUnrestricted(t *testing.T) {
 	needLandlock(t)
+	if ok, err := MetadataProtected(); !ok {
+		t.Logf("no mount namespace step here: %v", err)
+	}
 	l := newLayout(t)
 	s := newSink(t)
+	mntNS, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Add(1)
@@ -372,6 +384,12 @@ func TestParentUnrestricted(t *testing.T) {
 			f := filepath.Join(l.out, "parent"+strconv.Itoa(i))
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 				t.Errorf("parent write: %v", err)
+			}
+			if err := os.Chmod(f, 0o600); err != nil {
+				t.Errorf("parent chmod: %v", err)
+			}
+			if err := os.Chtimes(f, time.Unix(981158400, 0), time.Unix(981158400, 0)); err != nil {
+				t.Errorf("parent utimes: %v", err)
 			}
 			c, err := net.Dial("tcp", s.ln.Addr().String())
 			if err != nil {
@@ -403,6 +421,12 @@ func TestParentUnrestricted(t *testing.T) {
 				t.Errorf("%s (pid %d): %s", st, os.Getpid(), line)
 			}
 		}
+		if ns, err := os.Readlink(filepath.Join(filepath.Dir(st), "ns", "mnt")); err == nil && ns != mntNS {
+			t.Errorf("%s: mount namespace %s, the process's is %s", st, ns, mntNS)
+		}
+	}
+	if now, err := os.ReadFile("/proc/self/mountinfo"); err != nil || string(now) != string(mounts) {
+		t.Errorf("the process's mounts changed (%v):\nbefore:\n%s\nafter:\n%s", err, mounts, now)
 	}
 	t.Logf("%d threads checked", len(tasks))
 }
@@ -448,4 +472,127 @@ func TestRulesetCache(t *testing.T) {
 	if out, ok := run(t, l.policy(), l.work, "cat new.txt"); !ok || !strings.Contains(out, "fresh") {
 		t.Errorf("a file created in a carved directory since the last command is unreadable: %q", out)
 	}
+}
+
+// TestNetAll: with NetAll the network is not restricted (UDP, TCP
+// connect and bind work, no proxy variables are set), while the
+// filesystem rules and the refusal of TIOCSTI are unchanged.
+func TestNetAll(t *testing.T) {
+	needLandlock(t)
+	l := newLayout(t)
+	all := func() *Policy {
+		p := l.policy()
+		p.Network = NetAll
+		return p
+	}
+	if got, want := all().Env(), []string{"TMPDIR=" + l.tmp}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Env() = %q, want %q", got, want)
+	}
+	t.Run("udp", func(t *testing.T) {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		port := pc.LocalAddr().(*net.UDPAddr).Port
+		out, ok := run(t, all(), l.work, "echo datagram > /dev/udp/127.0.0.1/"+strconv.Itoa(port))
+		pc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b := make([]byte, 64)
+		n, _, err := pc.ReadFrom(b)
+		if !ok || err != nil || !strings.Contains(string(b[:n]), "datagram") {
+			t.Errorf("no datagram under NetAll (exit ok %v, %q, %v): %s", ok, b[:n], err, out)
+		}
+	})
+	t.Run("tcp connect", func(t *testing.T) {
+		s := newSink(t)
+		out, ok := run(t, all(), l.work, "echo direct > /dev/tcp/127.0.0.1/"+strconv.Itoa(s.port()))
+		if hit, got := s.reached(); !ok || !hit || !strings.Contains(got, "direct") {
+			t.Errorf("TCP connect refused under NetAll (ok %v, got %q): %s", ok, got, out)
+		}
+	})
+	t.Run("no proxy variables", func(t *testing.T) {
+		cmd := exec.Command("bash", "-c", `echo "[${HTTPS_PROXY-}]"`)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		b, err := startAndWait(cmd, all())
+		if err != nil || strings.TrimSpace(string(b)) != "[]" {
+			t.Errorf("HTTPS_PROXY under NetAll: %q (%v)", b, err)
+		}
+	})
+	t.Run("bind", func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("python3 not found")
+		}
+		script := `python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); t=socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(); print("bound")'`
+		if out, ok := run(t, all(), l.work, script); !ok || !strings.Contains(out, "bound") {
+			t.Errorf("bind refused under NetAll: %s", out)
+		}
+	})
+	t.Run("tiocsti refused", func(t *testing.T) {
+		if got := helperErrno(t, all(), "tiocsti"); got != "EPERM" {
+			t.Errorf("TIOCSTI under NetAll: %s, want EPERM", got)
+		}
+		if got := helperErrno(t, nil, "tiocsti"); got == "EPERM" {
+			t.Errorf("TIOCSTI unsandboxed: %s: the check cannot tell the filter's refusal apart", got)
+		}
+	})
+	t.Run("filesystem", func(t *testing.T) {
+		if out, ok := run(t, all(), l.work, "echo x > "+l.out+"/netall"); ok || exists(filepath.Join(l.out, "netall")) {
+			t.Errorf("wrote outside under NetAll (ok %v): %s", ok, out)
+		}
+		if out, _ := run(t, all(), l.work, "cat secrets/key"); strings.Contains(out, secretText) {
+			t.Errorf("read a denied file under NetAll: %q", out)
+		}
+		if out, ok := run(t, all(), l.work, "echo hi > src/netall.txt && echo x > \"$TMPDIR/t\" && echo y > /dev/null"); !ok {
+			t.Errorf("writing in the working directory under NetAll failed: %s", out)
+		}
+	})
+	t.Run("needs no TCP rules", func(t *testing.T) {
+		p := all()
+		if p.needsNetRules() || p.sockets() != socketsAny {
+			t.Errorf("NetAll: needsNetRules %v, sockets %d", p.needsNetRules(), p.sockets())
+		}
+	})
+}
+
+// startAndWait starts cmd under p (unsandboxed when p is nil) and returns
+// its combined output.
+func startAndWait(cmd *exec.Cmd, p *Policy) ([]byte, error) {
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	var err error
+	if p == nil {
+		err = cmd.Start()
+	} else {
+		err = Start(cmd, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = cmd.Wait()
+	return buf.Bytes(), err
+}
+
+// helperErrno runs this test binary as TestHelperProcess doing what, under
+// p, and returns the name of the errno it reported ("ok" for none).
+func helperErrno(t *testing.T, p *Policy, what string, arg ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "SANDBOX_TEST_HELPER="+what, "SANDBOX_TEST_ARG="+strings.Join(arg, ""))
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdin = f
+	out, err := startAndWait(cmd, p)
+	if err != nil {
+		t.Fatalf("helper %s: %v: %s", what, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "errno="); ok {
+			return v
+		}
+	}
+	t.Fatalf("helper %s printed no errno: %s", what, out)
+	return ""
 }

@@ -42,6 +42,15 @@ type seccompArch struct {
 	socket       uint32
 	ioctl        uint32
 	ioUringSetup uint32
+	// mounts are the system calls that change mounts or mount
+	// namespaces: mount, umount2, pivot_root, open_tree, move_mount,
+	// fsopen, fsconfig, fsmount, fspick, mount_setattr, open_tree_attr
+	// and setns. Landlock refuses some of them (mount, umount, move_mount,
+	// pivot_root) but not open_tree and mount_setattr, with which a
+	// command running as root could clone a read-only mount, make the
+	// clone writable and change metadata through it; and setns could
+	// take it back to the parent's mount namespace.
+	mounts []uint32
 }
 
 // labelled is an instruction whose jumps name labels, resolved later.
@@ -53,10 +62,27 @@ type labelled struct {
 	val    uint32
 }
 
-// seccompProgram is the filter for commands that may (tcp) or may not
-// create TCP sockets. Anything it refuses fails with EPERM, so programs
-// see an ordinary permission error.
-func seccompProgram(a seccompArch, tcp bool) ([]bpf.RawInstruction, error) {
+// socketRule is which sockets the seccomp filter lets a command create.
+type socketRule int
+
+const (
+	// socketsUnix allows AF_UNIX sockets only.
+	socketsUnix socketRule = iota
+	// socketsTCP allows AF_UNIX sockets and TCP streams (IPv4 and IPv6).
+	socketsTCP
+	// socketsAny allows every socket (NetAll).
+	socketsAny
+
+	numSocketRules
+)
+
+// seccompProgram is the filter for commands that may create the sockets
+// of rule. Anything it refuses fails with EPERM, so programs see an
+// ordinary permission error. Whatever the rule, io_uring (which would
+// bypass the socket check, and is a large attack surface), the system
+// calls that change mounts (see seccompArch.mounts) and the TIOCSTI and
+// TIOCLINUX ioctls are refused.
+func seccompProgram(a seccompArch, rule socketRule) ([]bpf.RawInstruction, error) {
 	ld := func(off uint32) labelled { return labelled{ins: bpf.LoadAbsolute{Off: off, Size: 4}} }
 	jeq := func(v uint32, jt, jf string) labelled {
 		return labelled{cond: bpf.JumpEqual, val: v, jt: jt, jf: jf}
@@ -73,8 +99,13 @@ func seccompProgram(a seccompArch, tcp bool) ([]bpf.RawInstruction, error) {
 	if a.x32 {
 		p = append(p, labelled{cond: bpf.JumpGreaterOrEqual, val: x32SyscallBit, jt: "deny"})
 	}
+	for _, nr := range a.mounts {
+		p = append(p, jeq(nr, "deny", ""))
+	}
+	if rule != socketsAny {
+		p = append(p, jeq(a.socket, "socket", ""))
+	}
 	p = append(p,
-		jeq(a.socket, "socket", ""),
 		jeq(a.ioUringSetup, "deny", ""),
 		jeq(a.ioctl, "ioctl", "allow"),
 
@@ -82,12 +113,15 @@ func seccompProgram(a seccompArch, tcp bool) ([]bpf.RawInstruction, error) {
 		ld(offArg0+8),
 		jeq(ioctlTIOCSTI, "deny", ""),
 		jeq(ioctlTIOCLINUX, "deny", "allow"),
-
-		label("socket"),
-		ld(offArg0),
-		jeq(afUnix, "allow", ""),
 	)
-	if tcp {
+	if rule != socketsAny {
+		p = append(p,
+			label("socket"),
+			ld(offArg0),
+			jeq(afUnix, "allow", ""),
+		)
+	}
+	if rule == socketsTCP {
 		p = append(p,
 			jeq(afInet, "inet", ""),
 			jeq(afInet6, "inet", "deny"),

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/agentloop/agentloop/internal/procguard"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -30,31 +31,28 @@ func Available() (abi int, err error) {
 	return int(v), nil
 }
 
-// filters caches the assembled seccomp programs, with and without TCP.
+// filters caches the assembled seccomp programs, one per socketRule.
 var filters struct {
 	once sync.Once
-	prog [2][]unix.SockFilter
+	prog [numSocketRules][]unix.SockFilter
 	err  error
 }
 
-func filterFor(tcp bool) ([]unix.SockFilter, error) {
+func filterFor(rule socketRule) ([]unix.SockFilter, error) {
 	filters.once.Do(func() {
-		for i, tcp := range []bool{false, true} {
-			raw, err := seccompProgram(*nativeArch, tcp)
+		for r := range numSocketRules {
+			raw, err := seccompProgram(*nativeArch, r)
 			if err != nil {
 				filters.err = err
 				return
 			}
-			filters.prog[i] = sockFilter(raw)
+			filters.prog[r] = sockFilter(raw)
 		}
 	})
 	if filters.err != nil {
 		return nil, filters.err
 	}
-	if tcp {
-		return filters.prog[1], nil
-	}
-	return filters.prog[0], nil
+	return filters.prog[rule], nil
 }
 
 func sockFilter(raw []bpf.RawInstruction) []unix.SockFilter {
@@ -80,14 +78,16 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 	if err != nil {
 		return err
 	}
-	if p.needsTCP() && abi < minNetABI {
+	procguard.ProtectProcess()
+	if p.needsNetRules() && abi < minNetABI {
 		return fmt.Errorf("%w: Landlock ABI %d has no TCP rules (need %d)", ErrUnavailable, abi, minNetABI)
 	}
-	filter, err := filterFor(p.needsTCP())
+	filter, err := filterFor(p.sockets())
 	if err != nil {
 		return err
 	}
-	ruleset, err := rulesetFor(abi, p)
+	rp := p.resolved()
+	ruleset, err := rulesetFor(abi, rp)
 	if err != nil {
 		return err
 	}
@@ -103,24 +103,41 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 		}
 		cmd.Env = append(cmd.Env, env...)
 	}
+	var mounts *mountPlan
+	if ok, _ := MetadataProtected(); ok && !testNoMountStep {
+		mounts = planMounts(rp)
+	}
 	done := make(chan error, 1)
-	go startOnSpareThread(cmd, ruleset, filter, done, 0)
-	return <-done
+	go onSpareThread(func() error { return restrictThreadAndStart(cmd, ruleset, filter, mounts) }, done, 0)
+	err = <-done
+	if mounts != nil {
+		if err == nil {
+			releaseAfterExit(cmd.Process.Pid, mounts.ns)
+		} else if mounts.ns != nil {
+			mounts.ns.Close()
+		}
+	}
+	return err
 }
 
-// maxThreadTries bounds how often startOnSpareThread hands the work on
-// when it finds itself on the main thread.
+// testNoMountStep switches the mount namespace step off, for the tests'
+// mutation checks only.
+var testNoMountStep bool
+
+// maxThreadTries bounds how often onSpareThread hands the work on when it
+// finds itself on the main thread.
 const maxThreadTries = 8
 
-// startOnSpareThread locks its goroutine's OS thread, restricts it and
-// starts cmd from it, sending the outcome to done. It never unlocks the
-// thread: when the goroutine returns, the runtime terminates the thread,
-// restriction and all. The main thread is the exception, because the
-// runtime cannot terminate it (it parks it for good instead); found
-// there, the goroutine starts a successor, which cannot be scheduled on
-// the main thread while this one holds it, and releases the main thread
-// only once the successor has locked a thread of its own.
-func startOnSpareThread(cmd *exec.Cmd, ruleset int, filter []unix.SockFilter, done chan<- error, try int) {
+// onSpareThread locks its goroutine's OS thread, runs fn on it (which
+// restricts the thread and starts a command from it) and sends fn's
+// outcome to done. It never unlocks the thread: when the goroutine
+// returns, the runtime terminates the thread, restriction and all. The
+// main thread is the exception, because the runtime cannot terminate it
+// (it parks it for good instead); found there, the goroutine starts a
+// successor, which cannot be scheduled on the main thread while this one
+// holds it, and releases the main thread only once the successor has
+// locked a thread of its own.
+func onSpareThread(fn func() error, done chan<- error, try int) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		if try >= maxThreadTries {
@@ -132,30 +149,42 @@ func startOnSpareThread(cmd *exec.Cmd, ruleset int, filter []unix.SockFilter, do
 		go func() {
 			runtime.LockOSThread()
 			close(locked)
-			startOnLockedThread(cmd, ruleset, filter, done, try+1)
+			onLockedThread(fn, done, try+1)
 		}()
 		<-locked
 		runtime.UnlockOSThread()
 		return
 	}
-	done <- restrictThreadAndStart(cmd, ruleset, filter)
+	done <- fn()
 }
 
-// startOnLockedThread is startOnSpareThread for a goroutine that has
-// already locked its thread.
-func startOnLockedThread(cmd *exec.Cmd, ruleset int, filter []unix.SockFilter, done chan<- error, try int) {
+// onLockedThread is onSpareThread for a goroutine that has already locked
+// its thread.
+func onLockedThread(fn func() error, done chan<- error, try int) {
 	if unix.Gettid() == unix.Getpid() {
 		// Cannot happen (the main thread was held), but never restrict it.
 		runtime.UnlockOSThread()
-		startOnSpareThread(cmd, ruleset, filter, done, try)
+		onSpareThread(fn, done, try)
 		return
 	}
-	done <- restrictThreadAndStart(cmd, ruleset, filter)
+	done <- fn()
 }
 
 // restrictThreadAndStart confines the calling (locked) thread and starts
-// cmd from it.
-func restrictThreadAndStart(cmd *exec.Cmd, ruleset int, filter []unix.SockFilter) error {
+// cmd from it. The mount namespace step (mounts, nil when unavailable)
+// comes first: Landlock forbids changing mounts once the thread is
+// restricted, and the seccomp filter refuses the system calls.
+func restrictThreadAndStart(cmd *exec.Cmd, ruleset int, filter []unix.SockFilter, mounts *mountPlan) error {
+	if mounts != nil {
+		if err := mounts.apply(); err != nil {
+			return fmt.Errorf("sandbox: mount namespace: %w", err)
+		}
+	}
+	// After the mounts, which need CAP_SYS_ADMIN: the command gets none
+	// of the capabilities that read other processes' memory.
+	if err := procguard.DropThreadCaps(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}

@@ -23,3 +23,11 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 	_, err := Available()
 	return err
 }
+
+// MetadataProtected reports whether sandboxed commands are kept from
+// changing metadata outside their writable roots. On this platform there
+// is no sandbox: the error wraps ErrNoMetadataProtection.
+func MetadataProtected() (bool, error) {
+	_, err := Available()
+	return false, fmt.Errorf("%w: %w", ErrNoMetadataProtection, err)
+}
