@@ -30,20 +30,34 @@ var ErrSandboxUnavailable = sandbox.ErrUnavailable
 // inline settings (Options.Settings) with the same meaning. Paths are
 // absolute ("//path" also works) or relative to Cwd; "~/" is the home
 // directory.
+//
+// Without any sandbox setting (Options.Sandbox nil and no settings file
+// setting sandbox.enabled), Bash commands are sandboxed by default where
+// the kernel can (Linux with Landlock): they may write only in the
+// working directories, the session's temp dir and Filesystem.AllowWrite,
+// cannot read what Read deny rules and Filesystem.DenyRead cover, and
+// reach the network without restriction. Permission prompts are as
+// without a sandbox. Where the kernel cannot, system/init says why
+// (sandbox_unavailable) and a notification says it once.
 type SandboxSettings struct {
-	// Enabled runs Bash commands in the sandbox: they may write only in
-	// the working directories, the session's temp dir and
-	// Filesystem.AllowWrite, and reach the network only through a proxy
-	// that admits Network.AllowedDomains and WebFetch(domain:…) allow
-	// rules. Plan mode is sandboxed (read-only, no network) whatever this
+	// Enabled runs Bash commands in the sandbox as the reference does:
+	// they may write only in the working directories, the session's
+	// temp dir and Filesystem.AllowWrite, and reach the network only
+	// through a proxy that admits Network.AllowedDomains and
+	// WebFetch(domain:…) allow rules; AutoAllowBashIfSandboxed and
+	// FailIfUnavailable apply. False in a non-nil SandboxSettings turns
+	// the default sandbox off (a settings file's "enabled": false does
+	// too). Plan mode is sandboxed (read-only, no network) whatever this
 	// says, where the kernel allows.
 	Enabled bool `json:"enabled"`
 	// FailIfUnavailable makes the session fail to start, with an error
 	// wrapping ErrSandboxUnavailable, where the kernel cannot sandbox.
-	// Nil means true when Enabled, as with the SDKs' sandbox option.
+	// Nil means true when Enabled, as with the SDKs' sandbox option. It
+	// applies only when Enabled.
 	FailIfUnavailable *bool `json:"failIfUnavailable,omitempty"`
 	// AutoAllowBashIfSandboxed (nil: true) runs sandboxed Bash calls that
-	// would otherwise be asked; deny and ask rules still apply.
+	// would otherwise be asked, when Enabled (never with the default
+	// sandbox); deny and ask rules still apply.
 	AutoAllowBashIfSandboxed *bool `json:"autoAllowBashIfSandboxed,omitempty"`
 	// AllowUnsandboxedCommands (nil: true) honours Bash's
 	// dangerouslyDisableSandbox; such calls need the usual permission.
@@ -67,7 +81,8 @@ type SandboxFilesystem struct {
 
 // SandboxNetwork lists the domains a sandboxed command may reach through
 // agentloop's proxy ("example.com", "*.example.com"; denied wins), and
-// whether it may listen on TCP ports.
+// whether it may listen on TCP ports, when SandboxSettings.Enabled; the
+// default sandbox does not restrict the network.
 type SandboxNetwork struct {
 	AllowedDomains    []string `json:"allowedDomains,omitempty"`
 	DeniedDomains     []string `json:"deniedDomains,omitempty"`
@@ -124,20 +139,34 @@ type sandboxState struct {
 // kernel without Landlock.
 var sandboxAvailable = sandbox.Available
 
+// sandboxMetadata is sandbox.MetadataProtected, replaced by tests that
+// need a process without CAP_SYS_ADMIN.
+var sandboxMetadata = sandbox.MetadataProtected
+
 // maxDenyWalk bounds the entries visited to expand the deny rules with
 // wildcards, per command.
 const maxDenyWalk = 20000
 
 // setupSandbox prepares the session's sandbox from the merged settings and
-// installs the Bash tool's Decider.
+// installs the Bash tool's Decider. It only asks the kernel what it can
+// do: nothing is started before the first Bash command.
 func (s *session) setupSandbox(st *settings.Settings) error {
 	sb := &sandboxState{cfg: st.Sandbox}
 	sb.abi, sb.unavail = sandboxAvailable()
-	if sb.cfg.Enabled && sb.unavail != nil {
-		if sb.cfg.FailIfUnavailable {
-			return fmt.Errorf("agentloop: sandbox.failIfUnavailable is set: %w", sb.unavail)
-		}
+	switch {
+	case sb.unavail == nil:
+	case sb.cfg.Enabled && sb.cfg.FailIfUnavailable:
+		return fmt.Errorf("agentloop: sandbox.failIfUnavailable is set: %w", sb.unavail)
+	case sb.cfg.Enabled:
 		sb.warnings = append(sb.warnings, fmt.Sprintf("The sandbox is enabled but cannot run here (%v): Bash commands run unsandboxed.", sb.unavail))
+	case sb.byDefault():
+		// Never silently: the default sandbox is a promise too.
+		sb.warnings = append(sb.warnings, fmt.Sprintf("The sandbox cannot run here (%v): Bash commands run unsandboxed. Set sandbox.enabled to false to turn it off.", sb.unavail))
+	}
+	if sb.unavail == nil && sb.on() {
+		if ok, err := sandboxMetadata(); !ok {
+			sb.warnings = append(sb.warnings, fmt.Sprintf("The sandbox confines Bash commands' writes but not their changes to file modes, owners and times outside the writable directories here (%v).", err))
+		}
 	}
 	for _, u := range sb.cfg.Unsupported {
 		sb.warnings = append(sb.warnings, u+" is not supported by agentloop's sandbox and has no effect.")
@@ -145,17 +174,39 @@ func (s *session) setupSandbox(st *settings.Settings) error {
 	for _, w := range sb.warnings { // the stream has them in sandboxNotice's message
 		s.diag.log(DiagSandbox, w)
 	}
+	if sb.cfg.Disabled() {
+		s.diag.log(DiagSandbox, fmt.Sprintf("The sandbox is off: sandbox.enabled is false in %s.", sb.cfg.EnabledSource))
+	}
 	sb.tempDir = filepath.Join(tools.BackgroundShells(s.env).Dir(), "tmp")
 	s.sb = sb
 	sandbox.SetDecider(s.env.State, s.decideSandbox)
 	return nil
 }
 
+// byDefault reports whether the sandbox is agentloop's default one: no
+// settings source sets sandbox.enabled. It confines writes and reads as
+// the enabled sandbox does, but leaves the network alone, does not
+// auto-allow Bash calls and never fails the session.
+func (sb *sandboxState) byDefault() bool { return sb.cfg.EnabledSource == "" }
+
+// on reports whether the settings want Bash commands sandboxed outside
+// plan mode: enabled, or by default.
+func (sb *sandboxState) on() bool { return sb.cfg.Enabled || sb.byDefault() }
+
 // sandboxEnabled reports whether Bash commands of the session run in the
 // kernel sandbox now.
 func (s *session) sandboxEnabled() bool {
 	return s.sb != nil && s.sb.unavail == nil && !testDisableSandbox.Load() &&
-		(s.sb.cfg.Enabled || s.currentMode() == PermissionPlan)
+		(s.sb.on() || s.currentMode() == PermissionPlan)
+}
+
+// sandboxUnavailable is why Bash commands run unsandboxed although the
+// session wants them sandboxed (system/init's sandbox_unavailable), or "".
+func (s *session) sandboxUnavailable() string {
+	if s.sb == nil || s.sb.unavail == nil || !(s.sb.on() || s.currentMode() == PermissionPlan) {
+		return ""
+	}
+	return s.sb.unavail.Error()
 }
 
 // sandboxNotice is the one-time system message with the sandbox's
@@ -201,7 +252,7 @@ func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 		return nil, nil
 	case plan:
 		// Always sandboxed, whatever the settings and the call say.
-	case !sb.cfg.Enabled, s.unsandboxedByChoice(req.Command, req.Unsandboxed):
+	case !sb.on(), s.unsandboxedByChoice(req.Command, req.Unsandboxed):
 		return nil, nil
 	}
 	if err := os.MkdirAll(sb.tempDir, 0o700); err != nil {
@@ -221,6 +272,10 @@ func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 		return p, nil
 	}
 	p.WriteAllow = append(dirs, sb.cfg.Filesystem.AllowWrite...)
+	if !sb.cfg.Enabled { // the default sandbox: the network as without one
+		p.Network = sandbox.NetAll
+		return p, nil
+	}
 	p.AllowLocalBinding = sb.cfg.Network.AllowLocalBinding
 	if allowed, _ := s.sandboxDomains(); len(allowed) > 0 {
 		port, err := s.sandboxProxy()

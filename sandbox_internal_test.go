@@ -296,8 +296,11 @@ func TestSandboxInitAndNotice(t *testing.T) {
 	if s.sandboxNotice() != nil {
 		t.Error("the notice came twice")
 	}
-	if off := w.session(t, Options{}); off.initMessage().Init.SandboxEnabled {
+	if off := w.session(t, Options{Sandbox: &SandboxSettings{}}); off.initMessage().Init.SandboxEnabled {
 		t.Error("sandbox_enabled is true with the sandbox off")
+	}
+	if def := w.session(t, Options{}); !def.initMessage().Init.SandboxEnabled {
+		t.Error("sandbox_enabled is false with the default sandbox")
 	}
 	if plan := w.session(t, Options{PermissionMode: PermissionPlan}); !plan.initMessage().Init.SandboxEnabled {
 		t.Error("sandbox_enabled is false in plan mode")

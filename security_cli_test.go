@@ -74,6 +74,10 @@ func TestSecurityCLI(t *testing.T) {
 				ctl := *c
 				ctl.Allow, ctl.Deny, ctl.Ask, ctl.DisallowedTools = nil, nil, nil, nil
 				ctl.AllowedTools, ctl.Mode, ctl.approveByHook = []string{c.Tool}, "bypassPermissions", true
+				// The side effects of some cases lie outside the working
+				// directory, where the default sandbox would stop them;
+				// the control is about the checker, so the sandbox is off.
+				ctl.sandboxOff = true
 				if o := runCLICase(t, bin, &ctl); len(o.effects) == 0 {
 					t.Errorf("cannot fail: %s: allowed outright, %s %v had no side effect through the binary; the tool said: %.400q",
 						c.id(), c.Tool, c.Input, o.result)

@@ -80,6 +80,9 @@ type securityCase struct {
 	// approveByHook adds a PreToolUse command hook that approves every
 	// call (the CLI test's control runs).
 	approveByHook bool
+	// sandboxOff turns the Bash sandbox (on by default) off in the run's
+	// settings, for a control run that must show the side effect.
+	sandboxOff bool
 }
 
 // e2eTools are the tools the harness can run a call of.
@@ -471,6 +474,9 @@ func prepareSecurityRun(t *testing.T, c *securityCase) *securityRun {
 		approve := `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`
 		doc["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*",
 			"hooks": []any{map[string]any{"type": "command", "command": approve}}}}}
+	}
+	if c.sandboxOff {
+		doc["sandbox"] = map[string]any{"enabled": false}
 	}
 	perms, _ := json.Marshal(doc)
 	r.perms = string(perms)

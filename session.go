@@ -272,7 +272,7 @@ func (s *session) initMessage() *message.System {
 			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
 			Plugins: s.pluginInit(), AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
-			SandboxEnabled: s.sandboxEnabled(), Betas: s.opts.Betas,
+			SandboxEnabled: s.sandboxEnabled(), SandboxUnavailable: s.sandboxUnavailable(), Betas: s.opts.Betas,
 		},
 	}
 }

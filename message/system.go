@@ -53,6 +53,11 @@ type Init struct {
 	// SandboxEnabled reports whether Bash commands run in the kernel
 	// sandbox.
 	SandboxEnabled bool `json:"sandbox_enabled"`
+	// SandboxUnavailable says why Bash commands run unsandboxed although
+	// the session wants them sandboxed (by default, by its settings or in
+	// plan mode): the kernel cannot sandbox. Empty otherwise. An
+	// agentloop field; the reference has none.
+	SandboxUnavailable string `json:"sandbox_unavailable,omitempty"`
 }
 
 // PluginInfo is one plugin of Init.Plugins, whose elements are

@@ -10,15 +10,41 @@ import (
 // Sandbox is the merged "sandbox" object of the settings files: how Bash
 // commands are confined by the kernel. Booleans come from the highest
 // source that sets them; lists are concatenated from all sources.
+//
+// sandbox.enabled has three states: unset (EnabledSource is ""), true and
+// false. Unset is agentloop's default: Bash commands are sandboxed where
+// the kernel can (their writes confined, the network unrestricted), and
+// the settings that only apply to an explicitly enabled sandbox
+// (the network rules, autoAllowBashIfSandboxed, failIfUnavailable) do
+// not. True is the reference's sandbox; false turns the sandbox off
+// (plan mode stays sandboxed).
+//
+// Who may turn it off: the user's settings, the flag or inline settings
+// (Options.Sandbox) and the managed policy. A file a repository can ship
+// (the project and local settings) may turn it on but not off: its
+// `"enabled": false` is ignored with a warning, as its escalating
+// defaultMode is (the reference, whose sandbox is off by default, lets
+// them). Otherwise the highest source that sets sandbox.enabled wins
+// (managed policy over flag over local over project over user).
+// EnabledSource tells the host which file turned it off.
 type Sandbox struct {
-	// Enabled turns the sandbox on for Bash commands.
+	// Enabled is sandbox.enabled as the highest source that sets it says:
+	// true turns the reference's sandbox on for Bash commands. False
+	// with EnabledSource "" is the default-on sandbox; false with a
+	// source turns it off.
 	Enabled bool
-	// FailIfUnavailable makes a session fail to start where the kernel
-	// cannot sandbox, instead of warning and running commands
-	// unsandboxed.
+	// EnabledSource is the source whose sandbox.enabled Enabled holds, or
+	// "" when no source sets it.
+	EnabledSource Source
+	// FailIfUnavailable makes a session whose settings enable the sandbox
+	// fail to start where the kernel cannot sandbox, instead of warning
+	// and running commands unsandboxed. It has no effect on the default
+	// sandbox.
 	FailIfUnavailable bool
 	// AutoAllowBashIfSandboxed (default true) runs sandboxed Bash calls
-	// that would otherwise be asked; deny and ask rules still apply.
+	// that would otherwise be asked, when the settings enable the
+	// sandbox (not with the default sandbox); deny and ask rules still
+	// apply.
 	AutoAllowBashIfSandboxed bool
 	// AllowUnsandboxedCommands (default true) honours Bash's
 	// dangerouslyDisableSandbox; such calls then need the usual
@@ -36,6 +62,10 @@ type Sandbox struct {
 	Unsupported []string
 }
 
+// Disabled reports whether a source turned the sandbox off
+// (sandbox.enabled false).
+func (s *Sandbox) Disabled() bool { return s.EnabledSource != "" && !s.Enabled }
+
 // SandboxFilesystem holds the sandbox's extra filesystem paths, absolute.
 // In a settings file, "//path" and "/path" are absolute, "~/path" is in
 // the home directory, and any other path is relative to the directory
@@ -46,7 +76,9 @@ type SandboxFilesystem struct {
 }
 
 // SandboxNetwork holds the domains sandboxed commands may reach through
-// agentloop's proxy, and whether they may listen on TCP ports.
+// agentloop's proxy, and whether they may listen on TCP ports. They apply
+// when the settings enable the sandbox; the default sandbox does not
+// restrict the network.
 type SandboxNetwork struct {
 	AllowedDomains, DeniedDomains []string
 	AllowLocalBinding             bool
@@ -206,7 +238,16 @@ func mergeSandbox(s *Settings, l *layer, o Options) {
 			*dst = *v
 		}
 	}
-	set(&s.Sandbox.Enabled, sb.enabled)
+	switch {
+	case sb.enabled == nil:
+	case !*sb.enabled && repoShipped(l.source):
+		// who may set it: see Sandbox
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"%s: sandbox.enabled false ignored: a file a repository can ship may not turn the sandbox off (turn it off in ~/.claude/settings.json, --settings or Options.Sandbox)",
+			l.display))
+	default:
+		s.Sandbox.Enabled, s.Sandbox.EnabledSource = *sb.enabled, l.source
+	}
 	set(&s.Sandbox.FailIfUnavailable, sb.failIfUnavailable)
 	set(&s.Sandbox.AutoAllowBashIfSandboxed, sb.autoAllow)
 	set(&s.Sandbox.AllowUnsandboxedCommands, sb.allowUnsandboxed)

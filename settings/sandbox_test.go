@@ -24,8 +24,8 @@ func TestSandboxMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Sandbox{
-		Enabled: true, FailIfUnavailable: true, AutoAllowBashIfSandboxed: false, AllowUnsandboxedCommands: true,
-		ExcludedCommands: []string{"docker", "git"},
+		Enabled: true, EnabledSource: UserSettings, FailIfUnavailable: true, AutoAllowBashIfSandboxed: false,
+		AllowUnsandboxedCommands: true, ExcludedCommands: []string{"docker", "git"},
 		Filesystem: SandboxFilesystem{
 			AllowWrite: []string{filepath.Join(e.home, ".kube"), "/tmp/build", "/var/cache/x"},
 			DenyRead:   []string{filepath.Join(e.home, ".claude", "secrets")},
@@ -49,6 +49,67 @@ func TestSandboxDefaults(t *testing.T) {
 	want := Sandbox{AutoAllowBashIfSandboxed: true, AllowUnsandboxedCommands: true}
 	if diff := cmp.Diff(want, s.Sandbox); diff != "" {
 		t.Errorf("Sandbox (-want +got):\n%s", diff)
+	}
+}
+
+// TestSandboxEnabledTriState: sandbox.enabled is unset, true or false,
+// from the highest source that sets it; a lower source's value never
+// shows through a higher one's, and a source that does not set it leaves
+// the lower one's.
+func TestSandboxEnabledTriState(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[Source]string
+		flag     string
+		enabled  bool
+		source   Source
+		disabled bool
+		warning  string // a warning that must be given
+	}{
+		{name: "unset"},
+		{name: "object without enabled", files: map[Source]string{ProjectSettings: `{"sandbox": {"excludedCommands": ["git"]}}`}},
+		{name: "null enabled is unset", files: map[Source]string{UserSettings: `{"sandbox": {"enabled": null}}`}},
+		{name: "user off", files: map[Source]string{UserSettings: `{"sandbox": {"enabled": false}}`},
+			source: UserSettings, disabled: true},
+		{name: "project may not turn off", files: map[Source]string{
+			UserSettings: `{"sandbox": {"enabled": true}}`, ProjectSettings: `{"sandbox": {"enabled": false}}`},
+			enabled: true, source: UserSettings, warning: ".claude/settings.json: sandbox.enabled false ignored"},
+		{name: "local may not turn the default off", files: map[Source]string{LocalSettings: `{"sandbox": {"enabled": false}}`},
+			warning: ".claude/settings.local.json: sandbox.enabled false ignored"},
+		{name: "local on over project off", files: map[Source]string{
+			ProjectSettings: `{"sandbox": {"enabled": false}}`, LocalSettings: `{"sandbox": {"enabled": true}}`},
+			enabled: true, source: LocalSettings},
+		{name: "local without enabled keeps user off", files: map[Source]string{
+			UserSettings: `{"sandbox": {"enabled": false}}`, LocalSettings: `{"sandbox": {"filesystem": {"allowWrite": ["/x"]}}}`},
+			source: UserSettings, disabled: true},
+		{name: "inline off over local on", files: map[Source]string{LocalSettings: `{"sandbox": {"enabled": true}}`},
+			flag: `{"sandbox": {"enabled": false}}`, source: FlagSettings, disabled: true},
+		{name: "managed on over repository off", files: map[Source]string{
+			ProjectSettings: `{"sandbox": {"enabled": false}}`, LocalSettings: `{"sandbox": {"enabled": false}}`,
+			PolicySettings: `{"sandbox": {"enabled": true}}`},
+			flag: `{"sandbox": {"enabled": false}}`, enabled: true, source: PolicySettings},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			for src, body := range tt.files {
+				write(t, e.path(src), body)
+			}
+			o := e.opts()
+			o.Flag = tt.flag
+			s, err := Load(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Sandbox
+			if got.Enabled != tt.enabled || got.EnabledSource != tt.source || got.Disabled() != tt.disabled {
+				t.Errorf("Enabled %v, EnabledSource %q, Disabled %v; want %v, %q, %v",
+					got.Enabled, got.EnabledSource, got.Disabled(), tt.enabled, tt.source, tt.disabled)
+			}
+			if tt.warning != "" && !strings.Contains(strings.Join(s.Warnings, "\n"), tt.warning) {
+				t.Errorf("warnings %q lack %q", s.Warnings, tt.warning)
+			}
+		})
 	}
 }
 

@@ -177,6 +177,8 @@ var volatileKeys = map[string]bool{
 	"timestamp": true, "cwd": true, "memory_paths": true, "transcript_path": true, "plugins": true,
 	"agents": true, "ttft_ms": true, "agentloop_version": true,
 	"modelUsage": true, "total_cost_usd": true, "apiKeySource": true, "output_style": true,
+	// The Bash sandbox is on by default where the kernel has Landlock.
+	"sandbox_enabled": true, "sandbox_unavailable": true,
 }
 
 // normalise rewrites the lines for a golden file: uuids and message ids
