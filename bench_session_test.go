@@ -222,3 +222,33 @@ func TestSessionEnvironFollowsInputs(t *testing.T) {
 		t.Errorf("Bash output per session (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkNewSessionSandbox is BenchmarkNewSession with the default
+// sandbox (no sandbox setting) and with it turned off, measured in the
+// same run: what the default sandbox costs a session that runs no
+// command (issue 25).
+func BenchmarkNewSessionSandbox(b *testing.B) {
+	srv := agentlooptest.NewServer()
+	defer srv.Close()
+	for _, c := range []struct {
+		name string
+		sb   *agentloop.SandboxSettings
+	}{{"off", &agentloop.SandboxSettings{}}, {"default", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := sessionOptions(b, srv)
+			opts.Sandbox = c.sb
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				cl, err := agentloop.NewClient(opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cl.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -159,7 +159,9 @@ type Options struct {
 	Skills []string
 	// Sandbox confines Bash commands with the kernel; it is merged into
 	// the inline settings (see SandboxSettings). Nil leaves the sandbox
-	// to the settings files.
+	// to the settings files, and without a sandbox setting there Bash
+	// commands run in the default sandbox where the kernel supports it;
+	// a non-nil Sandbox with Enabled false turns it off.
 	Sandbox *SandboxSettings
 	// Settings is a further settings file, or inline JSON starting with
 	// "{", like the CLI's --settings.
