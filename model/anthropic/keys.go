@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/internal/procguard"
+	"github.com/agentloop/agentloop/internal/toolenv"
 )
 
 // EnvAPIKeyHelperTTL is the environment variable that sets how long a key
@@ -51,12 +52,16 @@ func (e *APIKeyHelperError) Unwrap() error { return e.Err }
 // apiKeyHelper setting) and takes its standard output, trimmed of white
 // space, as the key. A run that exits non-zero, prints nothing or takes
 // longer than [APIKeyHelperTimeout] fails with an error that says so and
-// carries the end of its standard error.
+// carries the end of its standard error. The command runs without
+// agentloop's credential variables in its environment.
 func HelperCommand(command string) func(ctx context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, APIKeyHelperTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+		// The helper makes a key; it gets none of the ones agentloop
+		// holds, which its environment would show to other processes.
+		cmd.Env = toolenv.Build(toolenv.Config{Base: os.Environ()})
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		cmd.WaitDelay = time.Second
