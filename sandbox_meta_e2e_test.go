@@ -13,7 +13,8 @@ import (
 	"github.com/agentloop/agentloop/settings"
 )
 
-// TestSandboxMetadataThroughTheLoop: with sandbox.enabled, a Bash call
+// TestSandboxMetadataThroughTheLoop: with sandbox.enabled and with the
+// default sandbox, a Bash call
 // that the permission check is forced to allow cannot change the mode or
 // the modification time of a file outside the working directory, while
 // `chmod +x build.sh` inside it works. Without the sandbox the same run
@@ -35,7 +36,7 @@ func TestSandboxMetadataThroughTheLoop(t *testing.T) {
 		}
 		return state{fi.Mode(), fi.ModTime().UTC()}
 	}
-	run := func(t *testing.T) (outside, script state, result string) {
+	run := func(t *testing.T, sb *agentloop.SandboxSettings) (outside, script state, result string) {
 		root, err := filepath.EvalSymlinks(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +61,7 @@ func TestSandboxMetadataThroughTheLoop(t *testing.T) {
 			agentlooptest.ToolUse("toolu_m", "Bash", map[string]any{"command": command}),
 			agentlooptest.Text("done"))
 		_, err = agentloop.Query(context.Background(), "go", &agentloop.Options{Provider: provider(t, srv, nil),
-			Cwd: cwd, Tools: []string{"Bash"}, Sandbox: &agentloop.SandboxSettings{Enabled: true},
+			Cwd: cwd, Tools: []string{"Bash"}, Sandbox: sb,
 			SettingSources: []settings.SettingSource{}, NoSessionPersistence: true}).Collect()
 		if err != nil {
 			t.Fatal(err)
@@ -69,18 +70,25 @@ func TestSandboxMetadataThroughTheLoop(t *testing.T) {
 		return stat(t, target), stat(t, build), tr.ResultText()
 	}
 	want := state{0o644, known}
-	outside, script, result := run(t)
-	if outside != want {
-		t.Errorf("the sandboxed call changed the outside file: %v %v, want %v %v; the tool said %q",
-			outside.mode, outside.mtime, want.mode, want.mtime, result)
-	}
-	if script.mode&0o111 == 0 {
-		t.Errorf("chmod +x build.sh in the working directory did not work: %v; the tool said %q", script.mode, result)
+	for _, tc := range []struct {
+		name string
+		sb   *agentloop.SandboxSettings
+	}{{"enabled", &agentloop.SandboxSettings{Enabled: true}}, {"default", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			outside, script, result := run(t, tc.sb)
+			if outside != want {
+				t.Errorf("the sandboxed call changed the outside file: %v %v, want %v %v; the tool said %q",
+					outside.mode, outside.mtime, want.mode, want.mtime, result)
+			}
+			if script.mode&0o111 == 0 {
+				t.Errorf("chmod +x build.sh in the working directory did not work: %v; the tool said %q", script.mode, result)
+			}
+		})
 	}
 
 	t.Run("control without the sandbox", func(t *testing.T) {
 		t.Cleanup(agentloop.SetSandboxDisabledForTest(true))
-		outside, _, result := run(t)
+		outside, _, result := run(t, nil)
 		if outside == want {
 			t.Errorf("without the sandbox the call did not change the outside file (%q): this test cannot fail", result)
 		}
