@@ -19,7 +19,6 @@ import (
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session"
-	"github.com/agentloop/agentloop/settings"
 )
 
 // TestMain gives the tests a home directory of their own, so settings
@@ -77,7 +76,7 @@ func newEnvWith(t *testing.T, m *agentlooptest.Server, store session.Store, edit
 		store = session.NewMemoryStore()
 	}
 	cfg := serve.Config{Root: t.TempDir(), DataDir: t.TempDir(), Store: store, Tenants: tenants, Provider: p,
-		ReplicaID: "replica-1", Base: &agentloop.Options{SettingSources: []settings.SettingSource{}}}
+		ReplicaID: "replica-1", Base: &agentloop.Options{}}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/mcp"
 	"github.com/agentloop/agentloop/session"
+	"github.com/agentloop/agentloop/settings"
 )
 
 // The states of a session.
@@ -279,6 +280,9 @@ func (s *Server) options(o *sessionOptions, cwd string) (*agentloop.Options, err
 		opts.Provider = s.cfg.Provider
 	}
 	opts.Cwd = cwd
+	// The operator's settings sources only (Config.SettingSources, never
+	// nil here: nil would load the tenant's project and local files).
+	opts.SettingSources = append([]settings.SettingSource{}, s.cfg.SettingSources...)
 	// Only the servers of the request (and of Base): a .mcp.json the
 	// session's own tools could write must not start commands here.
 	opts.StrictMCPConfig = true

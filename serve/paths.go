@@ -9,6 +9,20 @@ import (
 	"strings"
 )
 
+// Limits of a requested working directory (the cwd of POST /v1/sessions),
+// checked before anything is created: a deeper or longer one is refused
+// with 400.
+const (
+	// MaxCwdDepth is the most path components a cwd may have below the
+	// tenant's root.
+	MaxCwdDepth = 32
+	// MaxCwdBytes is the longest cwd, in bytes, as requested.
+	MaxCwdBytes = 1024
+	// MaxCwdNameBytes is the longest component of a cwd, in bytes (the
+	// usual file-name limit).
+	MaxCwdNameBytes = 255
+)
+
 // tenantRoot returns the directory under which a tenant's working
 // directories live: Root/<h(tenant)>.
 func (s *Server) tenantRoot(tenant string) string {
@@ -18,10 +32,14 @@ func (s *Server) tenantRoot(tenant string) string {
 // resolveCwd checks rel, a working directory relative to the tenant's
 // root, and returns its absolute path without creating anything. rel must
 // be relative, must not climb out with "..", and must not leave the root
-// through a symbolic link.
+// through a symbolic link; and it must stay within MaxCwdBytes,
+// MaxCwdDepth and MaxCwdNameBytes.
 func (s *Server) resolveCwd(tenant, rel string) (string, error) {
 	if rel == "" {
 		return "", errors.New("cwd is empty")
+	}
+	if len(rel) > MaxCwdBytes {
+		return "", fmt.Errorf("cwd is %d bytes long; at most %d are allowed", len(rel), MaxCwdBytes)
 	}
 	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.VolumeName(rel) != "" {
 		return "", fmt.Errorf("cwd %q must be a path relative to the session root, not an absolute path", rel)
@@ -32,6 +50,17 @@ func (s *Server) resolveCwd(tenant, rel string) (string, error) {
 	clean := filepath.Clean(filepath.FromSlash(rel))
 	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("cwd %q leaves the session root", rel)
+	}
+	if clean != "." {
+		els := strings.Split(clean, string(filepath.Separator))
+		if len(els) > MaxCwdDepth {
+			return "", fmt.Errorf("cwd has %d path components; at most %d are allowed", len(els), MaxCwdDepth)
+		}
+		for _, el := range els {
+			if len(el) > MaxCwdNameBytes {
+				return "", fmt.Errorf("cwd has a path component of %d bytes (%.40q…); at most %d are allowed", len(el), el, MaxCwdNameBytes)
+			}
+		}
 	}
 	for _, el := range strings.Split(filepath.ToSlash(rel), "/") {
 		if el == ".." {

@@ -34,7 +34,25 @@ import (
 	"github.com/agentloop/agentloop/observe"
 	"github.com/agentloop/agentloop/serve/web"
 	"github.com/agentloop/agentloop/session"
+	"github.com/agentloop/agentloop/settings"
 )
+
+// DefaultSettingSources are the settings sources of a session when
+// Config.SettingSources is nil: the server user's own files only, none a
+// tenant can write.
+var DefaultSettingSources = []settings.SettingSource{settings.User}
+
+// TenantWritableSources returns those of sources that read files from a
+// session's working directory, which its tenant writes (project, local).
+func TenantWritableSources(sources []settings.SettingSource) []settings.SettingSource {
+	var out []settings.SettingSource
+	for _, s := range sources {
+		if s == settings.Project || s == settings.Local {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Config configures a Server. Root is required, and one of Store or
 // DataDir.
@@ -84,8 +102,22 @@ type Config struct {
 	// Base are options every session starts from (settings, sandbox,
 	// environment, API tuning...); the request's fields and the server's
 	// own (Cwd, SessionStore, ConfigDir, CanUseTool, Resume, SessionID,
-	// Logger, Observer) are set over a copy.
+	// Logger, Observer, SettingSources) are set over a copy. Its
+	// SettingSources must be nil: use SettingSources below.
 	Base *agentloop.Options
+	// SettingSources selects the settings files every session loads, as
+	// agentloop.Options.SettingSources does, with another default: nil
+	// means DefaultSettingSources (the server user's own
+	// ~/.claude/settings.json, CLAUDE.md, agents, skills and commands:
+	// operator configuration). The project and local sources read
+	// .claude/settings.json, .claude/settings.local.json, CLAUDE.md and
+	// the .claude agents, skills and commands of the session's working
+	// directory, which its tenant writes: a tenant's hooks there would
+	// run as the server's user, outside the sandbox. Name them only for
+	// tenants trusted with that. An empty non-nil slice loads none. The
+	// managed policy and Base.Settings always load; a .mcp.json is never
+	// read.
+	SettingSources []settings.SettingSource
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Observer, when set, is given to every session (see package otel).
@@ -123,6 +155,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tenants == nil {
 		return nil, errors.New("serve: Config.Tenants is required")
 	}
+	if cfg.Base != nil && cfg.Base.SettingSources != nil {
+		return nil, errors.New("serve: Config.Base.SettingSources is not used; set Config.SettingSources")
+	}
+	if cfg.SettingSources == nil {
+		cfg.SettingSources = slices.Clone(DefaultSettingSources)
+	}
+	for _, src := range cfg.SettingSources {
+		if src != settings.User && src != settings.Project && src != settings.Local {
+			return nil, fmt.Errorf("serve: Config.SettingSources: unknown source %q (want user, project or local)", src)
+		}
+	}
+	cfg.SettingSources = append([]settings.SettingSource{}, cfg.SettingSources...)
 	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("serve: creating the session root: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session/postgres"
 	redisstore "github.com/agentloop/agentloop/session/redis"
+	"github.com/agentloop/agentloop/settings"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -57,6 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		maxBody      = fs.Int64("max-body-bytes", 1<<20, "largest request body accepted (413 above)")
 		cors         = fs.String("cors-origins", "", "comma-separated origins allowed to call the API from browsers (default: CORS off)")
 		settingsArg  = fs.String("settings", "", "settings file or inline JSON applied to every session (permissions, sandbox, env)")
+		sourcesArg   = fs.String("setting-sources", "user", `settings files sessions load: user,project,local ("" for none). project and local read the tenant's own working directory: its hooks then run as this server's user`)
 		modelArg     = fs.String("model", "", "default model of sessions that name none")
 		logLevel     = fs.String("log-level", "info", "debug, info, warn or error")
 	)
@@ -86,8 +88,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *tokensFile == "" && *databaseURL == "" {
 		return fail("--tokens-file or --database-url is required (there must be a way to check tokens)")
 	}
+	sources := []settings.SettingSource{}
+	for _, src := range splitList(*sourcesArg) {
+		switch src {
+		case "user", "project", "local":
+			sources = append(sources, settings.SettingSource(src))
+		default:
+			return fail("--setting-sources %q: want a list of user, project and local", *sourcesArg)
+		}
+	}
+	if tw := serve.TenantWritableSources(sources); len(tw) > 0 {
+		logger.Warn("--setting-sources names sources that tenants write: the settings, hooks, CLAUDE.md, agents, skills and commands "+
+			"of a session's working directory are loaded, and a tenant's command hooks run as this server's user, outside the sandbox "+
+			"and past --settings deny rules; use it only for tenants trusted with that (docs/serve.md)", "sources", tw)
+	}
 	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
-		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger,
+		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger, SettingSources: sources,
 		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}}
 	if *cors != "" {
 		for _, o := range strings.Split(*cors, ",") {

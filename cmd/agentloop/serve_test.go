@@ -201,3 +201,72 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// `agentloop serve` loads no settings a tenant can write unless the
+// operator names them with --setting-sources: a SessionStart command hook
+// in the project's .claude/settings.json of a session's working directory
+// runs only with the opt-in, which is warned about at start-up. A bad
+// source stops the server.
+func TestServeSettingSources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		wantHook bool
+	}{
+		{"default", nil, false},
+		{"user only", []string{"--setting-sources", "user"}, false},
+		{"none", []string{"--setting-sources", ""}, false},
+		{"opt-in project", []string{"--setting-sources", "user,project"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := agentlooptest.NewTB(t, agentlooptest.Text("Hello."))
+			dir := t.TempDir()
+			tokens := filepath.Join(dir, "tokens.json")
+			os.WriteFile(tokens, fmt.Appendf(nil, `{"tokens":[{"sha256":%q,"tenant":"acme"}]}`, serve.HashToken("tok")), 0o600)
+			env := []string{"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test", "HOME=" + dir}
+			root := filepath.Join(dir, "root")
+			p := startServe(t, env, append([]string{"--root", root, "--data-dir", filepath.Join(dir, "data"),
+				"--tokens-file", tokens}, c.args...)...)
+			code, body := p.do(t, "POST", "/v1/sessions", "tok", map[string]any{"cwd": "proj"})
+			if code != 201 {
+				t.Fatalf("create: %d %s\n%s", code, body, p.stderr)
+			}
+			var rec struct{ ID string }
+			json.Unmarshal(body, &rec)
+			cwds, _ := filepath.Glob(filepath.Join(root, "t-*", "proj"))
+			if len(cwds) != 1 {
+				t.Fatalf("working directories %v", cwds)
+			}
+			marker := filepath.Join(dir, "hook-ran")
+			hook, _ := json.Marshal(map[string]any{"hooks": map[string]any{"SessionStart": []any{map[string]any{
+				"hooks": []any{map[string]any{"type": "command", "command": "touch '" + marker + "'"}}}}}})
+			os.MkdirAll(filepath.Join(cwds[0], ".claude"), 0o755)
+			if err := os.WriteFile(filepath.Join(cwds[0], ".claude", "settings.json"), hook, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, body := p.do(t, "POST", "/v1/sessions/"+rec.ID+"/messages", "tok", map[string]string{"text": "hi"}); code != 202 {
+				t.Fatalf("message: %d %s", code, body)
+			}
+			waitUntil(t, func() bool {
+				_, b := p.do(t, "GET", "/v1/sessions/"+rec.ID, "tok", nil)
+				return strings.Contains(string(b), `"state":"idle"`) && strings.Contains(string(b), `"turns":1`)
+			})
+			_, err := os.Stat(marker)
+			warned := strings.Contains(p.stderr.String(), "tenants write")
+			if ran := err == nil; ran != c.wantHook || warned != c.wantHook {
+				t.Errorf("hook ran %v, start-up warning %v; want both %v\n%s", ran, warned, c.wantHook, p.stderr)
+			}
+		})
+	}
+	t.Run("bad source", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		code := runServe(context.Background(), []string{"--root", t.TempDir(), "--tokens-file", "unused",
+			"--setting-sources", "user,policy"}, &stdout, &stderr)
+		if code != exitFailure || !strings.Contains(stderr.String(), `--setting-sources \"user,policy\"`) {
+			t.Errorf("exit %d, stderr %s; want a failure naming the flag", code, stderr.String())
+		}
+	})
+}
