@@ -37,11 +37,11 @@
 //
 // # Threads
 //
-// The launching threads are a small pool of OS threads locked for the
-// life of the process; they run nothing but process starts. The Go runtime
-// creates new threads from its template thread while a locked thread is
-// current, so the dropped capabilities never spread to the rest of the
-// process. Because the launching threads live as long as the process, a
+// The launching threads are a small pool of OS threads (one per processor,
+// 2 to 8) locked for the life of the process; they run nothing but process
+// starts. The Go runtime creates new threads from its template thread
+// while a locked thread is current, so the dropped capabilities never
+// spread to the rest of the process. Because the launching threads live as long as the process, a
 // parent-death signal (SysProcAttr.Pdeathsig) keeps its usual meaning:
 // the child is signalled when agentloop exits.
 //

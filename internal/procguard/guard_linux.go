@@ -78,8 +78,10 @@ func DropThreadCaps() error {
 	return nil
 }
 
-// launchers is the number of launching threads.
-const launchers = 2
+// launchers is the number of launching threads: one per processor the
+// Go scheduler uses, at least 2 and at most 8, so that concurrent
+// sessions start their commands in parallel as before.
+var launchers = min(max(runtime.GOMAXPROCS(0), 2), 8)
 
 var pool struct {
 	once sync.Once
