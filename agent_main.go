@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -96,7 +97,9 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 			s.diag.add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %q is ignored: %v", name, def.PermissionMode, err))
 		} else if s.checker == nil {
 			s.mode = PermissionMode(m)
-		} else if err := s.checker.SetMode(permission.Mode(m)); err != nil {
+		} else if err := s.checker.SetMode(permission.Mode(m)); errors.Is(err, ErrPermissionModeDisabled) {
+			return fmt.Errorf("agentloop: agent %s: permissionMode: %w", name, err) // fail closed, never fall back
+		} else if err != nil {
 			// bypassPermissions must be allowed when the checker is made,
 			// before the agent files are read: ask with Options.PermissionMode.
 			s.diag.add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %s is ignored: %v", name, m, err))

@@ -449,8 +449,9 @@ func (c *Client) Interrupt(ctx context.Context, opts *InterruptOptions) (Interru
 // "manual" is taken for PermissionDefault) from the next tool decision on,
 // also in the middle of a running turn. An unknown mode is an error
 // wrapping ErrInvalidOption; a mode the session may not enter (bypass
-// permissions when the session did not start with it allowed) is an
-// error and changes nothing. It returns ErrClosed after Close.
+// permissions when the session did not start with it allowed, a mode a
+// settings file turned off: ErrPermissionModeDisabled) is an error and
+// changes nothing. It returns ErrClosed after Close.
 func (c *Client) SetPermissionMode(mode PermissionMode) error {
 	if err := c.checkOpen(); err != nil {
 		return err
@@ -462,7 +463,9 @@ func (c *Client) SetPermissionMode(mode PermissionMode) error {
 	if c.sess.checker == nil {
 		return errors.New("agentloop: set permission mode: the session has no permission checker")
 	}
-	if err := c.sess.checker.SetMode(permission.Mode(m)); err != nil {
+	if err := c.sess.checker.SetMode(permission.Mode(m)); errors.Is(err, ErrPermissionModeDisabled) {
+		return fmt.Errorf("agentloop: set permission mode: %w", err) // the error names the mode
+	} else if err != nil {
 		return fmt.Errorf("agentloop: set permission mode %s: %w", m, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -80,8 +81,69 @@ func Deny(message string) PermissionResult {
 	return PermissionResult{Behavior: string(vocab.Deny), Message: message}
 }
 
+// ErrPermissionModeDisabled is matched (errors.Is) by the error of a
+// session that would start in a permission mode a settings file turned
+// off, and of a request to switch to such a mode (Client.SetPermissionMode,
+// a setMode permission update from CanUseTool or a PermissionRequest
+// hook): bypassPermissions when a file sets
+// permissions.disableBypassPermissionsMode to "disable", auto when one sets
+// permissions.disableAutoMode to "disable". The error is a
+// *PermissionModeDisabledError naming the setting and the file. Any
+// settings source may turn a mode off, and none can turn it back on.
+var ErrPermissionModeDisabled = errors.New("agentloop: permission mode disabled by settings")
+
+// PermissionModeDisabledError is the error of a mode a settings file
+// turned off; it matches ErrPermissionModeDisabled.
+type PermissionModeDisabledError struct {
+	Mode    PermissionMode  // bypassPermissions or auto
+	Setting string          // "permissions.disableBypassPermissionsMode" or "permissions.disableAutoMode"
+	Source  settings.Source // the source of the file that says "disable"
+	File    string          // that file as a user names it; "--settings" for inline JSON
+}
+
+// Error reads `permission mode <mode> is disabled: <file> sets <setting>
+// to "disable"`.
+func (e *PermissionModeDisabledError) Error() string {
+	return fmt.Sprintf("permission mode %s is disabled: %s sets %s to %q", e.Mode, e.File, e.Setting, settings.DisableValue)
+}
+
+// Is reports whether target is ErrPermissionModeDisabled.
+func (e *PermissionModeDisabledError) Is(target error) bool {
+	return target == ErrPermissionModeDisabled
+}
+
+// disabledModes are the modes the settings turned off, each with its
+// error, for the checker (which refuses to start in or switch to them).
+func disabledModes(st *settings.Settings) map[permission.Mode]error {
+	if st == nil {
+		return nil
+	}
+	out := map[permission.Mode]error{}
+	for _, d := range []struct {
+		mode    PermissionMode
+		setting string
+		by      *settings.ModeDisable
+	}{
+		{PermissionBypass, "permissions.disableBypassPermissionsMode", st.Permissions.DisableBypassPermissionsMode},
+		{PermissionAuto, "permissions.disableAutoMode", st.Permissions.DisableAutoMode},
+	} {
+		if d.by != nil {
+			out[permission.Mode(d.mode)] = &PermissionModeDisabledError{Mode: d.mode, Setting: d.setting,
+				Source: d.by.Source, File: d.by.File}
+		}
+	}
+	return out
+}
+
 // newChecker builds the permission checker from the options and settings.
+// Starting in a mode the settings turned off fails (fail closed: the
+// session does not fall back to another mode) with a
+// *PermissionModeDisabledError.
 func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error) {
+	disabled := disabledModes(st)
+	if err := disabled[permission.Mode(s.mode)]; err != nil {
+		return nil, fmt.Errorf("agentloop: %w", err)
+	}
 	var rs permission.RuleSet
 	cli := permission.SourceRules{Source: permission.SourceCLI, Allow: s.opts.AllowedTools}
 	// A disallowed name with a specifier denies matching calls; a bare
@@ -131,6 +193,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		Dirs:        append([]string{s.env.Cwd}, s.env.AdditionalDirs...),
 		Home:        s.env.Home,
 		AllowBypass: s.mode == PermissionBypass,
+		Disabled:    disabled,
 		Classifier:  modelClassifier{s},
 	})
 	if err != nil {

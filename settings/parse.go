@@ -24,6 +24,10 @@ type layer struct {
 	defaultMode      string
 	addDirs          []string
 	permExtra        map[string]json.RawMessage
+	// disableBypass and disableAuto are set when the file says
+	// "disable" for permissions.disableBypassPermissionsMode and
+	// permissions.disableAutoMode.
+	disableBypass, disableAuto bool
 
 	hookEvents []string // in file order
 	hooks      map[string][]HookMatcher
@@ -156,6 +160,16 @@ func (l *layer) readPermissions(c *checker, raw json.RawMessage) {
 					c.cause(field, err)
 				} else {
 					l.defaultMode = string(m)
+				}
+			}
+		case "disableBypassPermissionsMode", "disableAutoMode":
+			if v, ok := c.str(field, raw); ok {
+				if v != DisableValue {
+					c.cause(field, &vocab.UnknownValueError{Kind: "value", Value: v, Allowed: []string{DisableValue}})
+				} else if key == "disableAutoMode" {
+					l.disableAuto = true
+				} else {
+					l.disableBypass = true
 				}
 			}
 		case "additionalDirectories":

@@ -227,9 +227,31 @@ type Permissions struct {
 	// AdditionalDirectories grant file access beyond the working
 	// directory.
 	AdditionalDirectories []Directory
+	// DisableBypassPermissionsMode is non-nil when a file sets
+	// permissions.disableBypassPermissionsMode to "disable": no session
+	// may start in, or switch to, bypassPermissions. DisableAutoMode is
+	// the same for permissions.disableAutoMode and auto. Any source may
+	// set them and none can unset them: a file can only tighten. When
+	// several files disable a mode, the field names the one of highest
+	// precedence (the managed policy before all others).
+	DisableBypassPermissionsMode *ModeDisable
+	DisableAutoMode              *ModeDisable
 	// Extra holds the permissions fields this package does not model,
 	// each from the highest-precedence file that sets it.
 	Extra map[string]json.RawMessage
+}
+
+// DisableValue is the one value permissions.disableBypassPermissionsMode
+// and permissions.disableAutoMode accept; any other is an error.
+const DisableValue = "disable"
+
+// ModeDisable names the settings file that turned a permission mode off.
+type ModeDisable struct {
+	Source Source
+	// File is the file as a user would name it, as in [Error]:
+	// "~/.claude/settings.json", ".claude/settings.json", "--settings"
+	// for inline JSON.
+	File string
 }
 
 // HookMatcher is one entry of a settings file's hooks list for an event:
@@ -291,7 +313,9 @@ type File struct {
 // user. A scalar (model, permissions.defaultMode, an env variable, an
 // unmodelled field) comes from the highest source that sets it; lists
 // (permission rules, additional directories, hooks) are the
-// concatenation of all sources, lowest precedence first.
+// concatenation of all sources, lowest precedence first. The switches
+// that turn a permission mode off (permissions.disableBypassPermissionsMode,
+// permissions.disableAutoMode) hold when any source sets them.
 type Settings struct {
 	Permissions Permissions
 	// Hooks maps an event name ("PreToolUse", …) to its matchers.
@@ -501,6 +525,12 @@ func merge(layers []*layer, o Options) *Settings {
 				s.Permissions.AdditionalDirectories = append(s.Permissions.AdditionalDirectories,
 					Directory{Path: p, Source: l.source})
 			}
+		}
+		if l.disableBypass { // only ever set: a file cannot re-enable a mode
+			s.Permissions.DisableBypassPermissionsMode = &ModeDisable{Source: l.source, File: l.display}
+		}
+		if l.disableAuto {
+			s.Permissions.DisableAutoMode = &ModeDisable{Source: l.source, File: l.display}
 		}
 		for k, v := range l.permExtra {
 			s.Permissions.Extra[k] = v

@@ -287,8 +287,8 @@ func TestUnknownFieldsKeptAndWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Extra) != 2 || string(s.Permissions.Extra["disableBypassPermissionsMode"]) != `"disable"` {
-		t.Errorf("extra %v, permissions extra %v", s.Extra, s.Permissions.Extra)
+	if len(s.Extra) != 2 || len(s.Permissions.Extra) != 0 || s.Permissions.DisableBypassPermissionsMode == nil {
+		t.Errorf("extra %v, permissions extra %v, disable bypass %v", s.Extra, s.Permissions.Extra, s.Permissions.DisableBypassPermissionsMode)
 	}
 	if s.Permissions.DefaultMode != "default" || s.Permissions.DefaultModeSource != LocalSettings {
 		t.Errorf("mode %q from %q", s.Permissions.DefaultMode, s.Permissions.DefaultModeSource)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,6 +32,10 @@ type Config struct {
 	// the session did not start in that mode (the reference's
 	// allowDangerouslySkipPermissions).
 	AllowBypass bool
+	// Disabled are modes the session may neither start in nor switch to
+	// (settings' disableBypassPermissionsMode, disableAutoMode), each
+	// with the error to return for it.
+	Disabled map[Mode]error
 }
 
 // Call is one tool call to decide on.
@@ -69,7 +74,8 @@ type state struct {
 	fold        bool
 	classifier  Classifier
 	allowBypass bool
-	noReadOnly  bool // tests: no built-in read-only commands
+	disabled    map[Mode]error // never changed after New
+	noReadOnly  bool           // tests: no built-in read-only commands
 }
 
 // New builds a Checker. Malformed rules are left out and reported in the
@@ -79,6 +85,9 @@ type state struct {
 func New(cfg Config) (*Checker, error) {
 	mode, err := ParseMode(string(cfg.Mode))
 	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Disabled[mode]; err != nil {
 		return nil, err
 	}
 	home := cfg.Home
@@ -95,6 +104,7 @@ func New(cfg Config) (*Checker, error) {
 		fold:        runtime.GOOS == "darwin" || runtime.GOOS == "windows",
 		classifier:  cfg.Classifier,
 		allowBypass: cfg.AllowBypass || mode == ModeBypass,
+		disabled:    maps.Clone(cfg.Disabled),
 	}
 	for _, d := range cfg.Dirs {
 		if !filepath.IsAbs(d) {
@@ -185,6 +195,9 @@ func (st *state) apply(u Update) error {
 	switch u.Type {
 	case UpdateSetMode:
 		m, _ := ParseMode(string(u.Mode))
+		if err := st.disabled[m]; err != nil {
+			return err
+		}
 		if m == ModeBypass && !st.allowBypass {
 			return errors.New("permission: bypassPermissions was not enabled for this session")
 		}
