@@ -30,6 +30,9 @@ import (
 // environment, and the scripted API, which sees the key in every request,
 // runs in a process of its own (a sibling, not an ancestor).
 
+// CRED_TEST_VERBOSE=1 in the environment logs what each walk was denied
+// and found; =2 logs every entry it read too.
+
 // keyPrefix starts the key; the walker looks for it followed by 32 hex
 // digits, which nothing but the key has.
 const keyPrefix = "sk-ant-e2e-walk-"
