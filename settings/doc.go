@@ -45,8 +45,11 @@
 // Permissions.Extra. A few settings are read but ignored, with a warning
 // in Settings.Warnings: hook events nobody knows, and a project or local
 // file's defaultMode that would start sessions more permissively
-// (acceptEdits, bypassPermissions, auto) — a file that a cloned repository
-// can ship is not trusted to do that.
+// (acceptEdits, bypassPermissions, auto) and its sandbox.enabled false
+// (see [Sandbox]) — a file that a cloned repository can ship is not
+// trusted to do that. Two settings only tighten, so any source that sets
+// them wins over every other: permissions.disableBypassPermissionsMode and
+// permissions.disableAutoMode ("disable").
 //
 // # Writing permission updates
 //
