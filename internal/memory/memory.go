@@ -415,7 +415,7 @@ func readErr(err error) error {
 // identity is what tells two paths to one file apart: the path with its
 // symbolic links resolved, where that works.
 func identity(path string) string {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
+	if r, err := Physical(path); err == nil {
 		return r
 	}
 	return filepath.Clean(path)

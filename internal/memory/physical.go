@@ -3,6 +3,9 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -81,3 +84,25 @@ var (
 type TooLargeError struct{ Max int64 }
 
 func (e *TooLargeError) Error() string { return fmt.Sprintf("it is larger than %d bytes", e.Max) }
+
+// readOpened reads f, opened on a judged path and described by fi, if it
+// is a regular file of at most max bytes; a file that grows past max
+// while it is read is refused too.
+func readOpened(f *os.File, fi fs.FileInfo, max int64) ([]byte, error) {
+	switch {
+	case fi.IsDir():
+		return nil, ErrIsDir
+	case !fi.Mode().IsRegular():
+		return nil, ErrNotRegular
+	case fi.Size() > max:
+		return nil, &TooLargeError{Max: max}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &TooLargeError{Max: max}
+	}
+	return data, nil
+}

@@ -2,10 +2,7 @@
 
 package memory
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
 // ReadPhysical reads the regular file phys, an absolute physical path
 // (see [Physical]), of at most max bytes. Without openat and O_NOFOLLOW
@@ -25,20 +22,5 @@ func ReadPhysical(phys string, max int64) ([]byte, error) {
 	if li, err := os.Lstat(phys); err != nil || !os.SameFile(fi, li) {
 		return nil, ErrMoved
 	}
-	switch {
-	case fi.IsDir():
-		return nil, ErrIsDir
-	case !fi.Mode().IsRegular():
-		return nil, ErrNotRegular
-	case fi.Size() > max:
-		return nil, &TooLargeError{Max: max}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, &TooLargeError{Max: max}
-	}
-	return data, nil
+	return readOpened(f, fi, max)
 }

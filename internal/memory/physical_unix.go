@@ -4,7 +4,6 @@ package memory
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,24 +37,10 @@ func ReadPhysical(phys string, max int64) ([]byte, error) {
 	f := os.NewFile(uintptr(fd), phys)
 	defer f.Close()
 	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case fi.IsDir():
-		return nil, ErrIsDir
-	case !fi.Mode().IsRegular():
-		return nil, ErrNotRegular
-	case fi.Size() > max:
-		return nil, &TooLargeError{Max: max}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, &TooLargeError{Max: max}
-	}
-	return data, nil
+	return readOpened(f, fi, max)
 }
 
 // linkErr turns nofollow's report of a link on the way into ErrMoved.
