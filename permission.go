@@ -262,6 +262,7 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 		},
 		Checker:       s.checkerFor(a), // a subagent's own mode (projectfiles.go)
 		SandboxAllows: s.sandboxAutoAllows,
+		SandboxEscape: s.sandboxEscape,
 		PermissionRequest: func(ctx context.Context, c authorize.Call, input json.RawMessage, sug []settings.PermissionUpdate) hooks.PermissionRequestResult {
 			return s.hooks.PermissionRequest(ctx, hooks.PermissionRequestInput{Base: s.hookBaseFor(a), ToolName: c.Name,
 				ToolInput: input, PermissionSuggestions: sug, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})

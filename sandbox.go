@@ -308,6 +308,27 @@ func (s *session) sandboxAutoAllows(input json.RawMessage, d permission.Decision
 	return !s.unsandboxedByChoice(in.Command, in.Disable)
 }
 
+// sandboxEscape is the reason a Bash call that the checker allows is
+// asked all the same: under the default sandbox, the model's
+// dangerouslyDisableSandbox would run it unsandboxed, and an allow rule
+// or a read-only default judged the command, not where it runs (a link
+// swapped by an earlier command, say, is the sandbox's to stop). In
+// bypassPermissions, and with a sandbox the settings enable (the
+// reference's, where such calls take the usual permission), it is "".
+func (s *session) sandboxEscape(input json.RawMessage) string {
+	if s.sb == nil || !s.sb.byDefault() || !s.sb.cfg.AllowUnsandboxedCommands || !s.sandboxEnabled() ||
+		s.currentMode() == PermissionBypass || s.currentMode() == PermissionPlan {
+		return ""
+	}
+	var in struct {
+		Disable bool `json:"dangerouslyDisableSandbox"`
+	}
+	if json.Unmarshal(input, &in) != nil || !in.Disable {
+		return ""
+	}
+	return "the command asks to run outside the default sandbox (dangerouslyDisableSandbox)"
+}
+
 // sandboxDomains are the domains the proxy admits and refuses: the
 // settings' lists and the WebFetch(domain:…) allow and deny rules, as
 // they are now.

@@ -26,7 +26,7 @@ func TestSandboxDefaultBackgroundLinkSwap(t *testing.T) {
 	if _, err := sandbox.Available(); err != nil {
 		t.Skipf("sandbox tests skip: %v", err)
 	}
-	run := func(t *testing.T, extra string) (target, result string, asked []string) {
+	run := func(t *testing.T, extra string, escape bool) (target, result string, asked []string) {
 		root, err := filepath.EvalSymlinks(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func TestSandboxDefaultBackgroundLinkSwap(t *testing.T) {
 		swap := "ln -s " + out + " link_tmp && sleep 0.5 && mv sub sub_old && mv -T link_tmp sub"
 		srv := agentlooptest.NewTB(t,
 			agentlooptest.ToolUse("toolu_bg", "Bash", map[string]any{"command": swap, "run_in_background": true}),
-			agentlooptest.ToolUse("toolu_fg", "Bash", map[string]any{"command": "sleep 2; echo x > sub/f"}),
+			agentlooptest.ToolUse("toolu_fg", "Bash", map[string]any{"command": "sleep 2; echo x > sub/f", "dangerouslyDisableSandbox": escape}),
 			agentlooptest.Text("done"))
 		var mu sync.Mutex
 		opts := &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, Tools: []string{"Bash"},
@@ -69,7 +69,7 @@ func TestSandboxDefaultBackgroundLinkSwap(t *testing.T) {
 			t.Fatalf("the background command did not start: %q", bg.ResultText())
 		}
 		fg, _ := reqs[2].ToolResult("toolu_fg")
-		if fi, err := os.Lstat(filepath.Join(cwd, "sub")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		if fi, err := os.Lstat(filepath.Join(cwd, "sub")); !escape && (err != nil || fi.Mode()&os.ModeSymlink == 0) {
 			t.Fatalf("the background command did not swap sub for a link (%v): the test does not reproduce the race", err)
 		}
 		mu.Lock()
@@ -77,7 +77,7 @@ func TestSandboxDefaultBackgroundLinkSwap(t *testing.T) {
 		return target, fg.ResultText(), asked
 	}
 
-	target, result, asked := run(t, "")
+	target, result, asked := run(t, "", false)
 	if len(asked) > 0 {
 		t.Errorf("the checker asked about %q: the foreground write must be one it judged inside the working directory", asked)
 	}
@@ -88,8 +88,21 @@ func TestSandboxDefaultBackgroundLinkSwap(t *testing.T) {
 		t.Errorf("tool result %q does not show the kernel's refusal", result)
 	}
 
+	// The model cannot step out of the default sandbox on its own: its
+	// dangerouslyDisableSandbox turns the checked write into a question,
+	// which the person here refuses.
+	t.Run("dangerouslyDisableSandbox is asked", func(t *testing.T) {
+		target, result, asked := run(t, "", true)
+		if len(asked) != 1 || !strings.Contains(asked[0], "echo x > sub/f") {
+			t.Errorf("asked about %q, want the foreground write that leaves the sandbox", asked)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("the model's dangerouslyDisableSandbox let the write land outside (%s); the tool said %q", target, result)
+		}
+	})
+
 	t.Run("control with the sandbox off", func(t *testing.T) {
-		target, result, asked := run(t, `{"sandbox": {"enabled": false}}`)
+		target, result, asked := run(t, `{"sandbox": {"enabled": false}}`, false)
 		if len(asked) > 0 {
 			t.Errorf("the checker asked about %q", asked)
 		}

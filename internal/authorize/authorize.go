@@ -68,6 +68,10 @@ type Authorizer struct {
 	// SandboxAllows reports whether the sandbox lets an undecided Bash
 	// call run without asking.
 	SandboxAllows func(input json.RawMessage, d permission.Decision) bool
+	// SandboxEscape reports, for a Bash call the checker allows, why it
+	// must be asked all the same because it would leave the sandbox (the
+	// model's dangerouslyDisableSandbox), or "" when it need not be.
+	SandboxEscape func(input json.RawMessage) string
 	// PermissionRequest runs the PermissionRequest hooks for call, with
 	// input as the earlier steps left it.
 	PermissionRequest func(ctx context.Context, call Call, input json.RawMessage, suggestions []settings.PermissionUpdate) hooks.PermissionRequestResult
@@ -130,6 +134,15 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 		}
 	default:
 		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
+	}
+	if call.Name == "Bash" && a.SandboxEscape != nil && o.Checked.Behavior == permission.Allow {
+		if why := a.SandboxEscape(o.Decided); why != "" {
+			d := o.Checked
+			d.Behavior, d.ReasonType, d.Reason, d.Rule, d.RuleSource = permission.Ask, permission.ReasonSafetyCheck, why, "", ""
+			d.Message = "Bash asked to run this command outside the sandbox, which needs approval, and there is no one to ask: " + why
+			o.Checked = d
+			return a.ask(ctx, call, o)
+		}
 	}
 	if call.policyAllows(o.Checked) {
 		return o.allow("config", permission.ReasonRule)
