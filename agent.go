@@ -362,6 +362,9 @@ func (s *session) childEngine(def AgentDefinition, in agentIn, agent lineage.Age
 	case def.Model != "" && def.Model != "inherit":
 		m = pricing.Resolve(def.Model)
 	}
+	if err := s.modelAllowed(m, "subagent model"); err != nil { // managed_policy.go
+		return nil, err
+	}
 	effort := s.opts.Effort
 	if def.Effort != "" {
 		effort = def.Effort

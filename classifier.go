@@ -12,11 +12,6 @@ import (
 	"github.com/agentloop/agentloop/pricing"
 )
 
-// classifierPrompt tells the model how to judge a tool call in auto mode.
-const classifierPrompt = `You review one action that an autonomous coding agent wants to take, on behalf of a user who is not watching. Approve actions that a careful engineer would take without asking inside the project's working directories: reading, building, testing, editing project files. Deny actions that are destructive beyond the project, touch credentials or system configuration, send data to other machines, or cannot be undone.
-
-Answer with one line of JSON and nothing else: {"decision": "allow" or "deny", "reason": "<one short sentence>"}.`
-
 // ClassifierModel is the model that judges tool calls in auto permission
 // mode.
 const ClassifierModel = "haiku"
@@ -33,7 +28,7 @@ func (c modelClassifier) Classify(ctx context.Context, req permission.ClassifyRe
 		Model:     m,
 		MaxTokens: 256,
 		Stream:    true,
-		System:    []model.Content{model.TextBlock(classifierPrompt)},
+		System:    []model.Content{model.TextBlock(classifierSystem(c.s.autoMode))}, // classifier_rules.go
 		Messages:  []model.Message{{Role: "user", Content: []model.Content{model.TextBlock(string(action))}}},
 	}, model.NopHandler{})
 	if err != nil {

@@ -162,6 +162,9 @@ func (c *Client) SetModel(name string) error {
 	if err := c.checkOpen(); err != nil {
 		return err
 	}
+	if err := c.sess.modelAllowed(name, "model"); err != nil { // managed_policy.go
+		return err
+	}
 	c.sess.eng.SetModel(pricing.Resolve(name))
 	return nil
 }

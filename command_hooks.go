@@ -129,10 +129,10 @@ func (s *session) invocation(prompt string) (invocation, bool) {
 func (s *session) expand(inv invocation) string {
 	if inv.skill != nil {
 		s.grantSkillTools(*inv.skill)
-		return fmt.Sprintf("Base directory for this skill: %s\n\n%s", inv.skill.Dir, projectfiles.Expand(inv.skill.Body, inv.args))
+		return fmt.Sprintf("Base directory for this skill: %s\n\n%s", inv.skill.Dir, s.guardSkillShell(projectfiles.Expand(inv.skill.Body, inv.args)))
 	}
 	s.startCommandTurn(*inv.cmd)
-	return projectfiles.Expand(inv.cmd.Body, inv.args)
+	return s.guardSkillShell(projectfiles.Expand(inv.cmd.Body, inv.args))
 }
 
 // startCommandTurn puts c's allowed-tools (as allow rules of source
@@ -141,7 +141,7 @@ func (s *session) startCommandTurn(c projectfiles.Command) {
 	t := &s.cmdTurn
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(c.AllowedTools) > 0 && s.checker != nil {
+	if len(c.AllowedTools) > 0 && s.checker != nil && !s.policyGrantsOff("a slash command's allowed-tools") {
 		var rules []permission.RuleValue
 		for _, r := range c.AllowedTools {
 			v, err := permission.ParseRule(r)
@@ -158,6 +158,10 @@ func (s *session) startCommandTurn(c projectfiles.Command) {
 		}
 	}
 	if m := strings.TrimSpace(c.Model); m != "" && m != "inherit" {
+		if err := s.modelAllowed(m, "command /"+c.Name+" model"); err != nil { // managed_policy.go
+			s.diag.add(DiagProjectFile, fmt.Sprintf("%v; the session's model is kept", err))
+			return
+		}
 		t.prev = s.eng.Model()
 		t.model = pricing.Resolve(m)
 		s.eng.SetModel(t.model)

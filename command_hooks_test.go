@@ -277,3 +277,34 @@ func TestBuiltinCommandContextHeld(t *testing.T) {
 		t.Errorf("the next prompt carries the held context %d times, want 1", n)
 	}
 }
+
+// A settings guard hook with "if" runs only for the Bash calls its rule
+// matches, any part of a compound command included, and blocks them.
+func TestIfConditionHookGuardsBash(t *testing.T) {
+	cwd := projectWithSettings(t, `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[
+		{"type":"command","if":"Bash(rm *)","command":"echo \"$(cat)\" >> hook.log; echo no removals >&2; exit 2"}]}]}}`)
+	if err := os.WriteFile(filepath.Join(cwd, "victim.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch first.txt && rm -f victim.txt"}),
+		agentlooptest.ToolUse("toolu_2", "Bash", map[string]any{"command": "touch second.txt"}),
+		agentlooptest.Text("done"))
+	_, err := agentloop.Query(context.Background(), "go", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd,
+		Tools: []string{"Bash"}, AllowedTools: []string{"Bash"}, SettingSources: projectOnly, ConfigDir: t.TempDir()}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(cwd, name)); return err == nil }
+	if diff := cmp.Diff([]bool{true, false, true}, []bool{exists("victim.txt"), exists("first.txt"), exists("second.txt")}); diff != "" {
+		t.Errorf("victim.txt, first.txt, second.txt exist (-want +got):\n%s", diff)
+	}
+	reqs := srv.Requests()
+	if tr, ok := reqs[1].ToolResult("toolu_1"); !ok || tr.IsError == nil || !*tr.IsError || !strings.Contains(tr.ResultText(), "no removals") {
+		t.Errorf("toolu_1 result %+v, want the hook's block", tr)
+	}
+	log, _ := os.ReadFile(filepath.Join(cwd, "hook.log"))
+	if n := strings.Count(string(log), `"tool_name":"Bash"`); n != 1 {
+		t.Errorf("the hook ran %d times, want once:\n%s", n, log)
+	}
+}

@@ -127,6 +127,14 @@ var settingsKeysRead = []string{
 	"enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", // mcp_glue.go
 
 	"apiKeyHelper", "modelPricing", // providers.go
+	"autoMode", // classifier_rules.go
+
+	// The managed policy's own keys (managed_policy.go). Package settings
+	// reads them into Settings.Managed, so they never reach Extra; they
+	// are listed so that no list of keys agentloop reads misses them.
+	"allowManagedPermissionRulesOnly", "allowManagedMcpServersOnly", "allowedMcpServers",
+	"deniedMcpServers", "disableSkillShellExecution", "strictPluginOnlyCustomization",
+	"availableModels", "availableModelsMatch", "deniedModels",
 }
 
 // unhonouredSettingsKeys is the diagnostic text naming the top-level

@@ -14,3 +14,11 @@ func SetSandboxDisabledForTest(b bool) (restore func()) {
 	old := testDisableSandbox.Swap(b)
 	return func() { testDisableSandbox.Store(old) }
 }
+
+// SetConfigProtectDisabledForTest stops sandboxed commands' protection of
+// configuration files (b true) until restore is called, for mutation
+// checks.
+func SetConfigProtectDisabledForTest(b bool) (restore func()) {
+	old := testNoConfigProtect.Swap(b)
+	return func() { testNoConfigProtect.Store(old) }
+}

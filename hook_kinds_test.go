@@ -384,7 +384,7 @@ func TestHookInputsTranscriptSourceReason(t *testing.T) {
 func TestUnsupportedHookEntriesReported(t *testing.T) {
 	cwd := projectWithSettings(t, `{"hooks":{"PreToolUse":[{"hooks":[
 		{"type":"agent","prompt":"verify"},
-		{"type":"command","command":"true","if":"Bash(rm *)"},
+		{"type":"command","command":"true","args":["-x"]},
 		{"type":"command","command":"true","retries":3}]}]}}`)
 	srv := agentlooptest.NewTB(t, agentlooptest.Text("hi"))
 	msgs, err := agentloop.Query(context.Background(), "go", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd,
@@ -393,7 +393,7 @@ func TestUnsupportedHookEntriesReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := diagnostics(msgs, agentloop.DiagHook)
-	for _, want := range []string{"agent hooks are not supported; skipped", `field "if" ("Bash(rm *)") is not supported; the hook is skipped`,
+	for _, want := range []string{"agent hooks are not supported; skipped", `field "args" is not supported; the hook is skipped`,
 		`field "retries" is not known for command hooks; ignored`} {
 		if !containsAny(w, want) {
 			t.Errorf("no diagnostic %q in %q", want, w)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -33,6 +34,19 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		// as system/informational, the reference's shape for it.
 		SystemMessage: func(text string) { s.diag.add(DiagHookMessage, text) },
 		Spans:         s.opts.Observer,
+		// Notes on how a hook ran (an allow dropped because its "if"
+		// condition could not be judged) go to the log at debug level.
+		Debug: func(text string) {
+			if l := s.opts.Logger; l != nil {
+				l.LogAttrs(context.Background(), slog.LevelDebug, text, slog.String("tag", "hook"),
+					slog.String("session_id", s.env.SessionID))
+			}
+		},
+	}
+	// The managed policy's limits on http hooks (hooks/policy.go).
+	cfg.Policy = s.policy.HTTPHooks
+	if s.opts.ConfineProjectConfig {
+		cfg.Start = s.startHook // confine_project.go
 	}
 	if s.transcript != nil {
 		// Empty when persistence is off: there is no transcript file.

@@ -52,6 +52,7 @@ const defaultMCPStartTimeout = 30 * time.Second
 type mcpState struct {
 	clients MCPClients        // nil when there is no connector
 	failed  []MCPServerStatus // the servers' status when there is no connector
+	blocked []MCPServerStatus // the servers the managed policy stopped (managed_policy.go)
 
 	// mu guards tools and server, which change when a server's tools do
 	// (mcp_toolset.go).
@@ -161,7 +162,8 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 		}
 		out[name] = c
 	}
-	s.prepareMCPServers(out) // mcp_policy.go
+	s.mcpBlocked = s.filterManagedMCP(out) // managed_policy.go
+	s.prepareMCPServers(out)               // mcp_policy.go
 	return out, nil
 }
 
@@ -176,6 +178,11 @@ func (s *session) projectSourceOn() bool {
 // diagnostic; a malformed file is reported and skipped.
 func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServerConfig, error) {
 	path := filepath.Join(s.env.Cwd, ".mcp.json")
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		// The sandbox holds an empty directory at a missing .mcp.json
+		// while a sandboxed command runs (sandbox_config.go): no file.
+		return nil, nil
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -239,10 +246,13 @@ func readExtra(s *session, st *settings.Settings, key string, v any) {
 // reported (status, diagnostic), not an error.
 func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.Tool, error) {
 	servers, err := s.mcpServerSet(st)
+	if err == nil && len(servers) == 0 && len(s.mcpBlocked) > 0 {
+		s.mcp = &mcpState{blocked: s.mcpBlocked}
+	}
 	if err != nil || len(servers) == 0 {
 		return nil, err
 	}
-	s.mcp = &mcpState{}
+	s.mcp = &mcpState{blocked: s.mcpBlocked}
 	if s.opts.MCPConnector == nil {
 		names := make([]string, 0, len(servers))
 		for n := range servers {
@@ -353,9 +363,9 @@ func (s *session) mcpStatus() []MCPServerStatus {
 	case s.mcp == nil:
 		return []MCPServerStatus{}
 	case s.mcp.clients == nil:
-		return slices.Clone(s.mcp.failed)
+		return append(slices.Clone(s.mcp.failed), s.mcp.blocked...)
 	default:
-		return s.mcp.clients.Status()
+		return append(s.mcp.clients.Status(), s.mcp.blocked...)
 	}
 }
 
@@ -410,6 +420,9 @@ func (c *Client) mcpClients(name string) (MCPClients, error) {
 	}
 	for _, st := range c.sess.mcpStatus() {
 		if st.Name == name {
+			if slices.ContainsFunc(c.sess.mcp.blocked, func(b MCPServerStatus) bool { return b.Name == name }) {
+				return nil, fmt.Errorf("%w: MCP server %q is %s", ErrManagedPolicyDenied, name, st.Error)
+			}
 			if c.sess.mcp.clients == nil {
 				return nil, fmt.Errorf("agentloop: MCP server %q: %s", name, st.Error)
 			}

@@ -32,7 +32,9 @@ const (
 	PermissionPlan = PermissionMode(vocab.PermissionPlan)
 	// PermissionDontAsk denies everything that is not allowed by a rule.
 	PermissionDontAsk = PermissionMode(vocab.PermissionDontAsk)
-	// PermissionBypass runs every tool call.
+	// PermissionBypass runs every tool call. A process running as root
+	// may use it only with IS_SANDBOX=1 in its environment: otherwise
+	// starting in it or switching to it fails with [ErrBypassAsRoot].
 	PermissionBypass = PermissionMode(vocab.PermissionBypass)
 	// PermissionAuto lets a model (ClassifierModel, through the session's
 	// provider) approve or deny what would otherwise be asked; when it
@@ -45,7 +47,8 @@ const (
 // the default permission mode, without limits.
 type Options struct {
 	// Model is a model id or alias (opus, sonnet, haiku, fable); empty
-	// means the default model.
+	// means ANTHROPIC_MODEL (from the settings' env or the process
+	// environment), else the settings' model key, else the default model.
 	Model string
 	// FallbackModels are tried in order when the model stays overloaded.
 	FallbackModels []string
@@ -114,7 +117,8 @@ type Options struct {
 	AllowedTools    []string
 	DisallowedTools []string
 	// PermissionMode defaults to the settings' defaultMode, else
-	// PermissionDefault.
+	// PermissionDefault. bypassPermissions as root needs IS_SANDBOX=1
+	// ([ErrBypassAsRoot]).
 	PermissionMode PermissionMode
 	// CanUseTool is asked about calls that no rule, mode or hook decided.
 	// Nil means nobody can be asked: such calls are denied at once, as in
@@ -149,6 +153,18 @@ type Options struct {
 	// A file or import that cannot be used is reported as a DiagMemory
 	// diagnostic, never an error.
 	SettingSources []settings.SettingSource
+	// ConfineProjectConfig runs what the project and local settings
+	// files start inside the session's sandbox, for hosts whose working
+	// directories belong to someone else (agentloop serve sets it when
+	// its operator loads those sources): their command hooks are judged
+	// as Bash commands (a deny rule that covers the command refuses the
+	// hook) and then run sandboxed, like the Bash tool's commands, in the
+	// current permission mode (plan mode: read-only); the servers of the
+	// working directory's .mcp.json and of project settings are not
+	// started (reported). Where the kernel cannot sandbox, those hooks
+	// do not run (reported). Hooks of the user's and managed settings,
+	// of Settings and of plugins run as usual.
+	ConfineProjectConfig bool
 	// Skills filters the skills offered to the model (listed, and
 	// loadable by the Skill tool): nil offers every skill found; a list
 	// offers those named, each also granted as a Skill(name) allow rule;

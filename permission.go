@@ -140,9 +140,13 @@ func disabledModes(st *settings.Settings) map[permission.Mode]error {
 // session does not fall back to another mode) with a
 // *PermissionModeDisabledError.
 func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error) {
-	disabled := disabledModes(st)
+	disabled := withBypassAsRoot(disabledModes(st)) // root without IS_SANDBOX: bypass_root.go
 	if err := disabled[permission.Mode(s.mode)]; err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	noPrompt := s.promptsOff(st) // permission_block.go; before DisallowedTools is read
+	if st != nil {
+		s.diag.add(DiagSettings, unhonouredPermissionKeys(st.Permissions.Extra))
 	}
 	var rs permission.RuleSet
 	cli := permission.SourceRules{Source: permission.SourceCLI, Allow: s.opts.AllowedTools}
@@ -195,6 +199,10 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		AllowBypass: s.mode == PermissionBypass,
 		Disabled:    disabled,
 		Classifier:  modelClassifier{s},
+		Block:       s.blockConfig(st), // permission_block.go
+		NoPrompt:    noPrompt,
+		// autoMode.classifyAllShell (classifier_rules.go).
+		ClassifyAllShell: s.autoMode != nil && s.autoMode.ClassifyAllShell,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)
@@ -269,6 +277,9 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 		},
 		Apply: s.applyUpdates,
 		Diag:  func(text string) { s.diag.add(DiagHook, text) },
+		// The block settings and denyInsteadOfPrompting (permission_block.go).
+		Blocked:                s.checker.Blocked,
+		DenyInsteadOfPrompting: s.checker != nil && s.checker.NoPrompt(),
 	}
 	if cb := s.opts.CanUseTool; cb != nil {
 		az.CanUseTool = func(ctx context.Context, r authorize.Request) (authorize.Answer, error) {

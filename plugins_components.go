@@ -73,6 +73,10 @@ func (s *session) loadPluginHooks(p *plugin, st *settings.Settings) {
 			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the settings set disableAllHooks", p.name, src.display))
 			continue
 		}
+		if len(hooks) > 0 && st != nil && st.Managed.HooksOnly {
+			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the managed policy sets allowManagedHooksOnly", p.name, src.display))
+			continue
+		}
 		if p.hooks == nil {
 			p.hooks = map[string][]settings.HookMatcher{}
 		}

@@ -75,6 +75,7 @@ func (s *session) loadProjectFiles() {
 			return nil
 		}})
 	s.diag.addAll(DiagProjectFile, res.Problems)
+	s.pluginOnlyFiles(&res) // managed_policy.go
 	s.files.skills = res.Skills
 	s.applySkillsOption() // skills_option.go
 	for _, c := range res.Commands {
@@ -224,13 +225,13 @@ func (s *session) loadSkill(_ context.Context, name, args string) (tools.SkillDo
 		return tools.SkillDoc{}, s.skillNames(), false, nil
 	}
 	s.grantSkillTools(sk)
-	return tools.SkillDoc{Name: sk.Name, Dir: sk.Dir, Files: sk.Files, Text: projectfiles.Expand(sk.Body, args),
+	return tools.SkillDoc{Name: sk.Name, Dir: sk.Dir, Files: sk.Files, Text: s.guardSkillShell(projectfiles.Expand(sk.Body, args)),
 		AllowedTools: sk.AllowedTools}, nil, true, nil
 }
 
 // grantSkillTools adds sk's allowed-tools as session allow rules, once.
 func (s *session) grantSkillTools(sk projectfiles.Skill) {
-	if len(sk.AllowedTools) == 0 || s.checker == nil {
+	if len(sk.AllowedTools) == 0 || s.checker == nil || s.policyGrantsOff("a skill's allowed-tools") {
 		return
 	}
 	if _, done := s.files.granted.LoadOrStore(sk.Name, struct{}{}); done {

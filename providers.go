@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentloop/agentloop/internal/assemble"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
@@ -14,9 +15,11 @@ import (
 // prices (docs/providers.md).
 //
 // The provider is built from Options.API, the environment (the
-// reference's variables: ANTHROPIC_API_KEY, CLAUDE_CODE_USE_BEDROCK,
-// CLAUDE_CODE_USE_VERTEX and the rest, read by package model/anthropic)
-// and the settings' apiKeyHelper. Prices come from the table, the
+// reference's variables: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
+// ANTHROPIC_CUSTOM_HEADERS, CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_USE_VERTEX,
+// the proxy variables and the rest, read by package model/anthropic; the
+// settings' env counts as environment, see settings_env.go) and the
+// settings' apiKeyHelper. Prices come from the table, the
 // modelPricing setting and Options.ModelPricing, the option winning.
 
 // builtInProvider returns the Anthropic provider of a session without
@@ -24,15 +27,19 @@ import (
 // API it calls.
 func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, error) {
 	o := s.opts.API.providerOptions()
+	if o == nil {
+		o = &anthropic.Options{}
+	}
 	if helper := s.settingString(st, "apiKeyHelper"); helper != "" {
-		if o == nil {
-			o = &anthropic.Options{}
-		}
 		o.APIKeyHelper = helper
 	}
+	o.Getenv = s.getenv // the settings' env over the process's (settings_env.go)
 	p, err := anthropic.Shared(o)
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	if s.getenv != nil {
+		s.apiKeySource = assemble.APIKeySource(false, s.getenv)
 	}
 	if p.UsesKeyHelper() {
 		s.apiKeySource = "apiKeyHelper"

@@ -130,6 +130,9 @@ type sandboxState struct {
 	tempDir  string
 	warnings []string // shown once, after the first init message
 	noticed  atomic.Bool
+	// settingsFiles are the settings files the session read, which no
+	// sandboxed command may write (sandbox_config.go).
+	settingsFiles []string
 
 	mu    sync.Mutex
 	proxy *netproxy.Proxy
@@ -151,7 +154,7 @@ const maxDenyWalk = 20000
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
 func (s *session) setupSandbox(st *settings.Settings) error {
-	sb := &sandboxState{cfg: st.Sandbox}
+	sb := &sandboxState{cfg: st.Sandbox, settingsFiles: settingsFilePaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
 	case sb.unavail == nil:
@@ -165,8 +168,11 @@ func (s *session) setupSandbox(st *settings.Settings) error {
 	}
 	if sb.unavail == nil && sb.on() {
 		if ok, err := sandboxMetadata(); !ok {
-			sb.warnings = append(sb.warnings, fmt.Sprintf("The sandbox confines Bash commands' writes but not their changes to file modes, owners and times outside the writable directories here (%v).", err))
+			sb.warnings = append(sb.warnings, fmt.Sprintf("The sandbox confines Bash commands' writes but not their changes to file modes, owners and times outside the writable directories here (%v), nor their creating configuration that does not exist yet (a working directory's .claude or .mcp.json).", err))
 		}
+	}
+	if err := sb.checkSandboxKeys(); err != nil { // sandbox_keys.go
+		return err
 	}
 	for _, u := range sb.cfg.Unsupported {
 		sb.warnings = append(sb.warnings, u+" is not supported by agentloop's sandbox and has no effect.")
@@ -255,18 +261,28 @@ func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 	case !sb.on(), s.unsandboxedByChoice(req.Command, req.Unsandboxed):
 		return nil, nil
 	}
+	return s.sandboxPolicy(plan)
+}
+
+// sandboxPolicy is the policy of a sandboxed command of the session:
+// read-only in plan mode. The kernel must be able to sandbox.
+func (s *session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
+	sb := s.sb
 	if err := os.MkdirAll(sb.tempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("session temp dir: %w", err)
 	}
 	dirs := append([]string{s.env.Cwd}, s.env.AdditionalDirs...)
 	readDeny, _ := sandbox.ExpandGlobs(s.checker.DenyGlobs(false), dirs, maxDenyWalk)
 	writeDeny, _ := sandbox.ExpandGlobs(s.checker.DenyGlobs(true), dirs, maxDenyWalk)
+	protect, existing := s.configProtect() // sandbox_config.go
 	p := &sandbox.Policy{
 		TempDir:   sb.tempDir,
 		ReadDeny:  append(readDeny, sb.cfg.Filesystem.DenyRead...),
 		ReadAllow: sb.cfg.Filesystem.AllowRead,
-		WriteDeny: append(writeDeny, sb.cfg.Filesystem.DenyWrite...),
+		WriteDeny: append(append(writeDeny, sb.cfg.Filesystem.DenyWrite...), existing...),
+		Protect:   protect,
 	}
+	sb.applyCredentials(p) // sandbox_keys.go
 	if plan {
 		p.ReadOnly = true
 		return p, nil
@@ -277,7 +293,9 @@ func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 		return p, nil
 	}
 	p.AllowLocalBinding = sb.cfg.Network.AllowLocalBinding
-	if allowed, _ := s.sandboxDomains(); len(allowed) > 0 {
+	if port := sb.userProxyPort(); port > 0 { // sandbox_keys.go: the user's own proxy
+		p.Network, p.ProxyPort = sandbox.NetProxy, port
+	} else if allowed, _ := s.sandboxDomains(); len(allowed) > 0 {
 		port, err := s.sandboxProxy()
 		if err != nil {
 			return nil, err
@@ -336,7 +354,9 @@ func (s *session) sandboxDomains() (allowed, denied []string) {
 	allowed = slices.Clone(s.sb.cfg.Network.AllowedDomains)
 	denied = slices.Clone(s.sb.cfg.Network.DeniedDomains)
 	for _, src := range s.checker.Rules().Sources {
-		allowed = append(allowed, webFetchDomains(src.Allow)...)
+		if s.sb.countsAllowRules(string(src.Source)) { // sandbox_keys.go
+			allowed = append(allowed, webFetchDomains(src.Allow)...)
+		}
 		denied = append(denied, webFetchDomains(src.Deny)...)
 	}
 	return allowed, denied

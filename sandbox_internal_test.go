@@ -285,12 +285,12 @@ func TestSandboxAutoAllow(t *testing.T) {
 func TestSandboxInitAndNotice(t *testing.T) {
 	needSandbox(t)
 	w := newSandboxWorld(t)
-	s := w.session(t, Options{Settings: `{"sandbox": {"enabled": true, "network": {"httpProxyPort": 3128}}}`})
+	s := w.session(t, Options{Settings: `{"sandbox": {"enabled": true, "network": {"allowMachLookup": ["x"]}}}`})
 	if !s.initMessage().Init.SandboxEnabled {
 		t.Error("sandbox_enabled is false with the sandbox on")
 	}
 	n := s.sandboxNotice()
-	if n == nil || !strings.Contains(string(n.Data["text"]), "sandbox.network.httpProxyPort is not supported") {
+	if n == nil || !strings.Contains(string(n.Data["text"]), "sandbox.network.allowMachLookup is not supported") {
 		t.Fatalf("notice = %+v", n)
 	}
 	if s.sandboxNotice() != nil {

@@ -60,6 +60,14 @@ type session struct {
 	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
 	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
 	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
+	policy       settings.Managed   // the managed policy's own keys (managed_policy.go)
+	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
+	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
+	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
+
+	// getenv is the model client's environment: the settings' env over
+	// the process's (settings_env.go).
+	getenv func(string) string
 }
 
 // newSession resolves opts into a ready engine session.
@@ -97,12 +105,24 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: flag})
+	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: flag,
+		ManagedPath: managedPath()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
 	s.diag.addAll(DiagSettings, st.Warnings)
 	s.diag.add(DiagSettings, unhonouredSettingsKeys(st.Extra)) // diagnostics.go
+	s.getenv = s.clientEnv(st)                                 // settings_env.go
+	if err := checkWorkingDirectoriesAsGiven(st); err != nil { // permission_block.go
+		return nil, err
+	}
+	if s.autoMode, err = readAutoMode(st, func(w string) { s.diag.add(DiagSettings, w) }); err != nil { // classifier_rules.go
+		return nil, err
+	}
+	// The managed policy's own keys (managed_policy.go).
+	if err := s.applyManagedPolicy(st); err != nil {
+		return nil, err
+	}
 	if provider == nil {
 		// Built once the settings are read: apiKeyHelper (providers.go).
 		p, err := s.builtInProvider(st)
@@ -115,7 +135,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	}
 	s.prices = s.sessionPrices(st) // providers.go
 	s.mode = PermissionMode(assemble.Mode(vocab.PermissionMode(opts.PermissionMode), st))
-	s.model = assemble.Model(opts.Model, st)
+	s.model = assemble.Model(s.modelChoice(opts.Model), st) // ANTHROPIC_MODEL: settings_env.go
 	dirs = assemble.SettingsDirs(dirs, st)
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
 		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
@@ -151,6 +171,9 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	s.diag.addAll(DiagHook, s.hooks.Warnings())
 	s.loadProjectFiles()
 	if err := s.applyMainAgent(st); err != nil { // agent_main.go
+		return nil, err
+	}
+	if err := s.checkSessionModels(); err != nil { // managed_policy.go
 		return nil, err
 	}
 	opts = s.opts

@@ -65,7 +65,7 @@ func (s *session) applySkillsOption() {
 			rules = append(rules, permission.RuleValue{ToolName: "Skill", RuleContent: n})
 		}
 	}
-	if len(rules) == 0 || s.checker == nil {
+	if len(rules) == 0 || s.checker == nil || s.policyGrantsOff("Options.Skills") {
 		return
 	}
 	if err := s.checker.Apply(permission.Update{Type: permission.UpdateAddRules, Behavior: permission.Allow,

@@ -155,7 +155,7 @@ func (s *session) autoOff() string {
 		return fmt.Sprintf("for model %s (older than the 4.5 generation)", s.model)
 	}
 	if s.opts.Provider == nil {
-		if u := os.Getenv("ANTHROPIC_BASE_URL"); !toolsearch.FirstParty(u) {
+		if u := s.clientGetenv("ANTHROPIC_BASE_URL"); !toolsearch.FirstParty(u) { // settings_env.go
 			return fmt.Sprintf("for ANTHROPIC_BASE_URL %s (not Anthropic's API)", u)
 		}
 	}

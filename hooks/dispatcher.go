@@ -110,6 +110,36 @@ type Config struct {
 	// warning for the user, never shown to the model) as the event's
 	// results are merged. It may be called concurrently.
 	SystemMessage func(text string)
+	// Start, if set, starts each command hook's process instead of
+	// procguard.Start; origin is the settings source of the hook's entry
+	// ("" for plugin hooks and hooks without one). It must start cmd
+	// with procguard.Start's guarantees or stronger (a sandbox), or
+	// return an error, which fails the hook like a command that cannot
+	// start (reported; a blocking event is not blocked by it). It may be
+	// called concurrently.
+	Start func(cmd *exec.Cmd, origin settings.Source) error
+	// Debug, if set, receives notes on how hooks were run that are
+	// neither errors nor warnings: an allow dropped from a hook whose
+	// "if" condition could not be judged, a condition that could not be
+	// tested. It may be called concurrently.
+	Debug func(text string)
+	// Policy holds the settings keys that restrict http hooks, as
+	// settings.Settings.Extra carries them (key → its JSON value). The
+	// caller passes the values of the managed (policy) settings here,
+	// which an administrator controls; New reads two keys and ignores
+	// the rest, and an absent key restricts nothing:
+	//
+	//   - allowedHttpHookUrls: a list of URL patterns, "*" matching any
+	//     run of characters. An http hook whose url matches none of them
+	//     is left out, with a warning; an empty list leaves out every
+	//     http hook.
+	//   - httpHookAllowedEnvVars: a list of variable names. Any http
+	//     hook's headers may expand only the variables in both this list
+	//     and the hook's own allowedEnvVars.
+	//
+	// A value that is not a list of strings restricts as an empty list
+	// would (no http hook runs; no variable expands), with a warning.
+	Policy map[string]json.RawMessage
 }
 
 // MaxOutputChars caps each hook text that reaches the model or the user
@@ -129,6 +159,7 @@ const previewChars = 8000
 type Dispatcher struct {
 	cfg      Config
 	hooks    map[Event][]*hook
+	policy   httpPolicy
 	warnings []string
 	obsMu    sync.Mutex
 }
@@ -138,25 +169,29 @@ type hook struct {
 	match    pattern
 	timeout  time.Duration // 0: the event's default
 	callback Callback
-	kind     string        // "callback", or the settings hook's type
-	command  string        // command hooks
-	entry    settings.Hook // settings hooks
-	source   string        // "callback N" or the settings file, for messages
-	once     *atomic.Bool  // once hooks: set when it has run
-	async    bool          // runs in the background, without effect
-	failStop bool          // onFailure "block": a failure blocks
+	kind     string          // "callback", or the settings hook's type
+	command  string          // command hooks
+	entry    settings.Hook   // settings hooks
+	source   string          // "callback N" or the settings file, for messages
+	once     *atomic.Bool    // once hooks: set when it has run
+	async    bool            // runs in the background, without effect
+	failStop bool            // onFailure "block": a failure blocks
+	cond     *condition      // the "if" condition; nil for none
+	origin   settings.Source // the settings source of a settings hook
+	envVars  []string        // http hooks: the variables headers may expand
 }
 
 // key identifies a settings hook for de-duplication: the same command,
-// url or prompt registered twice for an event runs once.
+// url or prompt registered twice for an event, with the same "if"
+// condition, runs once.
 func (h *hook) key() string {
 	switch h.kind {
 	case "http":
-		return "http\x00" + h.entry.URL
+		return "http\x00" + h.entry.URL + "\x00" + h.entry.If
 	case "prompt":
-		return "prompt\x00" + h.entry.Model + "\x00" + h.entry.Prompt
+		return "prompt\x00" + h.entry.Model + "\x00" + h.entry.Prompt + "\x00" + h.entry.If
 	}
-	return "command\x00" + h.command
+	return "command\x00" + h.command + "\x00" + h.entry.If
 }
 
 // New builds a Dispatcher. It fails if a callback's matcher does not
@@ -165,7 +200,21 @@ func (h *hook) key() string {
 // agentloop does not honour) is left out and noted in Warnings, as are
 // fields that are ignored. The decisions, field by field:
 //
-//   - timeout, command, prompt, model, url, headers, allowedEnvVars: honoured.
+//   - timeout, command, prompt, model, url, headers, allowedEnvVars: honoured
+//     (url and allowedEnvVars within Config.Policy's limits).
+//   - if (command, http, prompt): a permission rule, Tool or
+//     Tool(content), that the tool call must match for the hook to run,
+//     for PreToolUse, PostToolUse, PostToolUseFailure and
+//     PermissionRequest; a hook with "if" on any other event never runs
+//     and is left out with a warning. The tool name must be the call's
+//     (MCP tools by their full name); without content every call of the
+//     tool matches; with content the permission checker's matcher for
+//     the tool decides as it would for a deny rule of that text: Bash
+//     patterns ("git *", "npm run test:*") against every part of a
+//     compound command, file-tool path patterns against the file path,
+//     WebFetch "domain:…" against the URL's host. A call the checker
+//     cannot judge runs the hook, but only a deny or block from it
+//     counts (see condition.go).
 //   - onFailure (command, http): "block" makes a failure (an error, a
 //     timeout, invalid output) block the event as exit code 2 would, except
 //     for Stop and SubagentStop; "continue" is the default.
@@ -174,7 +223,7 @@ func (h *hook) key() string {
 //     effect and its failures go to Config.Report.
 //   - statusMessage: spinner text; agentloop has no spinner, so it has
 //     no effect (and needs none).
-//   - if, args, shell other than "bash": not supported; the hook is
+//   - args, shell other than "bash": not supported; the hook is
 //     skipped, with a warning, rather than run in a way it was not meant
 //     to run.
 //   - asyncRewake (command), continueOnBlock (prompt): not supported; the
@@ -194,6 +243,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		cfg.OverflowDir = os.TempDir()
 	}
 	d := &Dispatcher{cfg: cfg, hooks: map[Event][]*hook{}}
+	d.policy, d.warnings = readPolicy(cfg.Policy) // policy.go
 	n := 0
 	for _, ev := range Events {
 		for i, m := range cfg.Callbacks[ev] {
@@ -228,12 +278,12 @@ func New(cfg Config) (*Dispatcher, error) {
 				continue
 			}
 			for _, h := range m.Hooks {
-				hk, warns := d.settingsHook(h)
+				hk, warns := d.settingsHook(ev, h)
 				for _, w := range warns {
 					d.warnings = append(d.warnings, fmt.Sprintf("%s: hooks.%s: %s", from, ev, w))
 				}
 				if hk != nil {
-					hk.match, hk.source = p, from
+					hk.match, hk.source, hk.origin = p, from, m.Source
 					d.hooks[ev] = append(d.hooks[ev], hk)
 				}
 			}
@@ -339,9 +389,10 @@ func (d *Dispatcher) notify(n Notice) {
 
 // run is the outcome of one hook.
 type run struct {
-	h    *hook
-	ev   Event
-	name string // "PreToolUse:Bash"
+	h        *hook
+	ev       Event
+	name     string // "PreToolUse:Bash"
+	denyOnly bool   // the "if" condition could not be judged: only a deny or block counts
 
 	out    Output
 	hasOut bool   // out is a valid output with effect
@@ -359,16 +410,19 @@ type run struct {
 // label names the hook in messages: "[command]" as the reference does,
 // "[url]" for an http hook, "[prompt: …]" for a prompt hook, or
 // "callback N".
-func (r *run) label() string {
-	switch r.h.kind {
+func (r *run) label() string { return r.h.label() }
+
+// label is the hook's name in messages (see run.label).
+func (h *hook) label() string {
+	switch h.kind {
 	case "callback":
-		return r.h.source
+		return h.source
 	case "http":
-		return "[" + r.h.entry.URL + "]"
+		return "[" + h.entry.URL + "]"
 	case "prompt":
-		return "[prompt: " + clip(strings.Join(strings.Fields(r.h.entry.Prompt), " "), 60) + "]"
+		return "[prompt: " + clip(strings.Join(strings.Fields(h.entry.Prompt), " "), 60) + "]"
 	}
-	return "[" + r.h.command + "]"
+	return "[" + h.command + "]"
 }
 
 // blockText is what a blocked (exit 2) hook tells the model.
@@ -412,9 +466,17 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 	target := in.target()
 	var selected, background []*hook
 	seen := map[string]bool{}
+	denyOnly := map[*hook]bool{}
 	for _, h := range d.hooks[ev] {
 		if matchable(ev) && !h.match.match(target) {
 			continue
+		}
+		ok, only := d.gate(h, in) // the "if" condition (condition.go)
+		if !ok {
+			continue
+		}
+		if only {
+			denyOnly[h] = true
 		}
 		if h.callback == nil {
 			if seen[h.key()] {
@@ -452,7 +514,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, in Input) []*run {
 	runs := make([]*run, len(selected))
 	ids := make([]string, len(selected))
 	for i, h := range selected {
-		runs[i] = &run{h: h, ev: ev, name: name}
+		runs[i] = &run{h: h, ev: ev, name: name, denyOnly: denyOnly[h]}
 		ids[i] = uuid.NewString()
 		d.notify(Notice{Subtype: "hook_started", HookID: ids[i], HookName: name, HookEvent: ev})
 	}
@@ -496,6 +558,9 @@ func (d *Dispatcher) execute(ctx context.Context, r *run, in Input, stdin []byte
 		} else if r.out.Async {
 			r.hasOut = false
 		}
+	}
+	if r.denyOnly {
+		d.dropAllow(r)
 	}
 	// onFailure "block": a hook that failed blocks its event as exit 2
 	// would, except for the events whose block keeps the agent going.
@@ -601,7 +666,12 @@ func (d *Dispatcher) runCommand(ctx context.Context, r *run, stdin []byte) Notic
 	isolate(cmd)
 	// procguard.Start: the hook cannot read agentloop's credentials out
 	// of agentloop's /proc entries or memory.
-	err := procguard.Start(cmd)
+	var err error
+	if d.cfg.Start != nil {
+		err = d.cfg.Start(cmd, r.h.origin)
+	} else {
+		err = procguard.Start(cmd)
+	}
 	if err == nil {
 		err = cmd.Wait()
 	}

@@ -37,7 +37,30 @@
 // which ask a model (through Config.Prompt) for a {"ok": …} verdict,
 // where ok:false blocks as exit code 2 does. Agent and mcp_tool hooks,
 // and fields the dispatcher does not honour, are reported in Warnings;
-// see New for the decisions field by field.
+// see New for the decisions field by field. Config.Policy carries the
+// managed settings that limit http hooks: the URLs they may post to
+// (allowedHttpHookUrls) and the variables their headers may expand
+// (httpHookAllowedEnvVars).
+//
+// # Conditions
+//
+// A settings hook of a tool event (PreToolUse, PostToolUse,
+// PostToolUseFailure, PermissionRequest) may narrow its matcher with an
+// "if" field, a permission rule such as "Bash(git *)", "Edit(src/**)" or
+// "WebFetch(domain:example.com)":
+//
+//	{"matcher": "Bash", "hooks": [{"type": "command", "if": "Bash(rm *)",
+//	  "command": "echo 'no removals' >&2; exit 2"}]}
+//
+// The hook runs only when the call is of the rule's tool and, if the rule
+// has content, the permission checker's matcher for that tool says a deny
+// rule of that text would catch the call: any part of a compound command
+// (after &&, ;, a pipe, inside a subshell or a command substitution), a
+// file path at any depth for a bare path pattern. A call the checker
+// cannot judge (a command it cannot parse, a command name it cannot know,
+// text run as code) runs the hook too, but then only a deny or block from
+// it counts; an allow or updatedInput is dropped and Config.Debug is told.
+// A hook with "if" on any other event never runs, and New warns about it.
 //
 // # Running an event
 //

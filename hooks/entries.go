@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -23,9 +24,9 @@ var hookFields = map[string][]string{
 
 var commonFields = []string{"type", "timeout", "if", "statusMessage"}
 
-// settingsHook turns a settings hook entry into a hook, or says why it
-// cannot run (the decisions are listed on New).
-func (d *Dispatcher) settingsHook(e settings.Hook) (*hook, []string) {
+// settingsHook turns a settings hook entry of ev into a hook, or says why
+// it cannot run (the decisions are listed on New).
+func (d *Dispatcher) settingsHook(ev Event, e settings.Hook) (*hook, []string) {
 	var warns []string
 	known, ok := hookFields[e.Type]
 	if !ok {
@@ -48,14 +49,16 @@ func (d *Dispatcher) settingsHook(e settings.Hook) (*hook, []string) {
 		return nil, append(warns, fmt.Sprintf("%s: %s; the hook is skipped", what, why))
 	}
 	switch {
-	case e.If != "":
-		return skip(fmt.Sprintf("field \"if\" (%q) is not supported", e.If))
+	case e.If != "" && !toolEvent(ev):
+		return skip(fmt.Sprintf("if condition %q cannot be evaluated for %s, which is not a tool event", e.If, ev))
 	case len(e.Args) > 0:
 		return skip("field \"args\" is not supported")
 	case e.Shell != "" && e.Shell != "bash":
 		return skip(fmt.Sprintf("shell %q is not supported (only bash)", e.Shell))
 	case e.Type == "prompt" && d.cfg.Prompt == nil:
 		return skip("no model to ask (Config.Prompt is not set)")
+	case e.Type == "http" && !d.policy.urlAllowed(e.URL):
+		return skip("its url matches no pattern of the managed setting allowedHttpHookUrls")
 	}
 	if e.AsyncRewake {
 		warns = append(warns, what+": field \"asyncRewake\" is not supported; the hook runs without waking the model")
@@ -63,14 +66,26 @@ func (d *Dispatcher) settingsHook(e settings.Hook) (*hook, []string) {
 	if e.ContinueOnBlock {
 		warns = append(warns, what+": field \"continueOnBlock\" is not supported; ignored")
 	}
-	for name, v := range e.Headers {
-		for _, ref := range envRefs(v) {
-			if !slices.Contains(e.AllowedEnvVars, ref) {
+	envVars := d.policy.allowedVars(e.AllowedEnvVars)
+	for _, name := range slices.Sorted(maps.Keys(e.Headers)) {
+		for _, ref := range envRefs(e.Headers[name]) {
+			switch {
+			case !slices.Contains(e.AllowedEnvVars, ref):
 				warns = append(warns, fmt.Sprintf("%s: header %s names $%s, which is not in allowedEnvVars; it expands to nothing", what, name, ref))
+			case !slices.Contains(envVars, ref):
+				warns = append(warns, fmt.Sprintf("%s: header %s names $%s, which the managed setting httpHookAllowedEnvVars does not list; it expands to nothing", what, name, ref))
 			}
 		}
 	}
-	h := &hook{kind: e.Type, command: e.Command, entry: e,
+	var cond *condition
+	if e.If != "" {
+		var cw []string
+		cond, cw = newCondition(e.If)
+		for _, w := range cw {
+			warns = append(warns, what+": "+w)
+		}
+	}
+	h := &hook{kind: e.Type, command: e.Command, entry: e, cond: cond, envVars: envVars,
 		timeout:  time.Duration(e.Timeout * float64(time.Second)),
 		async:    e.Async && e.Type == "command",
 		failStop: e.OnFailure == "block" && e.Type != "prompt",

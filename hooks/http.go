@@ -23,8 +23,9 @@ var httpClient = &http.Client{
 
 // runHTTP posts the input JSON to an http hook's url. Its headers are
 // sent with $VAR and ${VAR} expanded from the hooks' environment for the
-// variables listed in allowedEnvVars; any other variable expands to
-// nothing. A 2xx answer's body is read as a command hook's stdout is
+// variables listed in allowedEnvVars (and in the managed
+// httpHookAllowedEnvVars, when Config.Policy has it); any other variable
+// expands to nothing. A 2xx answer's body is read as a command hook's stdout is
 // when it exits 0 (a JSON object is the hook's Output, other text is
 // plain output); any other status, a network error or invalid JSON is a
 // non-blocking hook error, and a timeout is a timeout. Notice.ExitCode is
@@ -45,7 +46,7 @@ func (d *Dispatcher) runHTTP(ctx context.Context, r *run, body []byte) Notice {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for name, v := range r.h.entry.Headers {
-		req.Header.Set(name, d.expandHeader(v, r.h.entry.AllowedEnvVars))
+		req.Header.Set(name, d.expandHeader(v, r.h.envVars))
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {

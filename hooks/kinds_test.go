@@ -338,7 +338,8 @@ func TestSettingsHookFieldDecisions(t *testing.T) {
 		warn string // "" for none
 	}{
 		{"plain command", raw(settings.Hook{Type: "command", Command: "true", StatusMessage: "x"}, "command", "statusMessage"), true, ""},
-		{"if", raw(settings.Hook{Type: "command", Command: "true", If: "Bash(rm *)"}, "command", "if"), false, `field "if" ("Bash(rm *)") is not supported; the hook is skipped`},
+		{"if", raw(settings.Hook{Type: "command", Command: "true", If: "Bash(rm *)"}, "command", "if"), true, ""},
+		{"if unparsable", raw(settings.Hook{Type: "command", Command: "true", If: "Bash(rm *"}, "command", "if"), true, `if condition "Bash(rm *" cannot be parsed`},
 		{"args", raw(settings.Hook{Type: "command", Command: "ls", Args: []string{"-l"}}, "command", "args"), false, `field "args" is not supported; the hook is skipped`},
 		{"shell", raw(settings.Hook{Type: "command", Command: "dir", Shell: "powershell"}, "command", "shell"), false, `shell "powershell" is not supported`},
 		{"shell bash", raw(settings.Hook{Type: "command", Command: "true", Shell: "bash"}, "command", "shell"), true, ""},

@@ -24,6 +24,12 @@ import (
 // TestMain gives the tests a home directory of their own, so settings
 // files of the machine's user do not leak in.
 func TestMain(m *testing.M) {
+	// Many tests run sessions in bypassPermissions, and CI runs them as
+	// root, which agentloop refuses unless IS_SANDBOX is exactly 1
+	// (bypass_root.go): set it to 1 for the whole run, whatever the
+	// environment had (unset, or another value such as "yes"). Tests of
+	// the refusal clear it themselves.
+	os.Setenv("IS_SANDBOX", "1")
 	home, err := os.MkdirTemp("", "agentloop-serve-test-home")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -286,6 +286,9 @@ func (s *Server) options(o *sessionOptions, cwd string) (*agentloop.Options, err
 	// Only the servers of the request (and of Base): a .mcp.json the
 	// session's own tools could write must not start commands here.
 	opts.StrictMCPConfig = true
+	// A tenant's own project and local files, where the operator loads
+	// them, start nothing outside the tenant's sandbox.
+	opts.ConfineProjectConfig = true
 	if o == nil {
 		return &opts, nil
 	}

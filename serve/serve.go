@@ -112,8 +112,11 @@ type Config struct {
 	// operator configuration). The project and local sources read
 	// .claude/settings.json, .claude/settings.local.json, CLAUDE.md and
 	// the .claude agents, skills and commands of the session's working
-	// directory, which its tenant writes: a tenant's hooks there would
-	// run as the server's user, outside the sandbox. Name them only for
+	// directory, which its tenant writes. Their command hooks run only
+	// inside the tenant's sandbox, and only when the operator's deny
+	// rules do not cover their command (agentloop.Options.
+	// ConfineProjectConfig); they can still add allow rules and
+	// instructions for the tenant's own session, so name them only for
 	// tenants trusted with that. An empty non-nil slice loads none. The
 	// managed policy and Base.Settings always load; a .mcp.json is never
 	// read.

@@ -19,10 +19,11 @@ import (
 )
 
 // hookSettings is a settings file whose SessionStart command hook creates
-// marker.
+// hook-ran in its working directory (the session's) and then outside
+// it, at marker.
 func hookSettings(marker string) string {
 	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"SessionStart": []any{map[string]any{
-		"hooks": []any{map[string]any{"type": "command", "command": "touch '" + marker + "'"}}}}}})
+		"hooks": []any{map[string]any{"type": "command", "command": "touch hook-ran; touch '" + marker + "'"}}}}}})
 	return string(b)
 }
 
@@ -35,7 +36,9 @@ const memorySentinel = "SENTINEL-TENANT-CLAUDE-MD"
 // loaded: the SessionStart command hook does not run on the server and
 // CLAUDE.md does not reach the model. When the operator opts in to the
 // project or local source, the file is loaded (so the rows that expect
-// nothing can fail).
+// nothing can fail), but its hook runs inside the tenant's sandbox: it
+// can write its own working directory and nothing outside it, and not at
+// all when the operator's deny rules cover its command.
 func TestTenantConfigNotLoaded(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -43,6 +46,7 @@ func TestTenantConfigNotLoaded(t *testing.T) {
 		file    string                   // settings file under the cwd
 		viaTool bool                     // written by session 1's Write tool
 		want    bool                     // the hook runs, CLAUDE.md is sent
+		deny    bool                     // the operator denies Bash(touch *)
 	}{
 		{name: "default, project file by the Write tool", file: ".claude/settings.json", viaTool: true},
 		{name: "default, project file", file: ".claude/settings.json"},
@@ -55,11 +59,21 @@ func TestTenantConfigNotLoaded(t *testing.T) {
 			file: ".claude/settings.json", want: true},
 		{name: "opt-in local", sources: []settings.SettingSource{settings.Local},
 			file: ".claude/settings.local.json", want: true},
+		{name: "opt-in project, operator denies the command", sources: []settings.SettingSource{settings.Project},
+			file: ".claude/settings.json", deny: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "hook-ran")
 			content := hookSettings(marker)
-			e := newEnv(t, func(cfg *serve.Config) { cfg.SettingSources = c.sources })
+			e := newEnv(t, func(cfg *serve.Config) {
+				cfg.SettingSources = c.sources
+				if c.deny {
+					if cfg.Base == nil {
+						cfg.Base = &agentloop.Options{}
+					}
+					cfg.Base.Settings = `{"permissions": {"deny": ["Bash(touch *)"]}}`
+				}
+			})
 
 			// Session 1 writes the tenant's configuration.
 			s1 := e.create(tokenA, map[string]any{"cwd": "proj", "tools": []string{"Write"}, "permission_mode": "default"})
@@ -100,12 +114,13 @@ func TestTenantConfigNotLoaded(t *testing.T) {
 			e.must(http.StatusAccepted, "POST", "/v1/sessions/"+s2+"/messages", tokenA, map[string]string{"text": "hi"})
 			ev.until(isResult)
 
-			_, err := os.Stat(marker)
+			_, err := os.Stat(filepath.Join(cwd, "hook-ran"))
+			_, escaped := os.Stat(marker)
 			reqs := e.model.Requests()
 			memory := strings.Contains(string(reqs[len(reqs)-1].Body), memorySentinel)
 			wantMemory := slices.Contains(c.sources, settings.Project)
-			got := map[string]bool{"hook ran": err == nil, "CLAUDE.md sent": memory}
-			want := map[string]bool{"hook ran": c.want, "CLAUDE.md sent": wantMemory}
+			got := map[string]bool{"hook ran": err == nil, "CLAUDE.md sent": memory, "hook wrote outside": escaped == nil}
+			want := map[string]bool{"hook ran": c.want, "CLAUDE.md sent": wantMemory, "hook wrote outside": false}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tenant configuration loaded (-want +got):\n%s", diff)
 			}

@@ -51,6 +51,34 @@
 // them wins over every other: permissions.disableBypassPermissionsMode and
 // permissions.disableAutoMode ("disable").
 //
+// The switches that fence the file tools into the working directories
+// tighten the same way: permissions.blockWritesOutsideWorkingDirectories
+// and permissions.blockReadsOutsideWorkingDirectories hold when any source
+// says true (Permissions.BlockWritesOutsideWorkingDirectories,
+// BlockReadsOutsideWorkingDirectories name the highest such file).
+// permissions.denyInsteadOfPrompting is honoured from the user file,
+// --settings and the managed policy and ignored with a warning from the
+// project and local files. The path lists permissions.blockReadsExemptPaths,
+// workingDirectoriesExclude and workingDirectoriesAsGiven are read from
+// --settings alone (ignored with a warning elsewhere); an entry that is
+// not a plain absolute path (relative, "~…", a ".." segment, white space
+// around it, "/") is dropped with a warning. Wrong types are errors, as
+// everywhere.
+//
+// # Managed-only keys
+//
+// Some keys bind only when the managed policy sets them:
+// allowManagedPermissionRulesOnly, allowManagedMcpServersOnly,
+// allowedMcpServers, deniedMcpServers, disableSkillShellExecution,
+// strictPluginOnlyCustomization, availableModels, availableModelsMatch
+// and deniedModels, plus keys that restrict what no agentloop session can
+// be made to do (forceLoginMethod, …). They are read into
+// Settings.Managed from the policy file alone, type-checked there (a
+// malformed one fails Load, as any field does), and never kept in Extra;
+// in any other file they are ignored with a warning. [Managed] matches
+// MCP servers and models against the lists; package agentloop enforces
+// them, or refuses to start a session when it cannot.
+//
 // # Writing permission updates
 //
 // Apply persists [PermissionUpdate] values, such as the suggestions of a

@@ -28,6 +28,7 @@ type layer struct {
 	// "disable" for permissions.disableBypassPermissionsMode and
 	// permissions.disableAutoMode.
 	disableBypass, disableAuto bool
+	block                      blockLayer // permissions_block.go
 
 	hookEvents []string // in file order
 	hooks      map[string][]HookMatcher
@@ -40,6 +41,7 @@ type layer struct {
 	extra                                  map[string]json.RawMessage
 	warnings                               []string
 	sandbox                                *sandboxLayer
+	managed                                *Managed // the managed-only keys (managed.go); policy file only
 }
 
 // Modes are the values permissions.defaultMode accepts ("manual" is read
@@ -101,6 +103,16 @@ func parse(data []byte, src Source, path, display, root string) (*layer, []error
 			if v, ok := c.str("model", raw); ok {
 				l.model = &v
 			}
+		case "disableAutoMode":
+			// The top-level spelling of permissions.disableAutoMode,
+			// with the same meaning.
+			if v, ok := c.str(key, raw); ok {
+				if v != DisableValue {
+					c.cause(key, &vocab.UnknownValueError{Kind: "value", Value: v, Allowed: []string{DisableValue}})
+				} else {
+					l.disableAuto = true
+				}
+			}
 		case "autoCompactEnabled":
 			if v, ok := c.boolean(key, raw); ok {
 				l.autoCompactEnabled = &v
@@ -123,6 +135,10 @@ func parse(data []byte, src Source, path, display, root string) (*layer, []error
 				l.allowManagedHooksOnly = &v
 			}
 		default:
+			if isManagedKey(key) {
+				l.readManaged(c, key, raw) // managed.go
+				continue
+			}
 			l.extra[key] = raw
 		}
 	}
@@ -180,7 +196,9 @@ func (l *layer) readPermissions(c *checker, raw json.RawMessage) {
 				return ""
 			})
 		default:
-			l.permExtra[key] = raw
+			if !l.readBlockKey(c, key, raw) { // permissions_block.go
+				l.permExtra[key] = raw
+			}
 		}
 	}
 }

@@ -36,6 +36,9 @@ func TestDisableModes(t *testing.T) {
 			&ModeDisable{PolicySettings, "POLICY"}, &ModeDisable{PolicySettings, "POLICY"}},
 		{"only bypass", map[Source]string{ProjectSettings: bypass}, "",
 			&ModeDisable{ProjectSettings, ".claude/settings.json"}, nil},
+		// The top-level spelling of disableAutoMode means the same.
+		{"top-level disableAutoMode", map[Source]string{UserSettings: `{"disableAutoMode":"disable"}`}, "",
+			nil, &ModeDisable{UserSettings, "~/.claude/settings.json"}},
 		// A lower file's "disable" is not undone by a higher file that
 		// leaves the key out or sets it to null.
 		{"higher file silent", map[Source]string{UserSettings: both,

@@ -55,9 +55,12 @@ type Sandbox struct {
 	ExcludedCommands []string
 	Filesystem       SandboxFilesystem
 	Network          SandboxNetwork
+	// Credentials are the secrets sandboxed commands may not see
+	// (sandbox_credentials.go).
+	Credentials SandboxCredentials
 	// Unsupported names the keys that were read but that agentloop's
 	// sandbox does not enforce, each with the file that set it, such as
-	// ".claude/settings.json: sandbox.network.httpProxyPort". They are
+	// ".claude/settings.json: sandbox.network.tlsTerminate". They are
 	// also in Settings.Warnings.
 	Unsupported []string
 }
@@ -73,15 +76,56 @@ func (s *Sandbox) Disabled() bool { return s.EnabledSource != "" && !s.Enabled }
 // directory for project, local and inline settings).
 type SandboxFilesystem struct {
 	AllowWrite, DenyWrite, DenyRead, AllowRead []string
+	// AllowManagedReadPathsOnly is the managed policy's
+	// filesystem.allowManagedReadPathsOnly (other sources' are ignored
+	// with a warning): AllowRead then holds the policy's entries only.
+	AllowManagedReadPathsOnly bool
 }
 
 // SandboxNetwork holds the domains sandboxed commands may reach through
 // agentloop's proxy, and whether they may listen on TCP ports. They apply
 // when the settings enable the sandbox; the default sandbox does not
 // restrict the network.
+//
+// AllowedDomains holds only the domains that count (see AllowsFrom);
+// AllowedDomainSources[i] is the source that listed AllowedDomains[i].
+// DeniedDomains count from every source.
 type SandboxNetwork struct {
 	AllowedDomains, DeniedDomains []string
+	AllowedDomainSources          []Source
 	AllowLocalBinding             bool
+	// AllowManagedDomainsOnly is the managed policy's
+	// network.allowManagedDomainsOnly (other sources' are ignored with a
+	// warning): only the policy's allowed domains and WebFetch allow
+	// rules admit hosts.
+	AllowManagedDomainsOnly bool
+	// StrictAllowlist is network.strictAllowlist from the user's
+	// settings, --settings or the managed policy (true in any of them
+	// wins; the project and local files' are ignored with a warning):
+	// the project and local files' allowed domains and WebFetch allow
+	// rules are left out.
+	StrictAllowlist bool
+	// HTTPProxyPort and SOCKSProxyPort are the user's own proxy on the
+	// loopback interface, for sandboxed traffic instead of agentloop's
+	// proxy; 0 means unset. From the project and local files they are
+	// ignored with a warning; otherwise the highest source that sets one
+	// wins.
+	HTTPProxyPort, SOCKSProxyPort int
+}
+
+// AllowsFrom reports whether allowed domains and WebFetch(domain:…) allow
+// rules of src admit hosts for the sandbox's proxy: only the managed
+// policy's under AllowManagedDomainsOnly, and none of a file a
+// repository can ship under StrictAllowlist. Sources other than the
+// settings files (session, cliArg) count unless AllowManagedDomainsOnly.
+func (n *SandboxNetwork) AllowsFrom(src Source) bool {
+	switch {
+	case n.AllowManagedDomainsOnly:
+		return src == PolicySettings
+	case n.StrictAllowlist:
+		return !repoShipped(src)
+	}
+	return true
 }
 
 // sandboxLayer is the sandbox object of one file.
@@ -91,16 +135,21 @@ type sandboxLayer struct {
 	allowWrite, denyWrite, denyRead, allowRead                                 []string
 	allowedDomains, deniedDomains                                              []string
 	unsupported                                                                []string
+	// sandbox_credentials.go
+	strict, managedDomainsOnly, managedReadOnly *bool
+	httpPort, socksPort                         *int
+	credFiles                                   []CredentialFile
+	credEnv                                     []CredentialEnvVar
+	credRefused                                 []string
 }
 
 // sandboxUnsupported are the reference's sandbox keys that agentloop reads
 // but does not enforce, by object.
 var sandboxUnsupported = map[string][]string{
-	"sandbox": {"credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
+	"sandbox": {"ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
 		"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep", "bwrapPath", "socatPath"},
-	"sandbox.network": {"strictAllowlist", "allowManagedDomainsOnly", "allowUnixSockets", "allowAllUnixSockets",
-		"allowMachLookup", "httpProxyPort", "socksProxyPort", "tlsTerminate"},
-	"sandbox.filesystem": {"allowManagedReadPathsOnly", "disabled"},
+	"sandbox.network":    {"allowUnixSockets", "allowAllUnixSockets", "allowMachLookup", "tlsTerminate"},
+	"sandbox.filesystem": {"disabled"},
 }
 
 func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
@@ -165,6 +214,8 @@ func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
 					sb.denyRead = paths(f, fv)
 				case "allowRead":
 					sb.allowRead = paths(f, fv)
+				case "allowManagedReadPathsOnly":
+					flag(f, fv, &sb.managedReadOnly)
 				default:
 					l.sandboxKey(sb, field, k)
 				}
@@ -187,10 +238,20 @@ func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
 					sb.deniedDomains = c.strs(f, nv, checkDomain)
 				case "allowLocalBinding":
 					flag(f, nv, &sb.allowLocalBinding)
+				case "strictAllowlist":
+					flag(f, nv, &sb.strict)
+				case "allowManagedDomainsOnly":
+					flag(f, nv, &sb.managedDomainsOnly)
+				case "httpProxyPort":
+					sb.httpPort = readPort(c, f, nv)
+				case "socksProxyPort":
+					sb.socksPort = readPort(c, f, nv)
 				default:
 					l.sandboxKey(sb, field, k)
 				}
 			}
+		case "credentials":
+			l.readCredentials(c, sb, field, v) // sandbox_credentials.go
 		default:
 			l.sandboxKey(sb, "sandbox", key)
 		}
@@ -227,7 +288,8 @@ func checkDomain(d string) string {
 	return ""
 }
 
-// mergeSandbox folds one layer's sandbox object into s.
+// mergeSandbox folds one layer's sandbox object into s; finishSandbox
+// (sandbox_credentials.go) completes it once every layer is in.
 func mergeSandbox(s *Settings, l *layer, o Options) {
 	sb := l.sandbox
 	if sb == nil {
@@ -263,6 +325,9 @@ func mergeSandbox(s *Settings, l *layer, o Options) {
 	abs(&s.Sandbox.Filesystem.DenyRead, sb.denyRead)
 	abs(&s.Sandbox.Filesystem.AllowRead, sb.allowRead)
 	s.Sandbox.Network.AllowedDomains = append(s.Sandbox.Network.AllowedDomains, sb.allowedDomains...)
+	for range sb.allowedDomains {
+		s.Sandbox.Network.AllowedDomainSources = append(s.Sandbox.Network.AllowedDomainSources, l.source)
+	}
 	s.Sandbox.Network.DeniedDomains = append(s.Sandbox.Network.DeniedDomains, sb.deniedDomains...)
 	s.Sandbox.Unsupported = append(s.Sandbox.Unsupported, sb.unsupported...)
 }

@@ -32,7 +32,8 @@ func TestSandboxMerge(t *testing.T) {
 			DenyWrite:  []string{filepath.Join(e.cwd, ".env")},
 		},
 		Network: SandboxNetwork{AllowedDomains: []string{"example.com", "*.github.com"},
-			DeniedDomains: []string{"evil.example.com"}, AllowLocalBinding: true},
+			AllowedDomainSources: []Source{UserSettings, ProjectSettings},
+			DeniedDomains:        []string{"evil.example.com"}, AllowLocalBinding: true},
 	}
 	if diff := cmp.Diff(want, s.Sandbox); diff != "" {
 		t.Errorf("Sandbox (-want +got):\n%s", diff)
@@ -141,7 +142,7 @@ func TestSandboxErrors(t *testing.T) {
 func TestSandboxUnsupported(t *testing.T) {
 	e := newEnv(t)
 	write(t, e.path(ProjectSettings), `{"sandbox": {"enabled": true, "bwrapPath": "/usr/bin/bwrap",
-		"network": {"httpProxyPort": 8080, "allowUnixSockets": ["/run/x.sock"]},
+		"network": {"tlsTerminate": {}, "allowUnixSockets": ["/run/x.sock"]},
 		"filesystem": {"disabled": false}, "mystery": 1}}`)
 	s, err := Load(e.opts())
 	if err != nil {
@@ -149,7 +150,7 @@ func TestSandboxUnsupported(t *testing.T) {
 	}
 	want := []string{
 		".claude/settings.json: sandbox.bwrapPath",
-		".claude/settings.json: sandbox.network.httpProxyPort",
+		".claude/settings.json: sandbox.network.tlsTerminate",
 		".claude/settings.json: sandbox.network.allowUnixSockets",
 		".claude/settings.json: sandbox.filesystem.disabled",
 	}

@@ -236,6 +236,40 @@ type Permissions struct {
 	// precedence (the managed policy before all others).
 	DisableBypassPermissionsMode *ModeDisable
 	DisableAutoMode              *ModeDisable
+	// BlockWritesOutsideWorkingDirectories is non-nil when a file sets
+	// permissions.blockWritesOutsideWorkingDirectories to true: the file
+	// tools (Write, Edit, MultiEdit, NotebookEdit) may not write outside
+	// the working directories, nor to a settings file anywhere, in any
+	// permission mode, whatever a rule, hook or callback says. Any source
+	// may set it and none can unset it; the field names the highest
+	// source that sets it.
+	BlockWritesOutsideWorkingDirectories *Switch
+	// BlockReadsOutsideWorkingDirectories is the same for
+	// permissions.blockReadsOutsideWorkingDirectories: the reading file
+	// tools (Read, Grep, Glob, LSP) are refused outside the working
+	// directories, and a Bash command naming a path outside them is
+	// asked in every mode.
+	BlockReadsOutsideWorkingDirectories *Switch
+	// BlockReadsExemptPaths are the clean absolute paths (a directory
+	// with everything below it, or a file) that
+	// BlockReadsOutsideWorkingDirectories lets through; they allow nothing
+	// by themselves. WorkingDirectoriesExclude are paths inside the
+	// working directories that the block switches treat as outside them
+	// (a working directory that lies in such a path is still one).
+	// WorkingDirectoriesAsGiven are working directories to be judged as
+	// written, without resolving their links. All three are read from
+	// --settings only (elsewhere they are ignored with a warning); an
+	// entry that is relative, starts with ~, has a .. segment, has white
+	// space around it or is the root directory is ignored with a warning.
+	BlockReadsExemptPaths     []string
+	WorkingDirectoriesExclude []string
+	WorkingDirectoriesAsGiven []string
+	// DenyInsteadOfPrompting is non-nil when the user settings, --settings
+	// or the managed policy set permissions.denyInsteadOfPrompting to
+	// true: a call that would be put to a person (CanUseTool, a prompt) is
+	// denied instead. Project and local files may not set it (ignored
+	// with a warning).
+	DenyInsteadOfPrompting *Switch
 	// Extra holds the permissions fields this package does not model,
 	// each from the highest-precedence file that sets it.
 	Extra map[string]json.RawMessage
@@ -321,8 +355,12 @@ type Settings struct {
 	// Hooks maps an event name ("PreToolUse", …) to its matchers.
 	Hooks map[string][]HookMatcher
 	// Env are environment variables for the session and its tools.
-	Env   map[string]string
-	Model string
+	Env map[string]string
+	// EnvLayers are the env objects of the files, one per file that has
+	// one, lowest precedence first: which source set which variable
+	// (see [Settings.TrustedEnv], env.go).
+	EnvLayers []EnvLayer
+	Model     string
 	// AutoCompactEnabled is the autoCompactEnabled key: nil when no file
 	// sets it (compaction is on), false to turn automatic compaction off.
 	AutoCompactEnabled *bool
@@ -337,8 +375,13 @@ type Settings struct {
 	// Extra holds the top-level fields this package does not model,
 	// each from the highest-precedence file that sets it.
 	Extra map[string]json.RawMessage
+	// ExtraSource says which source each key of Extra came from.
+	ExtraSource map[string]Source
 	// Sandbox is the merged "sandbox" object (see [Sandbox]).
 	Sandbox Sandbox
+	// Managed holds the keys only the managed policy may set (see
+	// [Managed]); the zero value when the policy sets none.
+	Managed Managed
 	// Files are the files that were read, lowest precedence first.
 	Files []File
 	// Warnings note settings that were read but ignored.
@@ -488,7 +531,7 @@ func (o Options) root(s Source, path string) string {
 // merge combines layers given lowest precedence first.
 func merge(layers []*layer, o Options) *Settings {
 	s := &Settings{Hooks: map[string][]HookMatcher{}, Env: map[string]string{},
-		Extra: map[string]json.RawMessage{}}
+		Extra: map[string]json.RawMessage{}, ExtraSource: map[string]Source{}}
 	s.Sandbox.AutoAllowBashIfSandboxed, s.Sandbox.AllowUnsandboxedCommands = true, true // the reference's defaults
 	s.Permissions.Extra = map[string]json.RawMessage{}
 	seenDir := map[string]bool{}
@@ -535,12 +578,14 @@ func merge(layers []*layer, o Options) *Settings {
 		for k, v := range l.permExtra {
 			s.Permissions.Extra[k] = v
 		}
+		mergeBlock(s, l) // permissions_block.go
 		for _, ev := range l.hookEvents {
 			s.Hooks[ev] = append(s.Hooks[ev], l.hooks[ev]...)
 		}
 		for k, v := range l.env {
 			s.Env[k] = v
 		}
+		addEnvLayer(s, l) // env.go
 		if l.model != nil {
 			s.Model = *l.model
 		}
@@ -563,10 +608,16 @@ func merge(layers []*layer, o Options) *Settings {
 		}
 		for k, v := range l.extra {
 			s.Extra[k] = v
+			s.ExtraSource[k] = l.source
+		}
+		if l.managed != nil { // only the policy layer has one
+			s.Managed = *l.managed
 		}
 		mergeSandbox(s, l, o)
 	}
+	finishSandbox(s, layers, o) // sandbox_credentials.go
 	s.DisableAllHooks = disable || policyDisable
+	s.Managed.HooksOnly = managedOnly // managed.go
 	if policyDisable {
 		s.Hooks = map[string][]HookMatcher{}
 	} else if disable || managedOnly {

@@ -8,7 +8,11 @@
 // Its flags and its stream-json output follow the reference CLI, so tools
 // written for that CLI can drive agentloop. Credentials come from
 // ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL points it at
-// any compatible endpoint. Exit status: 0 on success; 1 on an error result,
+// any compatible endpoint, ANTHROPIC_CUSTOM_HEADERS adds headers and
+// ANTHROPIC_MODEL picks the model, from the environment or the settings'
+// env (not from a project's own settings files for the endpoint, headers
+// and credentials). As root, --dangerously-skip-permissions needs
+// IS_SANDBOX=1. Exit status: 0 on success; 1 on an error result,
 // a failure to start or a bad command line; 130 on SIGINT and 143 on
 // SIGTERM. In json and stream-json output a failure to start is also an
 // error result on stdout.
@@ -107,6 +111,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	for _, w := range c.warnings {
 		warn(w)
+	}
+	if err := c.checkBypassAsRoot(); err != nil { // bypass_root.go
+		return c.startupFailure(err, stdout, stderr)
 	}
 	defer c.startTelemetry(ctx, warn)() // telemetry.go
 	if c.sdk.inputFormat == "stream-json" {

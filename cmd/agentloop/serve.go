@@ -99,8 +99,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if tw := serve.TenantWritableSources(sources); len(tw) > 0 {
 		logger.Warn("--setting-sources names sources that tenants write: the settings, hooks, CLAUDE.md, agents, skills and commands "+
-			"of a session's working directory are loaded, and a tenant's command hooks run as this server's user, outside the sandbox "+
-			"and past --settings deny rules; use it only for tenants trusted with that (docs/serve.md)", "sources", tw)
+			"of a session's working directory are loaded (a tenant's command hooks run inside its sandbox, and not where --settings "+
+			"deny rules cover their command); use it only for tenants trusted with that (docs/serve.md)", "sources", tw)
 	}
 	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
 		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger, SettingSources: sources,

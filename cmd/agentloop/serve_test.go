@@ -205,7 +205,8 @@ func waitUntil(t *testing.T, cond func() bool) {
 // `agentloop serve` loads no settings a tenant can write unless the
 // operator names them with --setting-sources: a SessionStart command hook
 // in the project's .claude/settings.json of a session's working directory
-// runs only with the opt-in, which is warned about at start-up. A bad
+// runs only with the opt-in, which is warned about at start-up, and then
+// only inside the tenant's sandbox. A bad
 // source stops the server.
 func TestServeSettingSources(t *testing.T) {
 	if testing.Short() {
@@ -240,9 +241,11 @@ func TestServeSettingSources(t *testing.T) {
 			if len(cwds) != 1 {
 				t.Fatalf("working directories %v", cwds)
 			}
-			marker := filepath.Join(dir, "hook-ran")
+			// The hook runs in the tenant's sandbox: it can mark its own
+			// working directory, never the server's files (outside).
+			marker, outside := filepath.Join(cwds[0], "hook-ran"), filepath.Join(dir, "hook-escaped")
 			hook, _ := json.Marshal(map[string]any{"hooks": map[string]any{"SessionStart": []any{map[string]any{
-				"hooks": []any{map[string]any{"type": "command", "command": "touch '" + marker + "'"}}}}}})
+				"hooks": []any{map[string]any{"type": "command", "command": "touch hook-ran; touch '" + outside + "'"}}}}}})
 			os.MkdirAll(filepath.Join(cwds[0], ".claude"), 0o755)
 			if err := os.WriteFile(filepath.Join(cwds[0], ".claude", "settings.json"), hook, 0o644); err != nil {
 				t.Fatal(err)
@@ -255,6 +258,9 @@ func TestServeSettingSources(t *testing.T) {
 				return strings.Contains(string(b), `"state":"idle"`) && strings.Contains(string(b), `"turns":1`)
 			})
 			_, err := os.Stat(marker)
+			if _, err := os.Stat(outside); err == nil {
+				t.Errorf("a tenant's hook wrote outside its working directory, on the server")
+			}
 			warned := strings.Contains(p.stderr.String(), "tenants write")
 			if ran := err == nil; ran != c.wantHook || warned != c.wantHook {
 				t.Errorf("hook ran %v, start-up warning %v; want both %v\n%s", ran, warned, c.wantHook, p.stderr)

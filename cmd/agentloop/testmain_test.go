@@ -20,6 +20,12 @@ const noProcguardEnv = "AGENTLOOP_TEST_NO_PROCGUARD"
 
 // TestMain gives the tests a home directory of their own.
 func TestMain(m *testing.M) {
+	// Many tests run sessions in bypassPermissions, and CI runs them as
+	// root, which agentloop refuses unless IS_SANDBOX is exactly 1
+	// (bypass_root.go): set it to 1 for the whole run, whatever the
+	// environment had (unset, or another value such as "yes"). Tests of
+	// the refusal clear it themselves.
+	os.Setenv("IS_SANDBOX", "1")
 	if os.Getenv(runMainEnv) == "1" {
 		if os.Getenv(noProcguardEnv) == "1" {
 			procguard.SetDisabledForTest(true) // the mutation check of credentials_e2e_test.go

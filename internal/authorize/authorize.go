@@ -82,6 +82,17 @@ type Authorizer struct {
 	Apply func(ups []settings.PermissionUpdate) error
 	// Diag reports something accepted but not honoured.
 	Diag func(text string)
+	// Blocked returns the decision of the settings that fence the file
+	// tools into the working directories ((*permission.Checker).Blocked),
+	// or a zero Decision. Decide consults it where the checker is not
+	// consulted (a PreToolUse hook's ask) and on the input an approval
+	// rewrote, so that no hook or callback lifts such a denial.
+	Blocked func(call permission.Call) permission.Decision
+	// DenyInsteadOfPrompting denies, with a message saying prompts are
+	// off, every call that would be put to CanUseTool; the
+	// PermissionRequest hooks are still consulted first
+	// (permissions.denyInsteadOfPrompting).
+	DenyInsteadOfPrompting bool
 }
 
 // Outcome is the decision on a call, with what the session needs to
@@ -118,6 +129,14 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 	case call.Policy == PolicyDeny:
 		return o.deny("config", "rule", fmt.Sprintf("%s is denied by its MCP server's policy (always_deny).", call.Name), false)
 	}
+	if a.Blocked != nil && pre.Decision == hooks.Ask {
+		// The checker, which applies the block settings itself, is
+		// skipped on this path.
+		if b := a.Blocked(pcall); b.Behavior == permission.Deny {
+			o.Checked = b
+			return o.deny("config", b.ReasonType, b.Message, false)
+		}
+	}
 	switch pre.Decision {
 	case hooks.Defer:
 		return a.deferCall(call, pre, o)
@@ -129,7 +148,7 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 		// A hook's approval skips the mode and allow rules, never the deny
 		// and ask rules.
 		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
-		if o.Checked.Behavior == permission.Allow || (o.Checked.ReasonType != permission.ReasonRule && !pcall.RequiresUserInteraction) {
+		if o.Checked.Behavior == permission.Allow || (o.Checked.ReasonType != permission.ReasonRule && !pcall.RequiresUserInteraction && !o.Checked.Blocked) {
 			return o.allow("hook", "hook")
 		}
 	default:
@@ -144,7 +163,7 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 			return a.ask(ctx, call, o)
 		}
 	}
-	if call.policyAllows(o.Checked) {
+	if !o.Checked.Blocked && call.policyAllows(o.Checked) {
 		return o.allow("config", permission.ReasonRule)
 	}
 	switch o.Checked.Behavior {
@@ -153,10 +172,36 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 	case permission.Deny:
 		return o.deny("config", o.Checked.ReasonType, o.Checked.Message, false)
 	}
-	if call.Name == "Bash" && a.SandboxAllows != nil && a.SandboxAllows(o.Decided, o.Checked) {
+	if call.Name == "Bash" && !o.Checked.Blocked && a.SandboxAllows != nil && a.SandboxAllows(o.Decided, o.Checked) {
 		return o.allow("config", "sandbox")
 	}
 	return a.ask(ctx, call, o)
+}
+
+// reblock denies an approved call whose input an answer rewrote when the
+// block settings refuse the new input.
+func (a *Authorizer) reblock(call Call, o Outcome) Outcome {
+	if a.Blocked == nil || o.Input == nil || !o.Allow {
+		return o
+	}
+	b := a.Blocked(permission.Call{Tool: call.Name, Input: o.Input, ReadOnly: call.ReadOnly,
+		RequiresUserInteraction: call.needsPerson()})
+	if b.Behavior == permission.Deny {
+		o.Checked = b
+		return o.deny(o.Source, b.ReasonType, b.Message, false)
+	}
+	return o
+}
+
+// msgNoPrompt is the denial of a call that would have been put to a
+// person while permissions.denyInsteadOfPrompting is on.
+func msgNoPrompt(tool, why string) string {
+	msg := "This " + tool + " call needs approval, but permission prompts are turned off " +
+		"(permissions.denyInsteadOfPrompting), so it is denied."
+	if why != "" {
+		msg += " It needed approval because: " + why
+	}
+	return msg
 }
 
 // deferCall honours a PreToolUse defer on the only call of a main-loop
@@ -200,11 +245,18 @@ func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
 		if pr.UpdatedInput != nil {
 			o.Input = pr.UpdatedInput
 		}
-		return o.allow("hook", "hook")
+		return a.reblock(call, o.allow("hook", "hook"))
 	case hooks.Deny:
 		o = o.deny("hook", "hook", pr.Message, false)
 		o.Interrupt = pr.Interrupt
 		return o
+	}
+	if a.DenyInsteadOfPrompting {
+		why := d.Reason
+		if why == "" {
+			why = d.Message
+		}
+		return o.deny("config", d.ReasonType, msgNoPrompt(call.Name, why), false)
 	}
 	if a.CanUseTool == nil {
 		return o.deny("config", d.ReasonType, d.Message, false)
@@ -221,7 +273,7 @@ func (a *Authorizer) ask(ctx context.Context, call Call, o Outcome) Outcome {
 		if res.UpdatedInput != nil {
 			o.Input = res.UpdatedInput
 		}
-		return o.allow("user", "user")
+		return a.reblock(call, o.allow("user", "user"))
 	case res.Behavior == "deny":
 		msg := res.Message
 		if msg == "" {

@@ -36,6 +36,16 @@ type Config struct {
 	// (settings' disableBypassPermissionsMode, disableAutoMode), each
 	// with the error to return for it.
 	Disabled map[Mode]error
+	// Block fences the file tools into the working directories (see
+	// Block); the zero value fences nothing.
+	Block Block
+	// NoPrompt records permissions.denyInsteadOfPrompting for the caller
+	// that would put Ask decisions to a person (see Checker.NoPrompt).
+	NoPrompt bool
+	// ClassifyAllShell (the settings' autoMode.classifyAllShell) sends
+	// every shell command to the Classifier in auto mode, even one an
+	// allow rule covers: such rules approve nothing while auto mode is on.
+	ClassifyAllShell bool
 }
 
 // Call is one tool call to decide on.
@@ -76,6 +86,9 @@ type state struct {
 	allowBypass bool
 	disabled    map[Mode]error // never changed after New
 	noReadOnly  bool           // tests: no built-in read-only commands
+	block       *blockForms    // nil when nothing is fenced (block.go); never changed after New
+	noPrompt    bool           // never changed after New
+	classifyAll bool           // ClassifyAllShell; never changed after New
 }
 
 // New builds a Checker. Malformed rules are left out and reported in the
@@ -105,6 +118,9 @@ func New(cfg Config) (*Checker, error) {
 		classifier:  cfg.Classifier,
 		allowBypass: cfg.AllowBypass || mode == ModeBypass,
 		disabled:    maps.Clone(cfg.Disabled),
+		block:       newBlockForms(cfg.Block),
+		noPrompt:    cfg.NoPrompt,
+		classifyAll: cfg.ClassifyAllShell,
 	}
 	for _, d := range cfg.Dirs {
 		if !filepath.IsAbs(d) {

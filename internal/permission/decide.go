@@ -20,6 +20,7 @@ type verdict struct {
 	firm       bool // an Ask that the auto-mode classifier may not settle
 	suggest    []Update
 	resolved   string // a file tool's physical path, as judged
+	blocked    bool   // the block settings decided (block.go)
 }
 
 func (st *state) decide(ctx context.Context, call Call) Decision {
@@ -32,7 +33,17 @@ func (st *state) decide(ctx context.Context, call Call) Decision {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		cwd = st.cwd()
 	}
-	v := st.judge(tool, input, call, filepath.Clean(cwd))
+	cwd = filepath.Clean(cwd)
+	if b, ok := st.blockVerdict(tool, input, cwd); ok { // block.go
+		if b.b == Ask {
+			// A deny rule still denies; nothing else is asked less.
+			if v := st.judge(tool, input, call, cwd); v.b == Deny {
+				return st.finish(ctx, call, tool, v)
+			}
+		}
+		return st.finish(ctx, call, tool, b)
+	}
+	v := st.judge(tool, input, call, cwd)
 	return st.finish(ctx, call, tool, v)
 }
 
@@ -40,6 +51,12 @@ func (st *state) decide(ctx context.Context, call Call) Decision {
 // Decision.
 func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) Decision {
 	resolved := v.resolved
+	if v.b == Allow && v.reasonType == ReasonRule && st.mode == ModeAuto && st.classifyAll &&
+		st.classifier != nil && toolClass(tool) == classShell {
+		// autoMode.classifyAllShell: an allow rule does not settle a
+		// shell command in auto mode; the classifier does.
+		v = verdict{b: Ask, reasonType: ReasonMode, msg: msgClassifyAll(tool, v.rule), resolved: v.resolved}
+	}
 	if v.b == Ask && !v.firm && st.mode == ModeAuto && st.classifier != nil {
 		res, err := st.classifier.Classify(ctx, ClassifyRequest{
 			Tool: tool, Input: call.Input, Cwd: call.Cwd, Dirs: append([]string(nil), st.dirs...), Reason: v.msg,
@@ -61,7 +78,8 @@ func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) 
 			v.reasonType = ReasonMode
 		}
 	}
-	d := Decision{Behavior: v.b, Message: v.msg, ReasonType: v.reasonType, Reason: v.reason, BlockedPath: v.path, Path: resolved}
+	d := Decision{Behavior: v.b, Message: v.msg, ReasonType: v.reasonType, Reason: v.reason, BlockedPath: v.path, Path: resolved,
+		Blocked: v.blocked}
 	if v.rule != nil {
 		d.Rule, d.RuleSource = v.rule.String(), v.rule.Source
 	}

@@ -57,6 +57,11 @@ type Decision struct {
 	// the file that was judged (or approved) and refuses when a symbolic
 	// link on the way has been swapped in since.
 	Path string
+	// Blocked is set when the block settings decided (see Block): such a
+	// Deny stands whatever a hook or callback says, and such an Ask must
+	// be put to a person (or denied), never settled by a hook's allow,
+	// the classifier or the sandbox.
+	Blocked bool
 }
 
 // Allowed reports whether the call may run.

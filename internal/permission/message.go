@@ -129,3 +129,14 @@ func short(s string) string {
 	}
 	return s
 }
+
+// msgClassifyAll is what the classifier is told (and, if it cannot decide,
+// the model) about a shell command whose allow rule auto mode set aside
+// (autoMode.classifyAllShell).
+func msgClassifyAll(tool string, r *rule) string {
+	rs := ""
+	if r != nil {
+		rs = " (" + r.String() + ")"
+	}
+	return fmt.Sprintf("%s command allowed by a rule%s, which auto mode sets aside: every shell command is classified (autoMode.classifyAllShell)", tool, rs)
+}

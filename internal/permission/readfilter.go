@@ -45,6 +45,9 @@ func (c *Checker) ReadDeniedAs(tool string, names ...string) bool {
 			return true
 		}
 	}
+	if st.blockReadDenied(tool, names) { // block.go
+		return true
+	}
 	if len(rules) == 0 {
 		return false
 	}
@@ -54,7 +57,8 @@ func (c *Checker) ReadDeniedAs(tool string, names ...string) bool {
 // HasReadDenyRules reports whether any deny rule governs reading with
 // tool. Callers may skip the filter altogether when it is false.
 func (c *Checker) HasReadDenyRules(tool string) bool {
-	return len(c.cur.Load().readDenyRules(tool)) > 0
+	st := c.cur.Load()
+	return len(st.readDenyRules(tool)) > 0 || st.blockReadDenied(tool, []string{"/"})
 }
 
 // readDenyRules returns the deny rules that govern reading with tool,

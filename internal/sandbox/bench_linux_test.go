@@ -109,10 +109,14 @@ func BenchmarkMountStep(b *testing.B) {
 	if err := exec.Command("touch", filepath.Join(work, ".env")).Run(); err != nil {
 		b.Fatal(err)
 	}
+	typical, err := planMounts((&Policy{WriteAllow: []string{work}, WriteDeny: []string{filepath.Join(work, ".env")},
+		ReadDeny: []string{filepath.Join(work, "secrets")}, TempDir: filepath.Join(root, "tmp")}).resolved())
+	if err != nil {
+		b.Fatal(err)
+	}
 	plans := map[string]*mountPlan{
-		"probe": {roots: []string{"/tmp"}},
-		"typical": planMounts((&Policy{WriteAllow: []string{work}, WriteDeny: []string{filepath.Join(work, ".env")},
-			ReadDeny: []string{filepath.Join(work, "secrets")}, TempDir: filepath.Join(root, "tmp")}).resolved()),
+		"probe":       {roots: []string{"/tmp"}},
+		"typical":     typical,
 		"thread only": nil,
 	}
 	for _, name := range []string{"thread only", "probe", "typical"} {
@@ -148,7 +152,8 @@ func BenchmarkRuleset(b *testing.B) {
 	}
 	p := &Policy{WriteAllow: []string{work}, ReadDeny: []string{filepath.Join(work, "secrets")}, TempDir: root}
 	for b.Loop() {
-		fd, _, err := buildRuleset(abi, p.resolved())
+		rp := p.resolved()
+		fd, _, err := buildRuleset(abi, rp, append(rp.WriteDeny, rp.ReadDeny...))
 		if err != nil {
 			b.Fatal(err)
 		}

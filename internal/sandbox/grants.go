@@ -53,11 +53,26 @@ func within(path, root string) bool {
 	return strings.HasPrefix(path, root+"/")
 }
 
+// createRights are the rights to make a new entry in a directory that
+// carve grants on a directory carved because a hole lies inside it: not
+// the rights to remove, rename away or refer (move or link across
+// directories), so that the entries already there, the holes among them,
+// stay where they are. Devices are not among them.
+const createRights = accessMakeReg | accessMakeDir | accessMakeSym | accessMakeFifo | accessMakeSock
+
 // carve returns the trees that together cover root except every hole
 // (and everything beneath a hole): root itself when no hole lies inside
 // it, else the entries of root, each carved in turn. Symbolic links are
 // skipped (access through one is judged at its target). Paths must be
 // clean, absolute and resolved.
+//
+// A directory carved because holes lie inside it also gets the part of
+// access in createRights, so that new entries can be made in it, but
+// only when none of those holes is a directory: Landlock grants a
+// directory's rights to everything beneath it, so a create right on an
+// ancestor of a directory hole would let the command create (or plant a
+// symbolic link) inside the hole. New entries made this way are not
+// writable (no write right reaches them).
 func carve(root string, rootIsDir bool, holes []string, list lister, out *[]grant, access uint64) error {
 	var inside []string
 	for _, h := range holes {
@@ -75,6 +90,12 @@ func carve(root string, rootIsDir bool, holes []string, list lister, out *[]gran
 		*out = append(*out, grant{path: root, dir: rootIsDir, access: access})
 		return nil
 	}
+	if create := access & createRights; create != 0 && !anyDir(inside) {
+		if len(*out) >= maxGrants {
+			return fmt.Errorf("sandbox: more than %d rules needed to carve out the denied paths", maxGrants)
+		}
+		*out = append(*out, grant{path: root, dir: true, access: create})
+	}
 	entries, err := list(root)
 	if err != nil {
 		return fmt.Errorf("sandbox: listing %s: %w", root, err)
@@ -88,6 +109,18 @@ func carve(root string, rootIsDir bool, holes []string, list lister, out *[]gran
 		}
 	}
 	return nil
+}
+
+// anyDir reports whether one of paths is a directory, or cannot be told
+// apart from one (it cannot be inspected).
+func anyDir(paths []string) bool {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // fsRights are the Landlock filesystem rights of one ABI version.
@@ -158,6 +191,14 @@ func (p *Policy) resolved() *Policy {
 	r.WriteDeny = resolveAll(p.WriteDeny)
 	r.ReadDeny = resolveAll(p.ReadDeny)
 	r.ReadAllow = resolveAll(p.ReadAllow)
+	// Protect paths may not exist: they are cleaned only, and
+	// inspected where they are used (see inspectProtect).
+	r.Protect = nil
+	for _, path := range p.Protect {
+		if path != "" {
+			r.Protect = append(r.Protect, filepath.Clean(path))
+		}
+	}
 	r.TempDir = ""
 	if t := resolveAll([]string{p.TempDir}); len(t) == 1 {
 		r.TempDir = t[0]
@@ -166,8 +207,10 @@ func (p *Policy) resolved() *Policy {
 }
 
 // grants computes the filesystem rules of p, which must be resolved (see
-// resolved), for rights r, reading directories with list.
-func (p *Policy) grants(r fsRights, list lister) ([]grant, error) {
+// resolved), for rights r, reading directories with list. holes are the
+// resolved paths the write roots are carved around (see writeHoles): the
+// denied paths that nothing else keeps read-only.
+func (p *Policy) grants(r fsRights, list lister, holes []string) ([]grant, error) {
 	var out []grant
 	// Listing is allowed everywhere (see the package doc); everything
 	// else that reads is carved around ReadDeny.
@@ -185,7 +228,6 @@ func (p *Policy) grants(r fsRights, list lister) ([]grant, error) {
 	if !p.ReadOnly {
 		roots = append(roots, p.WriteAllow...)
 	}
-	holes := append(slices.Clone(p.WriteDeny), p.ReadDeny...)
 	for _, root := range roots {
 		if err := carve(root, isDir(root), holes, list, &out, r.write); err != nil {
 			return nil, err

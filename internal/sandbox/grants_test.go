@@ -133,3 +133,67 @@ func TestEnv(t *testing.T) {
 		t.Errorf("empty policy sets %q", env)
 	}
 }
+
+// TestCarveCreate: a directory carved because holes lie inside it may
+// have new entries made in it, but only when no such hole is a
+// directory (a create right on an ancestor reaches inside a directory
+// hole), and never the rights to remove, rename away or refer.
+func TestCarveCreate(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/dir", "b"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"a/file", "c"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := rightsFor(7).write
+	type rule struct {
+		Path   string
+		Access uint64
+	}
+	tests := []struct {
+		name  string
+		holes []string
+		want  []rule
+	}{
+		{"file hole", []string{"a/file"}, []rule{
+			{"", createRights}, {"/a", createRights}, {"/a/dir", w}, {"/b", w}, {"/c", w}}},
+		{"directory hole", []string{"a/dir"}, []rule{
+			{"/a/file", w}, {"/b", w}, {"/c", w}}},
+		{"file and directory holes", []string{"c", "a/dir"}, []rule{
+			{"/a/file", w}, {"/b", w}}},
+		{"top-level file hole", []string{"c"}, []rule{
+			{"", createRights}, {"/a", w}, {"/b", w}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var holes []string
+			for _, h := range tt.holes {
+				holes = append(holes, filepath.Join(root, h))
+			}
+			var out []grant
+			if err := carve(root, true, holes, readDir, &out, w); err != nil {
+				t.Fatal(err)
+			}
+			var got []rule
+			for _, g := range out {
+				got = append(got, rule{strings.TrimPrefix(g.path, root), g.access})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("grants (-want +got):\n%s", diff)
+			}
+			for _, g := range out {
+				if g.access == createRights&w && g.access&(accessRemoveDir|accessRemoveFile|accessRefer) != 0 {
+					t.Errorf("%s: a carved directory may remove or refer", g.path)
+				}
+			}
+		})
+	}
+}

@@ -38,8 +38,8 @@ type netPortAttr struct {
 }
 
 // rulesetFor returns a Landlock ruleset for rp, a resolved policy (see
-// Policy.resolved), on ABI abi: a file descriptor (close-on-exec) that
-// the caller closes.
+// Policy.resolved), on ABI abi, its write roots carved around holes: a
+// file descriptor (close-on-exec) that the caller closes.
 //
 // Rulesets are cached: building one costs a system call or four per rule,
 // and the rules change only when the policy or a directory that carve
@@ -48,13 +48,13 @@ type netPortAttr struct {
 // listed. Even a stale ruleset errs on the safe side: rules follow inodes,
 // so an entry created since has no rule (it is denied, not allowed) and a
 // denied inode never gains one.
-func rulesetFor(abi int, rp *Policy) (int, error) {
-	key := fmt.Sprintf("%d|%v|%q|%q|%q|%q|%q|%d|%d|%v", abi, rp.ReadOnly, rp.WriteAllow, rp.WriteDeny,
+func rulesetFor(abi int, rp *Policy, holes []string) (int, error) {
+	key := fmt.Sprintf("%d|%v|%q|%q|%q|%q|%q|%d|%d|%v", abi, rp.ReadOnly, rp.WriteAllow, holes,
 		rp.ReadDeny, rp.ReadAllow, rp.TempDir, rp.Network, rp.ProxyPort, rp.AllowLocalBinding)
 	if fd, ok := rulesets.get(key); ok {
 		return fd, nil
 	}
-	fd, stamps, err := buildRuleset(abi, rp)
+	fd, stamps, err := buildRuleset(abi, rp, holes)
 	if err != nil {
 		return -1, err
 	}
@@ -145,10 +145,11 @@ func (c *rulesetCache) put(key string, fd int, stamps []dirStamp) (int, error) {
 	return dup, nil
 }
 
-// buildRuleset creates a Landlock ruleset for p (resolved) on ABI abi and
-// returns its file descriptor (close-on-exec) and the directories listed
-// to build it, stamped before they were read.
-func buildRuleset(abi int, p *Policy) (int, []dirStamp, error) {
+// buildRuleset creates a Landlock ruleset for p (resolved) on ABI abi,
+// its write roots carved around holes, and returns its file descriptor
+// (close-on-exec) and the directories listed to build it, stamped before
+// they were read.
+func buildRuleset(abi int, p *Policy, holes []string) (int, []dirStamp, error) {
 	r := rightsFor(abi)
 	var stamps []dirStamp
 	list := func(dir string) ([]fs.DirEntry, error) {
@@ -159,7 +160,7 @@ func buildRuleset(abi int, p *Policy) (int, []dirStamp, error) {
 		stamps = append(stamps, st)
 		return readDir(dir)
 	}
-	grants, err := p.grants(r, list)
+	grants, err := p.grants(r, list, holes)
 	if err != nil {
 		return -1, nil, err
 	}

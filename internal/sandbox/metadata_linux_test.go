@@ -262,19 +262,28 @@ func TestPlanMounts(t *testing.T) {
 		WriteDeny:  []string{"/w/a/.env", "/elsewhere/.env", "/w/a/.git", "/w/a/.git/hooks"},
 		ReadDeny:   []string{"/w/b/secrets"},
 	}
-	got := planMounts(p)
-	want := &mountPlan{roots: []string{"/t", "/w/a", "/w/b", "/x"}, holes: []string{"/w/a/.env", "/w/a/.git", "/w/b/secrets"}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mountPlan{})); diff != "" {
+	plan := func(p *Policy) *mountPlan {
+		t.Helper()
+		m, err := planMounts(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	got := plan(p)
+	want := &mountPlan{roots: []string{"/t", "/w/a", "/w/b", "/x"}, holes: []string{"/w/a/.env", "/w/a/.git", "/w/b/secrets"},
+		carved: []string{"/elsewhere/.env"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mountPlan{}, nsKey{})); diff != "" {
 		t.Errorf("planMounts (-want +got):\n%s", diff)
 	}
 	p.ReadOnly = true
-	want = &mountPlan{roots: []string{"/t"}}
-	if diff := cmp.Diff(want, planMounts(p), cmp.AllowUnexported(mountPlan{})); diff != "" {
+	want = &mountPlan{roots: []string{"/t"}, carved: []string{"/w/a/.env", "/elsewhere/.env", "/w/a/.git", "/w/a/.git/hooks", "/w/b/secrets"}}
+	if diff := cmp.Diff(want, plan(p), cmp.AllowUnexported(mountPlan{}, nsKey{})); diff != "" {
 		t.Errorf("planMounts read-only (-want +got):\n%s", diff)
 	}
 	p = &Policy{WriteAllow: []string{"/", "/w"}, WriteDeny: []string{"/w/.env"}}
 	want = &mountPlan{all: true, holes: []string{"/w/.env"}}
-	if diff := cmp.Diff(want, planMounts(p), cmp.AllowUnexported(mountPlan{})); diff != "" {
+	if diff := cmp.Diff(want, plan(p), cmp.AllowUnexported(mountPlan{}, nsKey{})); diff != "" {
 		t.Errorf("planMounts with / writable (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -17,9 +18,11 @@ import (
 // with a mount namespace of the starting thread's own, in which every
 // mount but the writable roots is read-only (see the package doc).
 
-// maxMountHoles bounds the denied paths bound read-only one by one, so
-// that a long deny list cannot make every start slow; the others keep
-// only Landlock's protection (their contents, not their metadata).
+// maxMountHoles bounds the denied paths (WriteDeny and ReadDeny) bound
+// read-only one by one, so that a long deny list cannot make every
+// start slow; the others are carved out of the Landlock rules instead
+// (their contents are kept, not their metadata). Protect paths are not
+// counted: they are always bound.
 const maxMountHoles = 64
 
 // mountPlan is the mount namespace step of one command.
@@ -31,18 +34,41 @@ type mountPlan struct {
 	// all is set when "/" is a writable root: nothing is made
 	// read-only but the holes.
 	all bool
-	// holes are the denied paths inside the roots, none inside
-	// another: bound on themselves, read-only.
+	// binds are the directories between a writable root and a
+	// protected path, shallowest first: bound on themselves, writable,
+	// so that they cannot be renamed or removed (a mount point cannot).
+	binds []string
+	// holes are the denied and protected paths inside the roots, none
+	// inside another: bound on themselves, read-only.
 	holes []string
+	// missing are the holes that do not exist yet: the placeholders
+	// to make before the namespace (see acquirePlaceholders).
+	missing []string
+	// protected are the holes that are protected paths (existing or
+	// not), outermost.
+	protected []string
+	// carved are the denied paths the mount step does not keep
+	// read-only (beyond maxMountHoles, or outside the roots): the
+	// Landlock rules are carved around them. The roots are granted
+	// whole around the holes, which the mounts keep.
+	carved []string
+	// held are the placeholders bound by this plan, referenced until
+	// its namespace is empty.
+	held []*placeholder
 	// ns is the namespace apply made, kept open so that its teardown
 	// (unmounting its whole tree, which waits for an RCU grace period)
 	// happens in the background once the command has exited, and not
 	// on the command's exit path, which its caller waits for.
 	ns *os.File
+	// nsKey names ns, to find the processes left in it.
+	nsKey nsKey
 }
 
-// planMounts computes the mount step for p, which must be resolved.
-func planMounts(p *Policy) *mountPlan {
+// planMounts computes the mount step for p, which must be resolved. It
+// inspects the protected paths (see inspectProtect) and fails when one
+// is reached through a symbolic link inside a writable root, which the
+// command could replace.
+func planMounts(p *Policy) (*mountPlan, error) {
 	var roots []string
 	if p.TempDir != "" {
 		roots = append(roots, p.TempDir)
@@ -51,23 +77,73 @@ func planMounts(p *Policy) *mountPlan {
 		roots = append(roots, p.WriteAllow...)
 	}
 	m := &mountPlan{roots: outermost(roots)}
+	outer := m.roots
 	if slices.Contains(m.roots, "/") {
 		m.all, m.roots = true, nil
+		outer = []string{"/"}
 	}
-	var holes []string
-	for _, h := range append(slices.Clone(p.WriteDeny), p.ReadDeny...) {
-		for _, r := range roots {
-			if within(h, r) {
-				holes = append(holes, h)
-				break
+	rootOf := func(path string) (string, bool) {
+		for _, r := range outer {
+			if within(path, r) {
+				return r, true
 			}
 		}
+		return "", false
 	}
-	m.holes = outermost(holes)
-	if len(m.holes) > maxMountHoles {
-		m.holes = m.holes[:maxMountHoles]
+	denied := append(slices.Clone(p.WriteDeny), p.ReadDeny...)
+	var protected []string
+	for _, path := range p.Protect {
+		info, err := inspectProtect(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range info.links {
+			if r, ok := rootOf(l); ok && l != r {
+				return nil, fmt.Errorf("sandbox: protected path %s is reached through the symbolic link %s inside the writable root %s, which the command could replace", path, l, r)
+			}
+		}
+		t := info.target
+		_, inRoot := rootOf(t)
+		if !inRoot && !slices.ContainsFunc(outer, func(r string) bool { return within(r, t) }) {
+			continue // read-only already, and so is everything beneath it
+		}
+		protected = append(protected, t)
+		if info.missing {
+			m.missing = append(m.missing, t)
+		}
 	}
-	return m
+	protected = outermost(protected)
+	m.protected = protected
+	var holes []string
+	for _, h := range denied {
+		if _, ok := rootOf(h); ok && !slices.ContainsFunc(protected, func(t string) bool { return within(h, t) }) {
+			holes = append(holes, h)
+		}
+	}
+	holes = outermost(holes)
+	if len(holes) > maxMountHoles {
+		holes = holes[:maxMountHoles]
+	}
+	m.holes = outermost(append(holes, protected...))
+	m.missing = slices.DeleteFunc(m.missing, func(t string) bool { return !slices.Contains(m.holes, t) })
+	var binds []string
+	for _, t := range protected {
+		r, ok := rootOf(t)
+		if !ok || !slices.Contains(m.holes, t) {
+			continue
+		}
+		for d := filepath.Dir(t); d != r && within(d, r); d = filepath.Dir(d) {
+			binds = append(binds, d)
+		}
+	}
+	slices.Sort(binds)
+	m.binds = slices.Compact(binds)
+	for _, d := range dedupe(denied) {
+		if !slices.ContainsFunc(m.holes, func(h string) bool { return within(d, h) }) {
+			m.carved = append(m.carved, d)
+		}
+	}
+	return m, nil
 }
 
 // outermost sorts paths and drops the duplicates and the paths inside
@@ -147,8 +223,13 @@ func (m *mountPlan) apply() error {
 			}
 		}
 	}
+	for _, d := range m.binds {
+		if err := bindOnItself(d, nil); err != nil {
+			return err
+		}
+	}
 	for _, h := range m.holes {
-		if err := bindReadOnly(h, ro); err != nil {
+		if err := bindOnItself(h, ro); err != nil {
 			return err
 		}
 	}
@@ -159,44 +240,76 @@ func (m *mountPlan) apply() error {
 	if wd, err := unix.Getwd(); err == nil {
 		_ = unix.Chdir(wd)
 	}
-	if fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-		m.ns = os.NewFile(uintptr(fd), "mnt namespace")
+	fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening the mount namespace: %w", err)
 	}
+	m.ns = os.NewFile(uintptr(fd), "mnt namespace")
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat of the mount namespace: %w", err)
+	}
+	m.nsKey = nsKey{st.Dev, st.Ino}
 	return nil
 }
 
-// nsReaper closes the namespaces of commands that have exited: each
-// namespace waits on an epoll set for its command's pidfd to become
-// readable. One goroutine serves them all, started at first use.
+// nsReaper closes the namespaces of commands that have exited, and
+// starts the release of the placeholders they bound: each namespace
+// waits on an epoll set for its command's pidfd to become readable. One
+// goroutine serves them all, started at first use.
 var nsReaper struct {
 	once sync.Once
 	ep   int
 	err  error
 	mu   sync.Mutex
-	ns   map[int32]*os.File // by pidfd
+	ns   map[int32]reapable // by pidfd
+}
+
+// reapable is what is released when a command exits.
+type reapable struct {
+	ns   *os.File
+	hold *nsHold // nil when the namespace bound no placeholder
+}
+
+func (r reapable) release() {
+	if r.hold != nil {
+		// The hold keeps the namespace open until it is released, so
+		// that the namespace's inode, which names it in /proc, cannot be
+		// reused by another command's namespace meanwhile. Not on the
+		// reaper's goroutine: it reads /proc.
+		r.hold.ns = r.ns
+		go r.hold.release()
+		return
+	}
+	if r.ns != nil {
+		r.ns.Close()
+	}
 }
 
 // releaseAfterExit closes ns once the process pid, just started and not
-// yet waited for, has exited; at once if it cannot tell when that is.
-func releaseAfterExit(pid int, ns *os.File) {
-	if ns == nil {
+// yet waited for, has exited (at once if it cannot tell when that is),
+// and then releases hold's placeholders once no process is left in the
+// namespace (see nsHold.release, which checks that itself).
+func releaseAfterExit(pid int, ns *os.File, hold *nsHold) {
+	item := reapable{ns: ns, hold: hold}
+	if ns == nil && hold == nil {
 		return
 	}
 	r := &nsReaper
 	r.once.Do(func() {
 		r.ep, r.err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if r.err == nil {
-			r.ns = map[int32]*os.File{}
+			r.ns = map[int32]reapable{}
 			go reapNamespaces()
 		}
 	})
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if r.err != nil || err != nil {
-		ns.Close()
+		item.release()
 		return
 	}
 	r.mu.Lock()
-	r.ns[int32(pidfd)] = ns
+	r.ns[int32(pidfd)] = item
 	r.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pidfd)}
 	if err := unix.EpollCtl(r.ep, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
@@ -204,7 +317,7 @@ func releaseAfterExit(pid int, ns *os.File) {
 		delete(r.ns, int32(pidfd))
 		r.mu.Unlock()
 		unix.Close(pidfd)
-		ns.Close()
+		item.release()
 	}
 }
 
@@ -219,24 +332,25 @@ func reapNamespaces() {
 		for _, ev := range events[:n] {
 			unix.EpollCtl(r.ep, unix.EPOLL_CTL_DEL, int(ev.Fd), nil)
 			r.mu.Lock()
-			ns := r.ns[ev.Fd]
+			item, ok := r.ns[ev.Fd]
 			delete(r.ns, ev.Fd)
 			r.mu.Unlock()
 			unix.Close(int(ev.Fd))
-			if ns != nil {
-				ns.Close()
+			if ok {
+				item.release()
 			}
 		}
 	}
 }
 
-// bindReadOnly binds path (a denied path inside a root, attached by now)
-// on itself, read-only with everything beneath it. A path that vanished
-// or became a link is left alone: Landlock still denies writing it.
-func bindReadOnly(path string, ro *unix.MountAttr) error {
+// bindOnItself binds path (a path inside a root, attached by now) on
+// itself with everything beneath it, read-only with ro (nil: as it is).
+// It fails when path vanished or became a symbolic link since it was
+// planned: the Landlock rules rely on the mounts for it.
+func bindOnItself(path string, ro *unix.MountAttr) error {
 	target, err := openNoSymlinks(path)
 	if err != nil {
-		return nil
+		return fmt.Errorf("opening %s to bind it: %w", path, err)
 	}
 	defer unix.Close(target)
 	clone, err := unix.OpenTree(target, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
@@ -244,8 +358,10 @@ func bindReadOnly(path string, ro *unix.MountAttr) error {
 		return fmt.Errorf("cloning %s: %w", path, err)
 	}
 	defer unix.Close(clone)
-	if err := unix.MountSetattr(clone, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ro); err != nil {
-		return fmt.Errorf("making %s read-only: %w", path, err)
+	if ro != nil {
+		if err := unix.MountSetattr(clone, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ro); err != nil {
+			return fmt.Errorf("making %s read-only: %w", path, err)
+		}
 	}
 	if err := unix.MoveMount(clone, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("attaching %s: %w", path, err)

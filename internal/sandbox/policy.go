@@ -36,7 +36,8 @@ const (
 )
 
 // Policy is what a sandboxed command may do. Paths must be absolute;
-// paths that do not exist when the command starts are ignored.
+// paths that do not exist when the command starts are ignored, except
+// those of Protect.
 type Policy struct {
 	// ReadOnly allows writing only beneath TempDir (and to the device
 	// files every command needs, such as /dev/null): WriteAllow is
@@ -55,6 +56,25 @@ type Policy struct {
 	// TempDir is always writable, and is the command's TMPDIR. Empty
 	// means none.
 	TempDir string
+	// Protect are paths (trees or files) that must stay unwritable to
+	// the command whether or not they exist when it starts, such as the
+	// configuration a later, unsandboxed program loads from the working
+	// directory (.claude, .mcp.json). The contract: the command cannot
+	// write, create, remove, rename, link over, link out of or into, or
+	// change the metadata of a protected path or anything beneath it,
+	// nor replace a symbolic link met on the way to one. Where
+	// ProtectsMissingPaths reports true (the mount step), a protected
+	// path that does not exist is held by an empty placeholder directory
+	// at its first missing component, bound read-only, which the sandbox
+	// removes once no process that could see it remains; Start refuses
+	// (with an error, nothing started) a protected path reached through
+	// a symbolic link that lies inside a writable root, which the
+	// command could replace. Otherwise (Landlock alone) only the
+	// protected paths that exist when the command starts are enforced,
+	// like WriteDeny, and the links met on the way to them are kept.
+	// Protect paths are never dropped by the mount step's limit on
+	// denied paths.
+	Protect []string
 
 	Network NetMode
 	// ProxyPort is the loopback port of the filtering proxy, for
@@ -62,6 +82,9 @@ type Policy struct {
 	ProxyPort int
 	// AllowLocalBinding lets the command bind and listen on TCP ports.
 	AllowLocalBinding bool
+	// UnsetEnv are variables removed from the command's environment
+	// (unsetenv.go).
+	UnsetEnv []string
 }
 
 // validate checks the parts of p that can be wrong on their own.
@@ -69,7 +92,7 @@ func (p *Policy) validate() error {
 	if p == nil {
 		return errors.New("sandbox: nil policy")
 	}
-	for _, list := range [][]string{p.WriteAllow, p.WriteDeny, p.ReadDeny, p.ReadAllow, {p.TempDir}} {
+	for _, list := range [][]string{p.WriteAllow, p.WriteDeny, p.ReadDeny, p.ReadAllow, p.Protect, {p.TempDir}} {
 		for _, path := range list {
 			if path != "" && !filepath.IsAbs(path) {
 				return fmt.Errorf("sandbox: path %q is not absolute", path)

@@ -87,7 +87,30 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 		return err
 	}
 	rp := p.resolved()
-	ruleset, err := rulesetFor(abi, rp)
+	var mounts *mountPlan
+	var holes []string
+	if ok, _ := MetadataProtected(); ok && !testNoMountStep {
+		if mounts, err = planMounts(rp); err != nil {
+			return err
+		}
+		holes = mounts.carved
+	} else if holes, err = landlockHoles(rp); err != nil {
+		return err
+	}
+	// The placeholders are made before the ruleset is built, from the
+	// tree as it will be when the command starts.
+	if mounts != nil {
+		if err := mounts.acquirePlaceholders(); err != nil {
+			return err
+		}
+	}
+	started := false
+	defer func() {
+		if mounts != nil && !started {
+			mounts.releaseNow()
+		}
+	}()
+	ruleset, err := rulesetFor(abi, rp, holes)
 	if err != nil {
 		return err
 	}
@@ -97,22 +120,20 @@ func Start(cmd *exec.Cmd, p *Policy) error {
 		// and that thread is discarded right after the start.
 		cmd.SysProcAttr.Pdeathsig = 0
 	}
+	p.unsetEnv(cmd) // unsetenv.go
 	if env := p.Env(); len(env) > 0 {
 		if cmd.Env == nil {
 			cmd.Env = cmd.Environ()
 		}
 		cmd.Env = append(cmd.Env, env...)
 	}
-	var mounts *mountPlan
-	if ok, _ := MetadataProtected(); ok && !testNoMountStep {
-		mounts = planMounts(rp)
-	}
 	done := make(chan error, 1)
 	go onSpareThread(func() error { return restrictThreadAndStart(cmd, ruleset, filter, mounts) }, done, 0)
 	err = <-done
 	if mounts != nil {
 		if err == nil {
-			releaseAfterExit(cmd.Process.Pid, mounts.ns)
+			started = true
+			releaseAfterExit(cmd.Process.Pid, mounts.ns, mounts.holdFor(mounts.nsKey))
 		} else if mounts.ns != nil {
 			mounts.ns.Close()
 		}

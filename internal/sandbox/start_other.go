@@ -31,3 +31,10 @@ func MetadataProtected() (bool, error) {
 	_, err := Available()
 	return false, fmt.Errorf("%w: %w", ErrNoMetadataProtection, err)
 }
+
+// ProtectsMissingPaths reports whether Policy.Protect paths that do not
+// exist when a command starts are enforced. On this platform there is no
+// sandbox: the error wraps ErrNoMetadataProtection.
+func ProtectsMissingPaths() (bool, error) {
+	return MetadataProtected()
+}

@@ -142,11 +142,11 @@ func (k *keySource) refused(key string) {
 
 // resolveKeyTTL returns the helper's key lifetime: v when set (negative:
 // forever), else EnvAPIKeyHelperTTL, else DefaultAPIKeyTTL.
-func resolveKeyTTL(v time.Duration) (time.Duration, error) {
+func resolveKeyTTL(getenv func(string) string, v time.Duration) (time.Duration, error) {
 	if v != 0 {
 		return v, nil
 	}
-	s := strings.TrimSpace(os.Getenv(EnvAPIKeyHelperTTL))
+	s := strings.TrimSpace(getenv(EnvAPIKeyHelperTTL))
 	if s == "" {
 		return DefaultAPIKeyTTL, nil
 	}

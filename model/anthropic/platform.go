@@ -74,11 +74,15 @@ func (e *PlatformAuthError) Unwrap() error { return e.Err }
 // provider without Options.Platform: [PlatformBedrock] when
 // CLAUDE_CODE_USE_BEDROCK is true, else [PlatformVertex] when
 // CLAUDE_CODE_USE_VERTEX is, else [PlatformAnthropic].
-func EnvPlatform() string {
+func EnvPlatform() string { return EnvPlatformFrom(os.Getenv) }
+
+// EnvPlatformFrom is [EnvPlatform] reading the variables through getenv
+// (see Options.Getenv).
+func EnvPlatformFrom(getenv func(string) string) string {
 	switch {
-	case envTrue("CLAUDE_CODE_USE_BEDROCK"):
+	case envTrue(getenv, "CLAUDE_CODE_USE_BEDROCK"):
 		return PlatformBedrock
-	case envTrue("CLAUDE_CODE_USE_VERTEX"):
+	case envTrue(getenv, "CLAUDE_CODE_USE_VERTEX"):
 		return PlatformVertex
 	}
 	return PlatformAnthropic
@@ -86,17 +90,17 @@ func EnvPlatform() string {
 
 // envTrue reports whether an environment variable holds a true value, the
 // way the reference reads its CLAUDE_CODE_USE_* switches.
-func envTrue(name string) bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(name))) {
+func envTrue(getenv func(string) string, name string) bool {
+	switch strings.ToLower(strings.TrimSpace(getenv(name))) {
 	case "1", "true", "yes", "on":
 		return true
 	}
 	return false
 }
 
-func firstEnv(names ...string) string {
+func firstEnv(getenv func(string) string, names ...string) string {
 	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
+		if v := getenv(n); v != "" {
 			return v
 		}
 	}
@@ -108,7 +112,7 @@ func firstEnv(names ...string) string {
 func resolvePlatform(o *Options) (bool, error) {
 	switch o.Platform {
 	case "":
-		o.Platform = EnvPlatform()
+		o.Platform = EnvPlatformFrom(o.getenv)
 	case PlatformAnthropic, PlatformBedrock, PlatformVertex:
 	default:
 		return false, fmt.Errorf("anthropic: platform %q: want %q, %q or %q", o.Platform, PlatformAnthropic, PlatformBedrock, PlatformVertex)
@@ -119,28 +123,28 @@ func resolvePlatform(o *Options) (bool, error) {
 		return false, nil
 	case PlatformBedrock:
 		if o.AWSRegion == "" {
-			o.AWSRegion = firstEnv("AWS_REGION", "AWS_DEFAULT_REGION")
+			o.AWSRegion = firstEnv(o.getenv, "AWS_REGION", "AWS_DEFAULT_REGION")
 		}
 		if o.AWSRegion == "" {
 			o.AWSRegion = DefaultAWSRegion
 		}
-		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue("CLAUDE_CODE_SKIP_BEDROCK_AUTH")
+		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue(o.getenv, "CLAUDE_CODE_SKIP_BEDROCK_AUTH")
 		baseEnv = "ANTHROPIC_BEDROCK_BASE_URL"
 	case PlatformVertex:
 		if o.VertexRegion == "" {
-			o.VertexRegion = os.Getenv("CLOUD_ML_REGION")
+			o.VertexRegion = o.getenv("CLOUD_ML_REGION")
 		}
 		if o.VertexRegion == "" {
 			o.VertexRegion = DefaultVertexRegion
 		}
 		if o.VertexProject == "" {
-			o.VertexProject = os.Getenv("ANTHROPIC_VERTEX_PROJECT_ID")
+			o.VertexProject = o.getenv("ANTHROPIC_VERTEX_PROJECT_ID")
 		}
-		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue("CLAUDE_CODE_SKIP_VERTEX_AUTH")
+		o.SkipPlatformAuth = o.SkipPlatformAuth || envTrue(o.getenv, "CLAUDE_CODE_SKIP_VERTEX_AUTH")
 		baseEnv = "ANTHROPIC_VERTEX_BASE_URL"
 	}
 	if o.BaseURL == "" {
-		o.BaseURL = os.Getenv(baseEnv)
+		o.BaseURL = o.getenv(baseEnv)
 	}
 	if o.BaseURL != "" {
 		u, err := url.Parse(o.BaseURL)

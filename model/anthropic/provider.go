@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +167,16 @@ type Options struct {
 	// Authorization: Bearer. Nil: Google Application Default Credentials,
 	// unless SkipPlatformAuth.
 	VertexTokenSource oauth2.TokenSource
+	// Getenv reads every environment variable this package consults
+	// (those named above, [EnvCustomHeaders] and the proxy variables
+	// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, in upper or lower case). Nil:
+	// os.Getenv. A caller that layers its own variables over the process's
+	// (agentloop applies the settings' env this way) passes a function
+	// that looks in its layer first. The AWS and Google SDKs' own
+	// credential chains (AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, …)
+	// still read the process environment.
+	Getenv func(key string) string
+
 	// SkipPlatformAuth sends cloud requests without authentication (no
 	// SigV4 signature, no bearer token), for gateways that add their own
 	// and for tests. It is also on when CLAUDE_CODE_SKIP_BEDROCK_AUTH
@@ -227,6 +236,8 @@ type config struct {
 	maxRetries                 int
 	timeouts                   timeouts
 	version                    string // Version when resolved
+	headers                    string // EnvCustomHeaders, canonical (see customHeaders)
+	proxy                      proxyConfig
 
 	keyHelper string        // Options.APIKeyHelper, when it is the credential
 	keyTTL    time.Duration // its key's lifetime
@@ -240,6 +251,10 @@ type config struct {
 // resolve fills o's empty fields from the environment and checks them.
 func resolve(o *Options) (config, error) {
 	cloud, err := resolvePlatform(o)
+	if err != nil {
+		return config{}, err
+	}
+	hdrs, _, err := customHeaders(o.getenv)
 	if err != nil {
 		return config{}, err
 	}
@@ -259,15 +274,16 @@ func resolve(o *Options) (config, error) {
 		}
 	} else {
 		if o.APIKey == "" && o.AuthToken == "" {
-			o.APIKey = os.Getenv("ANTHROPIC_API_KEY")
-			o.AuthToken = os.Getenv("ANTHROPIC_AUTH_TOKEN")
+			o.APIKey = o.getenv("ANTHROPIC_API_KEY")
+			o.AuthToken = o.getenv("ANTHROPIC_AUTH_TOKEN")
 		}
 		helper := o.APIKeyFunc != nil || o.APIKeyHelper != ""
-		if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) && !helper {
+		credHeader := hasCredentialHeader(o.Headers) || hasCredentialHeaderLine(hdrs)
+		if o.APIKey == "" && o.AuthToken == "" && !credHeader && !helper {
 			return config{}, ErrNoCredentials
 		}
 		if o.BaseURL == "" {
-			o.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
+			o.BaseURL = o.getenv("ANTHROPIC_BASE_URL")
 		}
 		if o.BaseURL == "" {
 			o.BaseURL = DefaultBaseURL
@@ -278,29 +294,30 @@ func resolve(o *Options) (config, error) {
 		}
 		c = config{apiKey: o.APIKey, authToken: o.AuthToken, baseURL: o.BaseURL, endpoint: u.Host, version: Version,
 			platform: PlatformAnthropic}
-		if o.APIKey == "" && o.AuthToken == "" && !hasCredentialHeader(o.Headers) {
+		if o.APIKey == "" && o.AuthToken == "" && !credHeader {
 			// Only a helper is left to authenticate with.
 			if o.APIKeyFunc == nil {
 				c.keyHelper = o.APIKeyHelper
 			}
-			if c.keyTTL, err = resolveKeyTTL(o.APIKeyTTL); err != nil {
+			if c.keyTTL, err = resolveKeyTTL(o.getenv, o.APIKeyTTL); err != nil {
 				return config{}, err
 			}
 		} else {
 			o.APIKeyFunc = nil // another credential wins
 		}
 	}
-	if c.maxRetries, err = resolveMaxRetries(o.MaxRetries); err != nil {
+	c.headers, c.proxy = hdrs, readProxy(o.getenv)
+	if c.maxRetries, err = resolveMaxRetries(o.getenv, o.MaxRetries); err != nil {
 		return config{}, err
 	}
 	t := &c.timeouts
-	if t.idle, err = resolveTimeout(o.StreamIdleTimeout, EnvStreamIdleTimeout, DefaultStreamIdleTimeout); err != nil {
+	if t.idle, err = resolveTimeout(o.getenv, o.StreamIdleTimeout, EnvStreamIdleTimeout, DefaultStreamIdleTimeout); err != nil {
 		return config{}, err
 	}
-	if t.firstByte, err = resolveTimeout(o.FirstByteTimeout, EnvFirstByteTimeout, DefaultFirstByteTimeout); err != nil {
+	if t.firstByte, err = resolveTimeout(o.getenv, o.FirstByteTimeout, EnvFirstByteTimeout, DefaultFirstByteTimeout); err != nil {
 		return config{}, err
 	}
-	if t.request, err = resolveTimeout(o.RequestTimeout, EnvRequestTimeout, 0); err != nil {
+	if t.request, err = resolveTimeout(o.getenv, o.RequestTimeout, EnvRequestTimeout, 0); err != nil {
 		return config{}, err
 	}
 	return c, nil
@@ -311,7 +328,7 @@ func resolve(o *Options) (config, error) {
 func build(o *Options, c config) (*Provider, error) {
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = clientFor(c.proxy)
 	}
 	version := APIVersion
 	switch c.platform {
@@ -339,6 +356,15 @@ func build(o *Options, c config) (*Provider, error) {
 	}
 	if c.authToken != "" {
 		copts = append(copts, option.WithAuthToken(c.authToken))
+	}
+	if c.headers != "" {
+		h, err := ParseCustomHeaders(c.headers)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range h {
+			copts = append(copts, option.WithHeader(k, v))
+		}
 	}
 	for k, v := range o.Headers {
 		copts = append(copts, option.WithHeader(k, v))
@@ -392,7 +418,8 @@ var shared struct {
 // sessions share its caches and skip its set-up (and an API key helper's
 // key). Options with functions (Sleep, Now, Jitter, APIKeyFunc), an
 // HTTPClient, Headers, AWSCredentials or a VertexTokenSource get a new
-// provider, as from New. It fails as New does.
+// provider, as from New; Getenv does not, since what it yields is part of
+// the resolved configuration. It fails as New does.
 func Shared(opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
@@ -422,6 +449,18 @@ func Shared(opts *Options) (*Provider, error) {
 		shared.m[c] = p
 	}
 	return p, nil
+}
+
+// hasCredentialHeaderLine is hasCredentialHeader for the canonical
+// lines of [customHeaders].
+func hasCredentialHeaderLine(lines string) bool {
+	for _, l := range strings.Split(lines, "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		if hasCredentialHeader(map[string]string{k: strings.TrimSpace(v)}) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasCredentialHeader(h map[string]string) bool {

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,15 +72,15 @@ type timeouts struct {
 // resolveTimeout applies option > environment > default: a positive option
 // wins, a negative one turns the limit off, zero reads the variable env (a
 // positive whole number of milliseconds) and falls back to def.
-func resolveTimeout(opt time.Duration, env string, def time.Duration) (time.Duration, error) {
+func resolveTimeout(getenv func(string) string, opt time.Duration, env string, def time.Duration) (time.Duration, error) {
 	switch {
 	case opt > 0:
 		return opt, nil
 	case opt < 0:
 		return 0, nil
 	}
-	v, ok := os.LookupEnv(env)
-	if !ok || strings.TrimSpace(v) == "" {
+	v := getenv(env)
+	if strings.TrimSpace(v) == "" {
 		return def, nil
 	}
 	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -93,12 +92,12 @@ func resolveTimeout(opt time.Duration, env string, def time.Duration) (time.Dura
 
 // resolveMaxRetries applies option > CLAUDE_CODE_MAX_RETRIES > default. The
 // variable must be a whole number ≥ 0; values above 15 count as 15.
-func resolveMaxRetries(opt *int) (int, error) {
+func resolveMaxRetries(getenv func(string) string, opt *int) (int, error) {
 	if opt != nil {
 		return max(*opt, 0), nil
 	}
-	v, ok := os.LookupEnv(EnvMaxRetries)
-	if !ok || strings.TrimSpace(v) == "" {
+	v := getenv(EnvMaxRetries)
+	if strings.TrimSpace(v) == "" {
 		return DefaultMaxRetries, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
