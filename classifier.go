@@ -24,6 +24,10 @@ func (c modelClassifier) Classify(ctx context.Context, req permission.ClassifyRe
 	action, _ := json.Marshal(map[string]any{"tool": req.Tool, "input": req.Input, "working_directories": req.Dirs,
 		"why_it_needs_review": req.Reason})
 	m := pricing.Resolve(ClassifierModel)
+	if err := c.s.helperModelAllowed(m, "the auto-mode classifier's model"); err != nil { // managed_policy.go
+		// Undecided: the call is asked, as when the classifier fails.
+		return permission.ClassifierResult{}, fmt.Errorf("permission classifier: %w", err)
+	}
 	resp, err := c.s.env.Provider.Stream(ctx, &model.Request{
 		Model:     m,
 		MaxTokens: 256,

@@ -108,6 +108,9 @@ const promptHookMaxTokens = 512
 // session's.
 func (s *session) askModel(ctx context.Context, name, system, user string) (string, error) {
 	m := pricing.Resolve(name)
+	if err := s.helperModelAllowed(m, "a prompt hook's model"); err != nil { // managed_policy.go
+		return "", err
+	}
 	resp, err := s.env.Provider.Stream(ctx, &model.Request{
 		Model:     m,
 		MaxTokens: promptHookMaxTokens,

@@ -158,6 +158,17 @@ func (s *session) modelAllowed(model, what string) error {
 	return nil
 }
 
+// helperModelAllowed is modelAllowed for the requests agentloop makes on
+// its own (prompt hooks, the auto-mode classifier): as in the reference,
+// availableModels does not bind them, deniedModels does.
+func (s *session) helperModelAllowed(model, what string) error {
+	id := pricing.Resolve(model)
+	if s.policy.ModelBlocked(id) == "deniedModels" {
+		return fmt.Errorf("%w: %s %q is not allowed by deniedModels (%s)", ErrManagedPolicyDenied, what, id, s.policy.File)
+	}
+	return nil
+}
+
 // checkSessionModels refuses a session whose model or fallback models the
 // policy forbids.
 func (s *session) checkSessionModels() error {

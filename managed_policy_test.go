@@ -16,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/mcp"
+	"github.com/agentloop/agentloop/settings"
 )
 
 // The managed policy's own keys, end to end (managed_policy.go). Each test
@@ -451,6 +452,83 @@ func TestManagedHTTPHookPolicy(t *testing.T) {
 			}
 			if got := calls.Load() > 0; got != c.called {
 				t.Errorf("http hook called = %v, want %v", got, c.called)
+			}
+		})
+	}
+}
+
+// TestManagedPermissionRulesOnlyRuntime: under allowManagedPermissionRulesOnly
+// an allow rule that CanUseTool adds while the session runs (its
+// UpdatedPermissions) grants nothing either: the next matching call is
+// asked again. Without the policy (the control) the rule settles it.
+func TestManagedPermissionRulesOnlyRuntime(t *testing.T) {
+	for _, c := range []struct {
+		name, policy string
+		wantAsked    int
+	}{
+		{"control", "", 1},
+		{"policy", `{"allowManagedPermissionRulesOnly": true}`, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			usePolicy(t, c.policy)
+			cwd := t.TempDir()
+			srv := agentlooptest.NewTB(t,
+				agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch first"}),
+				agentlooptest.ToolUse("toolu_2", "Bash", map[string]any{"command": "touch second"}),
+				agentlooptest.Text("done"))
+			var asked atomic.Int32
+			o := &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, Tools: []string{"Bash"},
+				CanUseTool: func(ctx context.Context, req agentloop.PermissionRequest) (agentloop.PermissionResult, error) {
+					asked.Add(1)
+					res := agentloop.Allow()
+					res.UpdatedPermissions = []agentloop.PermissionUpdate{{Type: "addRules", Behavior: "allow",
+						Destination: "session", Rules: []settings.RuleValue{{ToolName: "Bash", RuleContent: "touch *"}}}}
+					return res, nil
+				}}
+			if _, err := policyRun("go", o); err != nil {
+				t.Fatal(err)
+			}
+			if got := int(asked.Load()); got != c.wantAsked {
+				t.Errorf("CanUseTool asked %d times, want %d", got, c.wantAsked)
+			}
+		})
+	}
+}
+
+// TestManagedDeniedHelperModels: deniedModels binds the requests
+// agentloop makes on its own: the auto-mode classifier (haiku) is not
+// called when the policy denies haiku, so the call it would have settled
+// is not run. The control, without the policy, calls it.
+func TestManagedDeniedHelperModels(t *testing.T) {
+	for _, c := range []struct {
+		name, policy string
+		wantClassify bool
+	}{
+		{"control", "", true},
+		{"haiku denied", `{"deniedModels": ["haiku"]}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			usePolicy(t, c.policy)
+			cwd := t.TempDir()
+			srv := agentlooptest.NewTB(t,
+				agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch made-it"}),
+				agentlooptest.Text("done"))
+			classified := 0
+			srv.Route(func(r *agentlooptest.Request) bool {
+				if len(r.Params.Tools) == 0 && strings.Contains(r.SystemText(), "autonomous coding agent") {
+					classified++
+					return true
+				}
+				return false
+			}, agentlooptest.Text(`{"decision":"allow","reason":"fine"}`))
+			o := &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, Tools: []string{"Bash"},
+				PermissionMode: agentloop.PermissionAuto, Model: "claude-sonnet-4-5"}
+			if _, err := policyRun("go", o); err != nil {
+				t.Fatal(err)
+			}
+			_, err := os.Stat(filepath.Join(cwd, "made-it"))
+			if (classified > 0) != c.wantClassify || (err == nil) != c.wantClassify {
+				t.Errorf("classifier called %d times, command ran %v; want %v", classified, err == nil, c.wantClassify)
 			}
 		})
 	}

@@ -203,6 +203,9 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		NoPrompt:    noPrompt,
 		// autoMode.classifyAllShell (classifier_rules.go).
 		ClassifyAllShell: s.autoMode != nil && s.autoMode.ClassifyAllShell,
+		// Every settings file the session read, wherever it lies, is
+		// protected like .claude (sandbox_config.go lists the same).
+		Protected: append(settingsFilePaths(st), settings.DefaultManagedPath(), managedPath(), userConfigDir(s.env.Home)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)
@@ -305,6 +308,10 @@ func (s *session) applyUpdates(ups []PermissionUpdate) error {
 		b, _ := json.Marshal(u)
 		if err := json.Unmarshal(b, &pu); err != nil {
 			return fmt.Errorf("permission update: %w", err)
+		}
+		if pu.Behavior == permission.Allow && (pu.Type == permission.UpdateAddRules || pu.Type == permission.UpdateReplaceRules) &&
+			s.policyGrantsOff("an allow rule added while the session runs") { // managed_policy.go
+			continue // allowManagedPermissionRulesOnly: only the policy grants
 		}
 		if err := s.checker.Apply(pu); err != nil {
 			return fmt.Errorf("permission update: %w", err)

@@ -73,6 +73,7 @@ func (s *session) configProtect() (protect, existing []string) {
 		add(&protect, filepath.Join(s.env.Home, ".claude.json"))
 	}
 	add(&protect, settings.DefaultManagedPath())
+	add(&protect, managedPath()) // "" outside tests
 	for _, p := range s.files.plugins {
 		add(&existing, p.root)
 	}

@@ -46,6 +46,11 @@ type Config struct {
 	// every shell command to the Classifier in auto mode, even one an
 	// allow rule covers: such rules approve nothing while auto mode is on.
 	ClassifyAllShell bool
+	// Protected are more paths (files, or directories with all beneath
+	// them) that are protected like .git and .claude: the settings files
+	// the session read, the managed-settings path, the user's
+	// configuration directory. They must be absolute.
+	Protected []string
 }
 
 // Call is one tool call to decide on.
@@ -89,6 +94,7 @@ type state struct {
 	block       *blockForms    // nil when nothing is fenced (block.go); never changed after New
 	noPrompt    bool           // never changed after New
 	classifyAll bool           // ClassifyAllShell; never changed after New
+	protected   []string       // Config.Protected, clean; never changed after New
 }
 
 // New builds a Checker. Malformed rules are left out and reported in the
@@ -121,6 +127,11 @@ func New(cfg Config) (*Checker, error) {
 		block:       newBlockForms(cfg.Block),
 		noPrompt:    cfg.NoPrompt,
 		classifyAll: cfg.ClassifyAllShell,
+	}
+	for _, p := range cfg.Protected {
+		if filepath.IsAbs(p) {
+			st.protected = addUnique(st.protected, filepath.Clean(p), resolvePhysical(filepath.Clean(p)))
+		}
 	}
 	for _, d := range cfg.Dirs {
 		if !filepath.IsAbs(d) {
@@ -309,9 +320,24 @@ func (st *state) critical(p string) bool {
 	return false
 }
 
+// isProtected reports whether writing p touches a protected path: one
+// protected by name (see the package-level isProtected) or one of
+// Config.Protected.
+func (st *state) isProtected(p string) bool {
+	if isProtected(p, st.fold) {
+		return true
+	}
+	for _, q := range st.protected {
+		if within(q, p, st.fold) {
+			return true
+		}
+	}
+	return false
+}
+
 func (st *state) anyProtected(cands []string) bool {
 	for _, c := range cands {
-		if isProtected(c, st.fold) {
+		if st.isProtected(c) {
 			return true
 		}
 	}

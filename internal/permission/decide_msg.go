@@ -10,7 +10,7 @@ import (
 // shownProtected picks the protected candidate for a message.
 func (st *state) shownProtected(cands []string) string {
 	for _, c := range cands {
-		if isProtected(c, st.fold) {
+		if st.isProtected(c) {
 			return c
 		}
 	}

@@ -70,7 +70,8 @@
 // file (.bashrc, .bash_profile, .bash_login, .bash_logout, .bash_aliases,
 // .profile, .login, .zshrc, .zshenv, .zprofile, .zlogin, .zlogout, .kshrc,
 // .cshrc, .tcshrc) or one of .npmrc, .yarnrc, .yarnrc.yml, .mcp.json,
-// .claude.json, .gitconfig, .gitmodules, .envrc, .netrc, .pypirc. Writes
+// .claude.json, .gitconfig, .gitmodules, .envrc, .netrc, .pypirc; and
+// the paths of Config.Protected (the session's settings files). Writes
 // by Bash count: redirections, the operands of the filesystem commands,
 // and any argument naming such a path of a command that is not read-only
 // (tee, ln, chmod, sed -i, dd of=…). Removing a critical path (/, a

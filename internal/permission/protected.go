@@ -33,7 +33,7 @@ func (st *state) protectedOperand(it *shellItem) string {
 				continue
 			}
 			for _, c := range cands {
-				if isProtected(c, st.fold) {
+				if st.isProtected(c) {
 					return c
 				}
 			}
