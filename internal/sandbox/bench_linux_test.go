@@ -162,9 +162,11 @@ func BenchmarkRuleset(b *testing.B) {
 }
 
 // BenchmarkStartInterleaved runs `sh -c true` (and `bash -c true`)
-// plainly, sandboxed with Landlock and seccomp only, and with the mount
-// namespace step too, in turn in every iteration, and reports the median
-// of each (ms/plain, ms/landlock, ms/mountns): medians of interleaved
+// plainly, sandboxed with Landlock and seccomp only, with the mount
+// namespace step too, and with configuration protected as well (an
+// existing .claude bound, a placeholder at a missing .mcp.json), in turn
+// in every iteration, and reports the median of each (ms/plain,
+// ms/landlock, ms/mountns, ms/protect): medians of interleaved
 // runs resist the noise of a busy machine better than separate
 // benchmarks.
 func BenchmarkStartInterleaved(b *testing.B) {
@@ -182,13 +184,20 @@ func BenchmarkStartInterleaved(b *testing.B) {
 	}
 	p := &Policy{WriteAllow: []string{work}, WriteDeny: []string{filepath.Join(work, ".env")},
 		ReadDeny: []string{filepath.Join(work, "secrets")}, TempDir: filepath.Join(root, "tmp"), Network: NetAll}
+	// The session's shape: its configuration protected too, one path
+	// existing (.claude) and one held by a placeholder (.mcp.json).
+	if err := exec.Command("mkdir", "-p", filepath.Join(work, ".claude")).Run(); err != nil {
+		b.Fatal(err)
+	}
+	protected := *p
+	protected.Protect = []string{filepath.Join(work, ".claude"), filepath.Join(work, ".mcp.json")}
 	defer func() { testNoMountStep = false }()
 	for _, name := range benchShells {
 		b.Run(name, func(b *testing.B) {
 			shell := benchShell(b, name)
-			var times [3][]time.Duration
+			var times [4][]time.Duration
 			for b.Loop() {
-				for v := range 3 {
+				for v := range 4 {
 					cmd := exec.Command(shell, "-c", "true")
 					cmd.Dir = work
 					start := time.Now()
@@ -196,6 +205,9 @@ func BenchmarkStartInterleaved(b *testing.B) {
 					switch v {
 					case 0:
 						err = cmd.Start()
+					case 3:
+						testNoMountStep = false
+						err = Start(cmd, &protected)
 					default:
 						testNoMountStep = v == 1
 						err = Start(cmd, p)
@@ -209,7 +221,7 @@ func BenchmarkStartInterleaved(b *testing.B) {
 					times[v] = append(times[v], time.Since(start))
 				}
 			}
-			for v, unit := range []string{"ms/plain", "ms/landlock", "ms/mountns"} {
+			for v, unit := range []string{"ms/plain", "ms/landlock", "ms/mountns", "ms/protect"} {
 				slices.Sort(times[v])
 				b.ReportMetric(float64(times[v][len(times[v])/2].Microseconds())/1000, unit)
 			}

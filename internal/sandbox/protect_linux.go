@@ -156,9 +156,8 @@ type nsKey struct{ dev, ino uint64 }
 // it bound. They are released once no process is left in the namespace
 // (nor in a namespace copied from it, which has the same mounts).
 type nsHold struct {
-	key   nsKey
-	held  []*placeholder
-	delay time.Duration
+	key  nsKey
+	held []*placeholder
 	// ns is the namespace itself, open until the hold is released: while
 	// it is open, no other namespace can have key.
 	ns *os.File
@@ -308,7 +307,7 @@ func (m *mountPlan) holdFor(key nsKey) *nsHold {
 	if len(m.held) == 0 {
 		return nil
 	}
-	h := &nsHold{key: key, held: m.held, delay: 50 * time.Millisecond}
+	h := &nsHold{key: key, held: m.held}
 	protectState.mu.Lock()
 	protectState.holds[h] = true
 	protectState.mu.Unlock()
@@ -316,19 +315,76 @@ func (m *mountPlan) holdFor(key nsKey) *nsHold {
 	return h
 }
 
-// maxHoldDelay bounds the time between two checks of a namespace whose
-// command has exited but which still has processes.
-const maxHoldDelay = 2 * time.Second
+// Holds whose command has exited wait in the scanner's pending set; one
+// goroutine walks /proc for all of them at once, at most every
+// scanInterval, so that a busy session pays for one walk per interval and
+// not one per command. While a pending namespace still has processes, the
+// walks back off to maxScanInterval.
+const (
+	scanInterval    = 50 * time.Millisecond
+	maxScanInterval = 2 * time.Second
+)
 
-// release releases h's placeholders if no process is left in its
-// namespace, and else checks again later.
+var scanner struct {
+	mu      sync.Mutex
+	pending map[*nsHold]bool
+	running bool
+}
+
+// release hands h, whose command has exited, to the scanner, which
+// releases its placeholders once no process is left in its namespace.
 func (h *nsHold) release() {
-	if h.inUse() {
-		delay := h.delay
-		h.delay = min(2*delay, maxHoldDelay)
-		time.AfterFunc(delay, h.release)
-		return
+	scanner.mu.Lock()
+	defer scanner.mu.Unlock()
+	if scanner.pending == nil {
+		scanner.pending = map[*nsHold]bool{}
 	}
+	scanner.pending[h] = true
+	if !scanner.running {
+		scanner.running = true
+		go scanLoop()
+	}
+}
+
+// scanLoop releases the pending holds whose namespaces are empty, until
+// none is pending.
+func scanLoop() {
+	delay := scanInterval
+	for {
+		time.Sleep(delay)
+		scanner.mu.Lock()
+		holds := make([]*nsHold, 0, len(scanner.pending))
+		for h := range scanner.pending {
+			holds = append(holds, h)
+		}
+		if len(holds) == 0 {
+			scanner.running = false
+			scanner.mu.Unlock()
+			return
+		}
+		scanner.mu.Unlock()
+		busy := inUse(holds)
+		freed := 0
+		for _, h := range holds {
+			if busy[h] {
+				continue
+			}
+			scanner.mu.Lock()
+			delete(scanner.pending, h)
+			scanner.mu.Unlock()
+			h.free()
+			freed++
+		}
+		if freed == len(holds) {
+			delay = scanInterval
+		} else {
+			delay = min(2*delay, maxScanInterval)
+		}
+	}
+}
+
+// free drops h's references and closes its namespace.
+func (h *nsHold) free() {
 	s := &protectState
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -345,31 +401,45 @@ func (h *nsHold) release() {
 	h.held = nil
 }
 
-// inUse reports whether a task (a thread of any process) is in h's
-// namespace, or in another namespace, not the process's own nor one the
-// sandbox tracks, in which one of h's placeholders is a mount point (a
-// copy of h's namespace, made by unshare). When /proc cannot be read it
-// reports true: keeping a placeholder errs on the safe side.
-func (h *nsHold) inUse() bool {
+// inUse reports which of holds still have a task (a thread of any
+// process) in their namespace, or in another namespace, not the
+// process's own nor one of a command still running, in which one of
+// their placeholders is a mount point (a copy of their namespace, made by
+// unshare). When /proc cannot be read, every hold is in use: keeping a
+// placeholder errs on the safe side.
+func inUse(holds []*nsHold) map[*nsHold]bool {
+	busy := map[*nsHold]bool{}
+	all := func() map[*nsHold]bool {
+		for _, h := range holds {
+			busy[h] = true
+		}
+		return busy
+	}
 	self, ok := nsOf("/proc/self/ns/mnt")
 	if !ok {
-		return true
+		return all()
+	}
+	byKey := map[nsKey][]*nsHold{}
+	for _, h := range holds {
+		byKey[h.key] = append(byKey[h.key], h)
 	}
 	tracked := map[nsKey]bool{}
 	protectState.mu.Lock()
 	for other := range protectState.holds {
-		if other != h {
+		if _, pending := byKey[other.key]; !pending {
 			tracked[other.key] = true
 		}
 	}
 	protectState.mu.Unlock()
 	var paths []string
-	for _, ph := range h.held {
-		paths = append(paths, ph.path)
+	for _, h := range holds {
+		for _, ph := range h.held {
+			paths = append(paths, ph.path)
+		}
 	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return true
+		return all()
 	}
 	foreign := map[nsKey]bool{}
 	for _, p := range procs {
@@ -384,23 +454,30 @@ func (h *nsHold) inUse() bool {
 		for _, t := range tasks {
 			dir := filepath.Join(taskDir, t.Name())
 			k, ok := nsOf(filepath.Join(dir, "ns", "mnt"))
-			switch {
-			case ok && k == h.key:
-				return true
-			case !ok || k == self || tracked[k]:
+			if !ok || k == self || tracked[k] {
 				continue
 			}
-			mounted, seen := foreign[k]
-			if !seen {
-				mounted = mountsAny(dir, paths)
-				foreign[k] = mounted
+			if hs, mine := byKey[k]; mine {
+				for _, h := range hs {
+					busy[h] = true
+				}
+				continue
 			}
-			if mounted {
-				return true
+			if _, seen := foreign[k]; seen {
+				continue
+			}
+			foreign[k] = true
+			mounted := mountedAmong(dir, paths)
+			for _, h := range holds {
+				for _, ph := range h.held {
+					if mounted[ph.path] {
+						busy[h] = true
+					}
+				}
 			}
 		}
 	}
-	return false
+	return busy
 }
 
 func nsOf(path string) (nsKey, bool) {
@@ -411,16 +488,17 @@ func nsOf(path string) (nsKey, bool) {
 	return nsKey{st.Dev, st.Ino}, true
 }
 
-// mountsAny reports whether one of paths is a mount point for the task
+// mountedAmong returns which of paths are mount points for the task
 // whose /proc directory is dir, as seen from its root.
-func mountsAny(dir string, paths []string) bool {
+func mountedAmong(dir string, paths []string) map[string]bool {
+	out := map[string]bool{}
 	root, err := os.Readlink(filepath.Join(dir, "root"))
 	if err != nil {
-		return false // gone, or a kernel thread
+		return out // gone, or a kernel thread
 	}
 	f, err := os.Open(filepath.Join(dir, "mountinfo"))
 	if err != nil {
-		return false
+		return out
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -435,10 +513,10 @@ func mountsAny(dir string, paths []string) bool {
 			mp = filepath.Join(root, mp)
 		}
 		if slices.Contains(paths, mp) {
-			return true
+			out[mp] = true
 		}
 	}
-	return false
+	return out
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
