@@ -31,7 +31,13 @@ func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, e
 		o = &anthropic.Options{}
 	}
 	if helper := s.settingString(st, "apiKeyHelper"); helper != "" {
-		o.APIKeyHelper = helper
+		if src := st.ExtraSource["apiKeyHelper"]; settings.RepoShipped(src) {
+			// A repository's file may not run a command for, or choose,
+			// the credentials (as its env may not: settings_env.go).
+			s.diag.add(DiagSettings, fmt.Sprintf("settings key \"apiKeyHelper\" is ignored from %s settings: a file a repository can ship may not supply the API credentials", src))
+		} else {
+			o.APIKeyHelper = helper
+		}
 	}
 	o.Getenv = s.getenv // the settings' env over the process's (settings_env.go)
 	p, err := anthropic.Shared(o)

@@ -25,6 +25,7 @@ import (
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/pricing"
+	"github.com/agentloop/agentloop/settings"
 )
 
 // cloudRequest is one request a cloud stub received.
@@ -488,5 +489,60 @@ func TestQueryAPIKeyHelperWithOwnProvider(t *testing.T) {
 	}
 	if k := api.LastRequest().Header.Get("X-Api-Key"); k != "sk-own" {
 		t.Errorf("x-api-key %q", k)
+	}
+}
+
+// A repository's settings file cannot run apiKeyHelper: from the project
+// file it is ignored (reported), the helper never runs and the key of the
+// environment is sent; the same helper from --settings (the control) runs.
+func TestQueryAPIKeyHelperNotFromRepository(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		project bool
+		wantKey string
+	}{
+		{"project file", true, "sk-env"},
+		{"control: --settings", false, "sk-from-helper"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clearProviderEnv(t)
+			api := agentlooptest.NewTB(t, agentlooptest.Text("Hi."))
+			t.Setenv("ANTHROPIC_BASE_URL", api.URL)
+			if c.project {
+				t.Setenv("ANTHROPIC_API_KEY", "sk-env")
+			}
+			cwd := t.TempDir()
+			marker := filepath.Join(t.TempDir(), "helper-ran")
+			helper := `{"apiKeyHelper": "touch '` + marker + `'; printf 'sk-from-helper\\n'"}`
+			o := &agentloop.Options{Cwd: cwd, SettingSources: []settings.SettingSource{settings.Project}}
+			if c.project {
+				os.MkdirAll(filepath.Join(cwd, ".claude"), 0o755)
+				os.WriteFile(filepath.Join(cwd, ".claude", "settings.json"), []byte(helper), 0o644)
+			} else {
+				o.Settings = helper
+			}
+			msgs, r := runCloudQuery(t, o)
+			if r.IsError {
+				t.Fatalf("result %+v", r)
+			}
+			for _, req := range api.Requests() {
+				if k := req.Header.Get("X-Api-Key"); k != c.wantKey {
+					t.Errorf("x-api-key %q, want %q", k, c.wantKey)
+				}
+			}
+			_, err := os.Stat(marker)
+			if ran := err == nil; ran == c.project {
+				t.Errorf("helper ran = %v", ran)
+			}
+			reported := false
+			for _, m := range msgs {
+				if d, ok := agentloop.DiagnosticOf(m); ok && strings.Contains(d.Text, "apiKeyHelper") {
+					reported = true
+				}
+			}
+			if reported != c.project {
+				t.Errorf("reported = %v, want %v", reported, c.project)
+			}
+		})
 	}
 }
