@@ -158,7 +158,9 @@ type ToolResult = tool.Result
 // ToolCall is one invocation of a tool.
 type ToolCall = tool.Call
 
-// ToolOptions configure a tool built with NewTool.
+// ToolOptions configure a tool built with NewTool. ReadOnly is a
+// permission decision too: a read-only tool's calls run without
+// CanUseTool being asked, unless a deny or ask rule or a hook stops them.
 type ToolOptions = tool.Options
 
 // NewTool returns a tool named name whose input is decoded into In, with the

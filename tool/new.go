@@ -11,8 +11,13 @@ import (
 // Options configure a tool built with [New]. The zero value is a tool that
 // may change state, with a schema inferred from its input type.
 type Options struct {
-	// ReadOnly marks the tool as changing nothing, so that calls of one
-	// reply may run concurrently.
+	// ReadOnly marks the tool as changing nothing. Calls of one reply may
+	// then run concurrently, and, like the built-in read-only tools (Read,
+	// Glob, Grep), the tool runs without asking: in every permission
+	// mode, a call that no deny or ask rule and no PreToolUse hook stops
+	// is allowed without consulting CanUseTool. (The reference asks about
+	// its SDK tools unless a rule or the mode allows them; leave ReadOnly
+	// false for a tool whose calls someone should approve.)
 	ReadOnly bool
 	// Schema replaces the inferred input schema. It must describe a JSON
 	// object that decodes into the input type.

@@ -56,7 +56,8 @@ type Info struct {
 	// InputSchema is a JSON Schema (draft 2020-12) of the input object.
 	InputSchema json.RawMessage
 	// ReadOnly tools change nothing, so calls of one reply may run
-	// concurrently.
+	// concurrently, and a call is allowed without asking unless a deny
+	// or ask rule or a hook stops it (see Options.ReadOnly).
 	ReadOnly bool
 	// AlwaysReportError makes a successful result carry an explicit
 	// "is_error": false, as the reference's Bash tool does.
