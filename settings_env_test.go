@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
@@ -72,19 +71,7 @@ func (f *envFixture) run(t *testing.T, o *agentloop.Options) ([]agentloop.Messag
 		o = &agentloop.Options{}
 	}
 	o.Cwd = f.cwd
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	msgs, err := agentloop.Query(ctx, "go", o).Collect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range msgs {
-		if r, ok := m.(*message.Result); ok {
-			return msgs, r
-		}
-	}
-	t.Fatal("no result message")
-	return nil, nil
+	return runCloudQuery(t, o) // providers_test.go
 }
 
 func diagnosticTexts(msgs []agentloop.Message) []string {

@@ -12,7 +12,7 @@
 #   BENCH_SEARCH_MB    its size in MiB (default 1100)
 #   BENCH_RUNS         most timed runs per command (default 10, at least 5)
 #   BENCH_NO_DOC=1     print the table without touching the doc
-#   BENCH_TIMER        loop (default): scripts/bench-search.go times rg and
+#   BENCH_TIMER        loop (default): scripts/bench-search times rg and
 #                      Grep in alternation, so that both see the same load;
 #                      hyperfine: hyperfine times all runs of rg, then all
 #                      of Grep (fine on an otherwise idle machine)
@@ -58,7 +58,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 bin="$work/bench-search"
-(cd "$root" && go build -o "$bin" scripts/bench-search.go)
+(cd "$root" && go build -o "$bin" ./scripts/bench-search)
 
 # The cases: name | tool | tool input (JSON) | ripgrep arguments.
 # Grep's head_limit is 0 so that it produces all of its results, as rg does.

@@ -1,0 +1,321 @@
+package anthropic
+
+// Provider.Stream: one request to the Messages API, with its retries, and how its failures are classified.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/agentloop/agentloop/internal/httpretry"
+	"github.com/agentloop/agentloop/model"
+)
+
+// Stream sends req and streams the reply, retrying transient failures as the
+// package documentation describes. The body is req's JSON with Stream set to
+// true; req itself is not modified. h may be nil. On success the Response
+// carries the usage of failed attempts in FailedUsage; on failure Stream
+// returns a nil Response and a [*model.APIError], an error wrapping
+// ctx.Err() when ctx ended first, or a plain error when req is nil or cannot
+// be encoded, and an error wrapping an [*APIKeyHelperError] or a
+// [*PlatformAuthError] when there was no credential to send.
+func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handler) (*model.Response, error) {
+	if req == nil {
+		return nil, errors.New("anthropic: nil request")
+	}
+	if h == nil {
+		h = model.NopHandler{}
+	}
+	body, err := p.encode(req)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
+	}
+
+	var (
+		failed     model.Usage
+		first      time.Time // start of the first attempt
+		hopeless   = map[string]int{}
+		retries    int
+		overloaded int
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, canceled(err)
+		}
+		resp, f := p.attempt(ctx, body, req.Betas, h, &first)
+		if f == nil {
+			resp.FailedUsage = failed
+			resp.Duration = p.now().Sub(first)
+			return resp, nil
+		}
+		if f.fatal != nil {
+			return nil, f.fatal
+		}
+		if f.usage != nil {
+			failed = failed.Add(*f.usage)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, canceled(err)
+		}
+		if f.overloaded {
+			overloaded++
+		}
+		giveUp := false
+		if f.limit > 0 {
+			hopeless[f.limitKey]++
+			giveUp = hopeless[f.limitKey] >= f.limit
+		}
+		if !f.retry || giveUp || retries >= p.maxRetries || overloaded >= maxOverloaded {
+			e := f.final(retries, overloaded >= maxOverloaded)
+			e.Endpoint = p.endpoint
+			return nil, e
+		}
+		retries++
+		delay := p.backoff(retries, f.retryAfter)
+		if f.announce {
+			h.Retry(model.RetryInfo{
+				Attempt:    retries,
+				MaxRetries: p.maxRetries,
+				Delay:      delay,
+				Status:     f.status,
+				Kind:       f.kind,
+				Err:        f.err,
+			})
+		}
+		if err := p.sleep(ctx, delay); err != nil {
+			return nil, canceled(err)
+		}
+	}
+}
+
+func canceled(err error) error { return fmt.Errorf("anthropic: %w", err) }
+
+// backoff returns the wait before retry number n (1 for the first).
+func (p *Provider) backoff(n int, retryAfter time.Duration) time.Duration {
+	return httpretry.Backoff(n, retryAfter, p.jitter())
+}
+
+// failure is one failed attempt: how to retry it and what to report if it is
+// the last.
+type failure struct {
+	kind       string // RetryInfo.Kind
+	status     int    // HTTP status, 0 when there was none
+	retry      bool   // whether this kind of failure is retried at all
+	limit      int    // when > 0: give up on the limit-th failure with this limitKey, retries left or not
+	limitKey   string
+	announce   bool // whether Handler.Retry hears about the retry
+	overloaded bool // counts towards the 529 limit
+	retryAfter time.Duration
+	err        error          // the failure, for RetryInfo.Err
+	apiErr     model.APIError // what to return when giving up
+	usage      *model.Usage   // usage of a stream that failed after message_start
+	// fatal, when set, is returned as it is, at once: a failure before
+	// any request (an API key helper or cloud credentials that failed).
+	fatal error
+}
+
+// final returns the error to report when giving up after retries retries.
+func (f *failure) final(retries int, overloaded bool) *model.APIError {
+	e := f.apiErr
+	e.Retries = retries
+	if overloaded && f.status == 529 {
+		e.Type = "overloaded_error"
+	}
+	return &e
+}
+
+// attempt makes one request and reads its stream. It returns the reply, or a
+// failure saying what went wrong. It sets *first to its start time if
+// *first is zero. The provider's timeouts bound it (see [Options]).
+func (p *Provider) attempt(ctx context.Context, body body, betas []string, h model.Handler, first *time.Time) (*model.Response, *failure) {
+	start := p.now()
+	if first.IsZero() {
+		*first = start
+	}
+	actx, wd := startWatchdog(ctx, p.timeouts)
+	resp, f := p.exchange(actx, start, body, betas, h, wd)
+	if te := wd.stop(); f != nil && te != nil && ctx.Err() == nil {
+		// The watchdog cut the attempt: whatever error the cut caused,
+		// the timeout is the failure.
+		tf := connFailure(te)
+		tf.apiErr.RequestID, tf.usage = f.apiErr.RequestID, f.usage
+		return nil, tf
+	}
+	return resp, f
+}
+
+// exchange sends the request with ctx and reads the reply, telling wd of
+// every event.
+func (p *Provider) exchange(ctx context.Context, start time.Time, body body, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
+	var opts []option.RequestOption
+	if p.platform == PlatformAnthropic {
+		// A fresh reader per attempt; the middleware sends the length.
+		// (On the cloud platforms the SDK's middleware rewrites the body
+		// and sends its length itself.)
+		opts = append(opts, option.WithQuery("beta", "true"), option.WithMiddleware(body.length()))
+	}
+	if len(betas) > 0 {
+		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+	}
+	key, kf := p.helperKey(ctx)
+	if kf != nil {
+		return nil, kf
+	}
+	if key != "" {
+		opts = append(opts, option.WithHeader("X-Api-Key", key))
+	}
+	var res *http.Response
+	err := p.client.Post(ctx, "v1/messages", body.reader(), &res, opts...)
+	if err != nil {
+		var ae *sdk.Error
+		if errors.As(err, &ae) && ae.StatusCode != 0 {
+			if ae.StatusCode == http.StatusUnauthorized && key != "" {
+				p.keys.refused(key) // the retry runs the helper again
+			}
+			return nil, statusFailure(ae)
+		}
+		if f := authFailure(err); f != nil {
+			return nil, f
+		}
+		return nil, connFailure(err)
+	}
+	if res == nil || res.Body == nil {
+		return nil, connFailure(errors.New("no response"))
+	}
+	defer res.Body.Close()
+	requestID := res.Header.Get("request-id")
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		f := connFailure(fmt.Errorf("unexpected HTTP status %d", res.StatusCode))
+		f.apiErr.RequestID = requestID
+		return nil, f
+	}
+
+	s := newStreamState(h, func() time.Duration { return p.now().Sub(start) })
+	s.onEvent = wd.event
+	resp, err := s.read(res)
+	if err != nil {
+		f := streamFailure(err)
+		f.apiErr.RequestID = requestID
+		if s.started {
+			u := cloneUsage(s.resp.Usage)
+			f.usage = &u
+		}
+		return nil, f
+	}
+	resp.RequestID = requestID
+	return resp, nil
+}
+
+// helperKey returns the API key helper's key for a request ("" without a
+// helper), or the failure to report when the helper failed.
+func (p *Provider) helperKey(ctx context.Context) (string, *failure) {
+	if p.keys == nil {
+		return "", nil
+	}
+	key, err := p.keys.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", connFailure(ctx.Err())
+		}
+		return "", &failure{fatal: fmt.Errorf("anthropic: %w", err)}
+	}
+	return key, nil
+}
+
+// authFailure describes a request that could not be authenticated (cloud
+// credentials that cannot be had), or returns nil for other errors. It is
+// not retried: the next attempt would find the same.
+func authFailure(err error) *failure {
+	var pe *PlatformAuthError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	return &failure{fatal: fmt.Errorf("anthropic: %w", pe)}
+}
+
+// statusFailure describes an HTTP error answer.
+func statusFailure(ae *sdk.Error) *failure {
+	f := &failure{status: ae.StatusCode}
+	switch {
+	case ae.StatusCode == 529:
+		f.kind, f.retry, f.overloaded = "overloaded", true, true
+	case ae.StatusCode == http.StatusTooManyRequests:
+		f.kind, f.retry = "rate_limit", true
+	case ae.StatusCode == http.StatusUnauthorized:
+		// A bad key stays bad: one retry (for a gateway's passing glitch),
+		// not ten.
+		f.kind, f.retry = "authentication_failed", true
+		f.limit, f.limitKey = maxAuthFailures, "auth"
+	case ae.StatusCode >= 500:
+		f.kind, f.retry = "server_error", true
+	}
+	f.announce = f.retry
+	msg := ae.Message
+	if msg == "" {
+		msg = strings.TrimSpace(ae.RawJSON())
+		if len(msg) > 1000 {
+			msg = msg[:1000] + "…"
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(ae.StatusCode)
+	}
+	f.apiErr = model.APIError{
+		Status:    ae.StatusCode,
+		Type:      string(ae.Type()),
+		Message:   msg,
+		RequestID: ae.RequestID,
+	}
+	if ae.Response != nil {
+		f.retryAfter = httpretry.After(ae.Response.Header)
+		if f.apiErr.RequestID == "" {
+			f.apiErr.RequestID = ae.Response.Header.Get("request-id")
+		}
+	}
+	e := f.apiErr
+	f.err = &e
+	return f
+}
+
+// connFailure describes a request that got no answer.
+func connFailure(err error) *failure {
+	f := &failure{
+		kind:     "connection_error",
+		retry:    true,
+		announce: true,
+		err:      err,
+		apiErr:   model.APIError{Err: err},
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		// No such host: the name will not resolve on the next try
+		// either; the second failure ends the call.
+		f.limit, f.limitKey = maxNoSuchHost, "dns"
+	}
+	return f
+}
+
+// streamFailure describes a stream that broke: an error event, or malformed.
+func streamFailure(err error) *failure {
+	var se *streamError
+	if errors.As(err, &se) {
+		return &failure{
+			kind:       "stream_error",
+			retry:      true,
+			overloaded: se.Type == "overloaded_error",
+			err:        err,
+			apiErr:     model.APIError{Type: se.Type, Message: se.Message},
+		}
+	}
+	return connFailure(err)
+}
+
+// encode returns the request body: req's JSON with stream set to true.
+func (p *Provider) encode(req *model.Request) (body, error) { return p.enc.body(req) }

@@ -1,0 +1,454 @@
+package serve
+
+// The HTTP handlers of the session API, one per route (see Server.routes).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/session"
+)
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	active, running := len(s.live), 0
+	for _, l := range s.live {
+		if l.currentState() != stateIdle {
+			running++
+		}
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	s.met.write(w, active, running, int(s.subs.Load()), s.draining.Load())
+}
+
+// createRequest is the body of POST /v1/sessions.
+type createRequest struct {
+	Model              string                     `json:"model"`
+	SystemPrompt       string                     `json:"system_prompt"`
+	AppendSystemPrompt string                     `json:"append_system_prompt"`
+	PermissionMode     string                     `json:"permission_mode"`
+	Tools              *[]string                  `json:"tools"`
+	AllowedTools       []string                   `json:"allowed_tools"`
+	DisallowedTools    []string                   `json:"disallowed_tools"`
+	MaxTurns           int                        `json:"max_turns"`
+	MaxBudgetUSD       float64                    `json:"max_budget_usd"`
+	Cwd                string                     `json:"cwd"`
+	Title              string                     `json:"title"`
+	Tags               []string                   `json:"tags"`
+	MCPServers         map[string]json.RawMessage `json:"mcp_servers"`
+	Agents             map[string]json.RawMessage `json:"agents"`
+	Effort             string                     `json:"effort"`
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Tenant) {
+	if s.draining.Load() {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the replica is draining; try another")
+		return
+	}
+	var req createRequest
+	if err := s.decode(w, r, &req, true); err != nil {
+		s.fail(w, err)
+		return
+	}
+	opts := sessionOptions{Model: req.Model, SystemPrompt: req.SystemPrompt, AppendSystemPrompt: req.AppendSystemPrompt,
+		PermissionMode: req.PermissionMode, AllowedTools: req.AllowedTools, DisallowedTools: req.DisallowedTools,
+		MaxTurns: req.MaxTurns, MaxBudgetUSD: req.MaxBudgetUSD, MCPServers: req.MCPServers, Agents: req.Agents,
+		Effort: req.Effort}
+	if req.Tools != nil {
+		opts.Tools, opts.ToolsSet = *req.Tools, true
+	}
+	id := uuid.NewString()
+	rel := req.Cwd
+	if rel == "" {
+		rel = id
+	}
+	abs, err := s.resolveCwd(t.ID, rel)
+	if err != nil {
+		s.fail(w, badRequest("%v", err))
+		return
+	}
+	// Check the options as a session would take them, before storing.
+	if _, err := s.options(&opts, abs); err != nil {
+		s.fail(w, badRequest("%v", err))
+		return
+	}
+	if err := makeCwd(abs); err != nil {
+		s.fail(w, err)
+		return
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	tags := req.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	zero, zeroN := 0.0, 0
+	rec := record{ID: id, Tenant: t.ID, Title: &req.Title, Tags: &tags, Cwd: filepath.ToSlash(filepath.Clean(rel)),
+		Model: req.Model, State: stateIdle, CreatedAt: now, UpdatedAt: now, CostUSD: &zero, Turns: &zeroN, Options: &opts}
+	if err := s.writeRecord(r.Context(), t.ID, id, rec); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.met.sessionsCreated.Add(1)
+	s.log.Info("session created", "session", id, "tenant", t.ID)
+	writeJSON(w, http.StatusCreated, rec.public())
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, t Tenant) {
+	recs, err := s.listRecords(r.Context(), t.ID)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out := make([]Record, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, s.withLiveState(rec).public())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+}
+
+// withLiveState sets the state of a session open here from memory.
+func (s *Server) withLiveState(rec *record) *record {
+	if l := s.getLive(rec.ID); l != nil && l.tenant.ID == rec.Tenant {
+		rec.State = l.currentState()
+	}
+	return rec
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, t Tenant) {
+	rec, err := s.loadRecord(r.Context(), t.ID, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	p := s.withLiveState(rec).public()
+	pending := []json.RawMessage{}
+	if l := s.getLive(rec.ID); l != nil {
+		pending = l.pendingList()
+	} else if held, _, err := session.LeaseHeld(r.Context(), s.store, recordKey(t.ID, rec.ID), time.Now()); err == nil && held {
+		// Open on another replica: its stored events say which prompts
+		// wait there (the answer goes to the holder; 409 here). Held by
+		// nobody, nothing waits, whatever a crashed holder left.
+		if evs, err := s.loadEvents(r.Context(), t.ID, rec.ID, 0); err == nil {
+			pending = pendingFromEvents(evs)
+		}
+	}
+	p.PendingPermissions = &pending
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, t Tenant) {
+	var req struct {
+		Title *string   `json:"title"`
+		Tags  *[]string `json:"tags"`
+	}
+	id := r.PathValue("id")
+	if _, err := s.loadRecord(r.Context(), t.ID, id); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := s.decode(w, r, &req, false); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if req.Tags != nil && *req.Tags == nil {
+		*req.Tags = []string{}
+	}
+	if err := s.writeRecord(r.Context(), t.ID, id, record{Title: req.Title, Tags: req.Tags}); err != nil {
+		s.fail(w, err)
+		return
+	}
+	rec, err := s.loadRecord(r.Context(), t.ID, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.withLiveState(rec).public())
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, t Tenant) {
+	id := r.PathValue("id")
+	rec, err := s.loadRecord(r.Context(), t.ID, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if l := s.getLive(id); l != nil {
+		l.shutdown(r.Context(), true)
+	} else if err := s.checkFree(r.Context(), rec); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ctx := r.Context()
+	if abs, err := s.resolveCwd(t.ID, rec.Cwd); err == nil {
+		if err := s.store.Delete(ctx, session.Key{ProjectKey: session.ProjectKey(abs), SessionID: id}); err != nil {
+			s.fail(w, fmt.Errorf("serve: deleting the transcript of %s: %w", id, err))
+			return
+		}
+	}
+	if err := s.store.Delete(ctx, recordKey(t.ID, id)); err != nil {
+		s.fail(w, fmt.Errorf("serve: deleting session %s: %w", id, err))
+		return
+	}
+	s.log.Info("session deleted", "session", id, "tenant", t.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// checkFree fails with 409 when another replica holds the session.
+func (s *Server) checkFree(ctx context.Context, rec *record) error {
+	lease, err := session.AcquireLease(ctx, s.store, recordKey(rec.Tenant, rec.ID), session.LeaseOptions{TTL: s.cfg.LeaseTTL})
+	if errors.Is(err, session.ErrSessionBusy) {
+		return s.conflict(ctx, rec)
+	}
+	if err != nil {
+		return err
+	}
+	return lease.Release(ctx)
+}
+
+func (s *Server) conflict(ctx context.Context, rec *record) error {
+	s.met.leaseConflicts.Add(1)
+	holder := s.readHolder(ctx, rec.Tenant, rec.ID)
+	if holder == "" {
+		holder = "unknown"
+	}
+	return &apiError{status: http.StatusConflict, typ: "conflict", holder: holder,
+		msg: fmt.Sprintf("session %s is running on replica %s; retry once it is idle (its lease is released), or send the request there", rec.ID, holder)}
+}
+
+func (s *Server) handleMessage(w http.ResponseWriter, r *http.Request, t Tenant) {
+	id := r.PathValue("id")
+	rec, err := s.loadRecord(r.Context(), t.ID, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	var req struct {
+		Text string `json:"text"`
+	}
+	if err := s.decode(w, r, &req, false); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		s.fail(w, badRequest("text is empty"))
+		return
+	}
+	if s.draining.Load() {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the replica is draining; try another")
+		return
+	}
+	if err := s.checkBudget(r.Context(), t); err != nil {
+		s.fail(w, err)
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		l, err := s.activate(r.Context(), rec, t)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		err = l.send(req.Text)
+		if errors.Is(err, agentloop.ErrClosed) && attempt < 2 {
+			continue // it was released meanwhile: open it again
+		}
+		if err != nil {
+			s.fail(w, badRequest("the session refused the message: %v", err))
+			return
+		}
+		break
+	}
+	writeJSON(w, http.StatusAccepted, map[string]bool{"accepted": true})
+}
+
+func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request, t Tenant) {
+	rec, err := s.loadRecord(r.Context(), t.ID, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if l := s.getLive(rec.ID); l != nil {
+		l.interrupt(r.Context())
+	} else if err := s.checkFree(r.Context(), rec); err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]bool{"accepted": true})
+}
+
+func (s *Server) handlePermission(w http.ResponseWriter, r *http.Request, t Tenant) {
+	rec, err := s.loadRecord(r.Context(), t.ID, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	var req struct {
+		Behavior     string          `json:"behavior"`
+		UpdatedInput json.RawMessage `json:"updated_input"`
+		Message      string          `json:"message"`
+	}
+	if err := s.decode(w, r, &req, false); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if req.Behavior != "allow" && req.Behavior != "deny" {
+		s.fail(w, badRequest("behavior %q: want allow or deny", req.Behavior))
+		return
+	}
+	if len(req.UpdatedInput) > 0 && (string(req.UpdatedInput) == "null" || req.UpdatedInput[0] != '{') {
+		if string(req.UpdatedInput) != "null" {
+			s.fail(w, badRequest("updated_input must be a JSON object"))
+			return
+		}
+		req.UpdatedInput = nil
+	}
+	l := s.getLive(rec.ID)
+	if l == nil {
+		if err := s.checkFree(r.Context(), rec); err != nil {
+			s.fail(w, err)
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", "no such pending permission request")
+		return
+	}
+	res := agentloop.PermissionResult{Behavior: req.Behavior, UpdatedInput: req.UpdatedInput, Message: req.Message}
+	if req.Behavior == "deny" && res.Message == "" {
+		res.Message = "The user denied this tool call."
+	}
+	if err := l.answer(r.PathValue("request_id"), res); err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"request_id": r.PathValue("request_id"), "behavior": req.Behavior})
+}
+
+func (s *Server) handleFork(w http.ResponseWriter, r *http.Request, t Tenant) {
+	if s.draining.Load() {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the replica is draining; try another")
+		return
+	}
+	src, err := s.loadRecord(r.Context(), t.ID, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := s.decode(w, r, &struct{}{}, true); err != nil {
+		s.fail(w, err)
+		return
+	}
+	rec, err := s.fork(r.Context(), src)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.met.sessionsCreated.Add(1)
+	writeJSON(w, http.StatusCreated, rec.public())
+}
+
+// fork copies src's history to a new session and stores its record.
+func (s *Server) fork(ctx context.Context, src *record) (*record, error) {
+	abs, err := s.resolveCwd(src.Tenant, src.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	newID := uuid.NewString()
+	srcKey := session.Key{ProjectKey: session.ProjectKey(abs), SessionID: src.ID}
+	entries, err := s.store.Load(ctx, srcKey)
+	if err != nil {
+		return nil, fmt.Errorf("serve: reading session %s to fork it: %w", src.ID, err)
+	}
+	if len(entries) > 0 {
+		// The session package forks a local transcript: bring the
+		// source over into a scratch directory, fork it there, and copy
+		// the fork into the store.
+		dir, err := os.MkdirTemp(s.dataDir, "fork-")
+		if err != nil {
+			return nil, fmt.Errorf("serve: forking: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if _, err := session.Restore(ctx, s.store, srcKey, dir); err != nil {
+			return nil, fmt.Errorf("serve: restoring session %s to fork it: %w", src.ID, err)
+		}
+		forked, err := session.Fork(dir, src.ID, "")
+		if err != nil {
+			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+		}
+		path, err := session.Find(dir, forked)
+		if err != nil {
+			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+		}
+		tr, err := session.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+		}
+		fe := tr.Entries
+		for i := range fe {
+			fe[i].SessionID = newID
+		}
+		if err := s.store.Append(ctx, session.Key{ProjectKey: srcKey.ProjectKey, SessionID: newID}, fe); err != nil {
+			return nil, fmt.Errorf("serve: writing the fork of %s: %w", src.ID, err)
+		}
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	title := ""
+	if src.Title != nil && *src.Title != "" {
+		title = *src.Title + " (fork)"
+	}
+	tags := []string{}
+	if src.Tags != nil && *src.Tags != nil {
+		tags = slices.Clone(*src.Tags)
+	}
+	zero, zeroN := 0.0, 0
+	if src.CostUSD != nil {
+		zero = *src.CostUSD
+	}
+	rec := &record{ID: newID, Tenant: src.Tenant, Title: &title, Tags: &tags, Cwd: src.Cwd, Model: src.Model,
+		State: stateIdle, CreatedAt: now, UpdatedAt: now, CostUSD: &zero, Turns: &zeroN, Options: src.Options, ForkOf: src.ID}
+	if err := s.writeRecord(ctx, src.Tenant, newID, *rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// pendingFromEvents returns the permission requests of evs that no later
+// event resolved, in order.
+func pendingFromEvents(evs []event) []json.RawMessage {
+	var order []string
+	open := map[string]json.RawMessage{}
+	for _, ev := range evs {
+		var id struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(ev.Data, &id) != nil || id.RequestID == "" {
+			continue
+		}
+		switch ev.Kind {
+		case kindPermissionRequest:
+			if _, seen := open[id.RequestID]; !seen {
+				order = append(order, id.RequestID)
+			}
+			open[id.RequestID] = ev.Data
+		case kindPermissionResolved:
+			delete(open, id.RequestID)
+		}
+	}
+	out := []json.RawMessage{}
+	for _, id := range order {
+		if d, ok := open[id]; ok {
+			out = append(out, d)
+			delete(open, id)
+		}
+	}
+	return out
+}
