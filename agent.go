@@ -322,7 +322,7 @@ func (s *session) finishWorktree(ctx context.Context, wt *subagent.Worktree, t *
 		t.WorktreePath, t.WorktreeBranch = wt.Path, wt.Branch
 	}
 	if err != nil {
-		s.diag.add(DiagOption, fmt.Sprintf("the worktree of subagent %s was kept: %v", t.ID, err))
+		s.diag.Add(DiagOption, fmt.Sprintf("the worktree of subagent %s was kept: %v", t.ID, err))
 	}
 }
 

@@ -57,7 +57,7 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 	all := s.agents()
 	def, ok := all[name]
 	if !ok && fromSettings {
-		s.diag.add(DiagSettings, fmt.Sprintf("settings key agent: no agent %q; the main thread runs as usual", name))
+		s.diag.Add(DiagSettings, fmt.Sprintf("settings key agent: no agent %q; the main thread runs as usual", name))
 		return nil
 	}
 	if !ok {
@@ -70,11 +70,11 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 	}
 	s.main = &mainAgent{name: name, def: def}
 	if s.opts.SystemPrompt != "" {
-		s.diag.add(DiagOption, fmt.Sprintf("the prompt of agent %s is not used: Options.SystemPrompt replaces it", name))
+		s.diag.Add(DiagOption, fmt.Sprintf("the prompt of agent %s is not used: Options.SystemPrompt replaces it", name))
 	}
 	if s.opts.EmptySystemPrompt {
 		// The SDKs ask for the empty prompt by default, agent or not.
-		s.diag.add(DiagOption, fmt.Sprintf("Options.EmptySystemPrompt is ignored: agent %s's prompt is the system prompt", name))
+		s.diag.Add(DiagOption, fmt.Sprintf("Options.EmptySystemPrompt is ignored: agent %s's prompt is the system prompt", name))
 		s.opts.EmptySystemPrompt = false
 	}
 	if m := def.Model; m != "" && m != "inherit" && s.opts.Model == "" {
@@ -83,7 +83,7 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 	}
 	if s.opts.Effort == "" && def.Effort != "" {
 		if _, err := ParseEffort(def.Effort); err != nil {
-			s.diag.add(DiagAgent, fmt.Sprintf("agent %s: effort %q is ignored: %v", name, def.Effort, err))
+			s.diag.Add(DiagAgent, fmt.Sprintf("agent %s: effort %q is ignored: %v", name, def.Effort, err))
 		} else {
 			s.opts.Effort = def.Effort
 		}
@@ -94,7 +94,7 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 	if s.opts.PermissionMode == "" && def.PermissionMode != "" {
 		m, err := vocab.ParsePermissionMode(string(def.PermissionMode))
 		if err != nil {
-			s.diag.add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %q is ignored: %v", name, def.PermissionMode, err))
+			s.diag.Add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %q is ignored: %v", name, def.PermissionMode, err))
 		} else if s.checker == nil {
 			s.mode = PermissionMode(m)
 		} else if err := s.checker.SetMode(permission.Mode(m)); errors.Is(err, ErrPermissionModeDisabled) {
@@ -102,7 +102,7 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 		} else if err != nil {
 			// bypassPermissions must be allowed when the checker is made,
 			// before the agent files are read: ask with Options.PermissionMode.
-			s.diag.add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %s is ignored: %v", name, m, err))
+			s.diag.Add(DiagAgent, fmt.Sprintf("agent %s: permissionMode %s is ignored: %v", name, m, err))
 		} else {
 			s.mode = PermissionMode(m)
 		}
@@ -127,7 +127,7 @@ func (s *session) settingsAgent(st *settings.Settings) string {
 	}
 	var name string
 	if err := json.Unmarshal(raw, &name); err != nil {
-		s.diag.add(DiagSettings, fmt.Sprintf("settings key agent is ignored: want an agent name, got %s", raw))
+		s.diag.Add(DiagSettings, fmt.Sprintf("settings key agent is ignored: want an agent name, got %s", raw))
 		return ""
 	}
 	return name

@@ -73,7 +73,7 @@ func (s *session) setupCheckpoints() error {
 	on := s.opts.EnableFileCheckpointing
 	if !on && os.Getenv(envFileCheckpointing) == "true" {
 		if s.opts.SessionStore != nil {
-			s.diag.add(DiagOption, envFileCheckpointing+" is ignored: file checkpointing cannot be combined with Options.SessionStore")
+			s.diag.Add(DiagOption, envFileCheckpointing+" is ignored: file checkpointing cannot be combined with Options.SessionStore")
 			return nil
 		}
 		on = true
@@ -82,7 +82,7 @@ func (s *session) setupCheckpoints() error {
 		return nil
 	}
 	if !checkpoint.Supported {
-		s.diag.add(DiagOption, "file checkpointing is ignored: it needs a Unix system, so no file is saved and RewindFiles has nothing to rewind")
+		s.diag.Add(DiagOption, "file checkpointing is ignored: it needs a Unix system, so no file is saved and RewindFiles has nothing to rewind")
 		return nil
 	}
 	ck := &fileCheckpoints{}
@@ -121,7 +121,7 @@ func (s *session) recordAll(m message.Message) {
 	if s.ckpt != nil {
 		if id, ok := promptLineID(m); ok {
 			if err := s.ckpt.store.Begin(id); err != nil {
-				s.diag.add(DiagOption, fmt.Sprintf("file checkpoint for user message %s not started: %v", id, err))
+				s.diag.Add(DiagOption, fmt.Sprintf("file checkpoint for user message %s not started: %v", id, err))
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func (s *session) cleared(ctx context.Context) message.Message {
 	s.idMu.Lock()
 	s.env.SessionID = id
 	s.idMu.Unlock()
-	s.diag.setSessionID(id)
+	s.diag.SetSessionID(id)
 	s.switchTranscript(ctx, id)
 	return &message.ConversationReset{NewConversationID: id, Trigger: message.ResetTriggerClear,
 		SessionID: old, UUID: uuid.NewString(), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
@@ -72,7 +72,7 @@ func (s *session) switchTranscript(ctx context.Context, id string) {
 	s.transcript = nil
 	t, err := s.newTranscript(ctx, id)
 	if err != nil {
-		s.diag.add(DiagTranscript, fmt.Sprintf("the conversation started by /clear (session %s) is not recorded: %v", id, err))
+		s.diag.Add(DiagTranscript, fmt.Sprintf("the conversation started by /clear (session %s) is not recorded: %v", id, err))
 		return
 	}
 	t.begin(time.Now())
@@ -94,7 +94,7 @@ func (s *session) newTranscript(ctx context.Context, id string) (*transcript, er
 		rctx, cancel := context.WithTimeout(context.Background(), mirrorCloseTimeout)
 		defer cancel()
 		if rerr := lease.Release(rctx); rerr != nil {
-			s.diag.add(DiagSessionStore, rerr.Error())
+			s.diag.Add(DiagSessionStore, rerr.Error())
 		}
 	}
 	env := sessions.Envelope{SessionID: id, Cwd: s.env.Cwd, Version: "agentloop " + Version}
@@ -125,14 +125,4 @@ func (s *session) newTranscript(ctx context.Context, id string) (*transcript, er
 		return nil, fmt.Errorf("opening the transcript: %w", err)
 	}
 	return &transcript{r: r, w: w, diag: s.diag}, nil
-}
-
-// setSessionID changes the session id the diagnostics' messages carry.
-func (g *diagnostics) setSessionID(id string) {
-	if g == nil {
-		return
-	}
-	g.mu.Lock()
-	g.sessionID = id
-	g.mu.Unlock()
 }

@@ -57,7 +57,7 @@ func (c *Client) withFold(ctx context.Context, t *turn) context.Context {
 	return engine.WithFold(ctx, engine.Fold{
 		Take: func() (engine.FoldedPrompt, bool) { return c.in.takeFoldable(t) },
 		Blocked: func(id, reason string) {
-			c.sess.diag.add(DiagHookMessage, fmt.Sprintf(
+			c.sess.diag.Add(DiagHookMessage, fmt.Sprintf(
 				"UserPromptSubmit blocked the queued message %s as it joined the running turn; it was dropped: %s", id, reason))
 		},
 	})

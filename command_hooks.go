@@ -58,7 +58,7 @@ func (s *session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	v.Context = append(v.Context, r.AdditionalContext...)
 	v.Blocked, v.Reason = r.Blocked, r.Reason
 	if r.SuppressOriginalPrompt {
-		s.diag.add(DiagHook, "UserPromptSubmit: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
+		s.diag.Add(DiagHook, "UserPromptSubmit: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
 	}
 	s.promptTitle(r)
 	switch {
@@ -78,7 +78,7 @@ func (s *session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	x := d.UserPromptExpansion(ctx, hooks.UserPromptExpansionInput{Base: s.hookBase(), ExpansionType: "slash_command",
 		CommandName: inv.name, CommandArgs: inv.args, CommandSource: inv.source, Prompt: prompt})
 	if x.SuppressOriginalPrompt {
-		s.diag.add(DiagHook, "UserPromptExpansion: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
+		s.diag.Add(DiagHook, "UserPromptExpansion: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
 	}
 	switch {
 	case x.Halt:
@@ -146,20 +146,20 @@ func (s *session) startCommandTurn(c projectfiles.Command) {
 		for _, r := range c.AllowedTools {
 			v, err := permission.ParseRule(r)
 			if err != nil {
-				s.diag.add(DiagProjectFile, fmt.Sprintf("command /%s: allowed-tools entry %q is not a permission rule: %v", c.Name, r, err))
+				s.diag.Add(DiagProjectFile, fmt.Sprintf("command /%s: allowed-tools entry %q is not a permission rule: %v", c.Name, r, err))
 				continue
 			}
 			rules = append(rules, v)
 		}
 		if err := s.checker.SetCommandRules(rules); err != nil {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("command /%s: allowed-tools not granted: %v", c.Name, err))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("command /%s: allowed-tools not granted: %v", c.Name, err))
 		} else {
 			t.rules = len(rules) > 0
 		}
 	}
 	if m := strings.TrimSpace(c.Model); m != "" && m != "inherit" {
 		if err := s.modelAllowed(m, "command /"+c.Name+" model"); err != nil { // managed_policy.go
-			s.diag.add(DiagProjectFile, fmt.Sprintf("%v; the session's model is kept", err))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("%v; the session's model is kept", err))
 			return
 		}
 		t.prev = s.eng.Model()
@@ -177,7 +177,7 @@ func (s *session) endCommandTurn() {
 	defer t.mu.Unlock()
 	if t.rules {
 		if err := s.checker.SetCommandRules(nil); err != nil {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("a command's allowed-tools could not be withdrawn: %v", err))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("a command's allowed-tools could not be withdrawn: %v", err))
 		}
 		t.rules = false
 	}

@@ -43,7 +43,7 @@ func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 func (s *session) compacted(ctx context.Context, trigger string) []string {
 	st := s.noteSessionStart("compact", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()}))
 	if st.Halt {
-		s.diag.add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
+		s.diag.Add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
 	}
 	return st.AdditionalContext
 }

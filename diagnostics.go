@@ -1,16 +1,12 @@
 package agentloop
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/agentloop/agentloop/message"
-	"github.com/google/uuid"
+	"github.com/agentloop/agentloop/internal/diag"
 )
 
 // The diagnostics channel.
@@ -58,63 +54,11 @@ const (
 )
 
 // Diagnostic is one thing agentloop accepted but does not honour, or a
-// problem it worked around.
-type Diagnostic struct {
-	// Tag classifies it (the Diag* constants).
-	Tag string
-	// Text says what was wrong and where, for a person.
-	Text string
-}
+// problem it worked around: its Tag (a Diag* constant) and its Text.
+type Diagnostic = diag.Diagnostic
 
-// diagnostics collects a session's diagnostics. Safe for concurrent use.
-type diagnostics struct {
-	logger    *slog.Logger // nil: none
-	sessionID string
-	notify    func(message.Message) // set once the engine exists: runtime diagnostics go through it
-
-	mu      sync.Mutex
-	lead    []func(sessionID string) message.Message // yielded by the next take, before the diagnostics
-	pending []Diagnostic                             // found before the first init message, not yet yielded
-	all     []Diagnostic
-}
-
-// add records d: it is logged now and yielded later.
-func (g *diagnostics) add(tag, text string) {
-	if g == nil || text == "" {
-		return
-	}
-	d := Diagnostic{Tag: tag, Text: text}
-	g.mu.Lock()
-	id := g.sessionID // /clear changes it (clear_session.go)
-	g.all = append(g.all, d)
-	notify := g.notify
-	if notify == nil {
-		g.pending = append(g.pending, d)
-	}
-	g.mu.Unlock()
-	if g.logger != nil {
-		g.logger.LogAttrs(context.Background(), slog.LevelWarn, text,
-			slog.String("tag", tag), slog.String("session_id", id))
-	}
-	if notify != nil {
-		notify(informational(id, d))
-	}
-}
-
-// log writes a record to the diagnostics log only: for a problem the
-// stream reports in a message of its own (a sandbox notification, a
-// session_writes_lost message), which is not yielded again as a
-// diagnostic.
-func (g *diagnostics) log(tag, text string, attrs ...slog.Attr) {
-	if g == nil || g.logger == nil || text == "" {
-		return
-	}
-	g.mu.Lock()
-	id := g.sessionID
-	g.mu.Unlock()
-	attrs = append([]slog.Attr{slog.String("tag", tag), slog.String("session_id", id)}, attrs...)
-	g.logger.LogAttrs(context.Background(), slog.LevelWarn, text, attrs...)
-}
+// diagnostics is a session's sink (internal/diag).
+type diagnostics = diag.Sink
 
 // settingsKeysRead are the top-level settings keys that agentloop reads
 // from settings.Settings.Extra; every other key there is reported as not
@@ -157,75 +101,15 @@ func unhonouredSettingsKeys(extra map[string]json.RawMessage) string {
 	return "settings keys " + strings.Join(keys, ", ") + " are not honoured by agentloop; ignored"
 }
 
-// addAll records each text under tag.
-func (g *diagnostics) addAll(tag string, texts []string) {
-	for _, t := range texts {
-		g.add(tag, t)
-	}
-}
-
-// announce queues a message for the next take, which yields it (once)
-// before the diagnostics; build makes it with the session id current
-// then.
-func (g *diagnostics) announce(build func(sessionID string) message.Message) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.lead = append(g.lead, build)
-}
-
-// take returns the announced messages and the diagnostics not yet
-// yielded, as messages, and routes later diagnostics through notify (nil:
-// keep queueing them).
-func (g *diagnostics) take(notify func(message.Message)) []message.Message {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []message.Message
-	for _, build := range g.lead {
-		out = append(out, build(g.sessionID))
-	}
-	g.lead = nil
-	for _, d := range g.pending {
-		out = append(out, informational(g.sessionID, d))
-	}
-	g.pending = nil
-	if notify != nil {
-		g.notify = notify
-	}
-	return out
-}
-
-// list returns every diagnostic recorded so far.
-func (g *diagnostics) list() []Diagnostic {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]Diagnostic(nil), g.all...)
-}
-
-// informational is the system/informational message of d.
-func informational(sessionID string, d Diagnostic) *message.System {
-	content, _ := json.Marshal(d.Text)
-	tag, _ := json.Marshal(d.Tag)
-	return &message.System{Subtype: "informational", SessionID: sessionID, UUID: uuid.NewString(),
-		Data: map[string]json.RawMessage{"content": content, "level": json.RawMessage(`"warning"`), "tag": tag}}
-}
-
 // DiagnosticMessage is the stream message that carries d for the session
 // sessionID (the system/informational message at warning level that
 // DiagnosticOf reads), for hosts that report their own problems in a
 // session's stream.
 func DiagnosticMessage(sessionID string, d Diagnostic) Message {
-	return informational(sessionID, d)
+	return diag.Informational(sessionID, d)
 }
 
 // DiagnosticOf returns the diagnostic a stream message carries: a
 // system/informational message at warning level. ok is false for every
 // other message.
-func DiagnosticOf(m Message) (d Diagnostic, ok bool) {
-	s, isSys := m.(*message.System)
-	if !isSys || s.Subtype != "informational" || string(s.Data["level"]) != `"warning"` {
-		return Diagnostic{}, false
-	}
-	_ = json.Unmarshal(s.Data["content"], &d.Text)
-	_ = json.Unmarshal(s.Data["tag"], &d.Tag)
-	return d, true
-}
+func DiagnosticOf(m Message) (d Diagnostic, ok bool) { return diag.Of(m) }

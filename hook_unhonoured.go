@@ -10,10 +10,10 @@ import (
 // hook-given title yet). It returns st.
 func (s *session) noteSessionStart(source string, st hooks.SessionStartResult) hooks.SessionStartResult {
 	if st.InitialUserMessage != "" {
-		s.diag.add(DiagHook, "SessionStart (source "+source+"): initialUserMessage is not honoured; send the prompt yourself")
+		s.diag.Add(DiagHook, "SessionStart (source "+source+"): initialUserMessage is not honoured; send the prompt yourself")
 	}
 	if st.SessionTitle != "" {
-		s.diag.add(DiagHook, "SessionStart (source "+source+"): sessionTitle is not honoured; the session keeps its title")
+		s.diag.Add(DiagHook, "SessionStart (source "+source+"): sessionTitle is not honoured; the session keeps its title")
 	}
 	return st
 }
@@ -22,6 +22,6 @@ func (s *session) noteSessionStart(source string, st hooks.SessionStartResult) h
 // does not act on.
 func (s *session) promptTitle(r hooks.UserPromptSubmitResult) {
 	if r.SessionTitle != "" {
-		s.diag.add(DiagHook, "UserPromptSubmit: sessionTitle is not honoured; the session keeps its title")
+		s.diag.Add(DiagHook, "UserPromptSubmit: sessionTitle is not honoured; the session keeps its title")
 	}
 }

@@ -29,10 +29,10 @@ func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		SessionID:   s.env.SessionID,
 		Env:         s.env.Environ,
 		Prompt:      s.askModel,
-		ReportError: func(text string, cause error) { s.diag.add(hookFailureTag(cause), text) },
+		ReportError: func(text string, cause error) { s.diag.Add(hookFailureTag(cause), text) },
 		// A hook's systemMessage is for the user: the stream shows it
 		// as system/informational, the reference's shape for it.
-		SystemMessage: func(text string) { s.diag.add(DiagHookMessage, text) },
+		SystemMessage: func(text string) { s.diag.Add(DiagHookMessage, text) },
 		Spans:         s.opts.Observer,
 		// Notes on how a hook ran (an allow dropped because its "if"
 		// condition could not be judged) go to the log at debug level.

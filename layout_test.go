@@ -1,6 +1,8 @@
 package agentloop_test
 
 import (
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -34,6 +36,59 @@ func TestLayoutFileSize(t *testing.T) {
 		}
 		if info.Size() > maxGoFileBytes {
 			t.Errorf("%s is %d bytes, over %d: split it by what it does", path, info.Size(), maxGoFileBytes)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// importOrder is the one direction imports run between the packages that
+// make up a session: each may import those after it, never one before it.
+// Leaves (internal/diag, internal/vocab, permission, sandbox, …) are
+// outside the list and may be imported by any of them.
+var importOrder = []string{
+	"internal/subagent",
+	"internal/lineage",
+	"internal/assemble",
+	"internal/authorize",
+	"internal/engine",
+}
+
+// TestLayoutImportOrder holds the non-test files of the packages of
+// importOrder to it, and keeps every internal package off the root
+// package.
+func TestLayoutImportOrder(t *testing.T) {
+	const module = "github.com/agentloop/agentloop"
+	rank := map[string]int{}
+	for i, p := range importOrder {
+		rank[p] = i
+	}
+	err := filepath.WalkDir("internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		for _, imp := range f.Imports {
+			target := strings.Trim(imp.Path.Value, `"`)
+			if target == module {
+				t.Errorf("%s imports the root package", path)
+				continue
+			}
+			rel, ok := strings.CutPrefix(target, module+"/")
+			if !ok {
+				continue
+			}
+			from, inFrom := rank[pkg]
+			to, inTo := rank[rel]
+			if inFrom && inTo && to < from {
+				t.Errorf("%s (%s) imports %s, which comes before it in importOrder", path, pkg, rel)
+			}
 		}
 		return nil
 	})

@@ -111,7 +111,7 @@ func (s *session) applyManagedPolicy(st *settings.Settings) error {
 		}
 		s.opts.AllowedTools = nil
 		if len(dropped) > 0 {
-			s.diag.add(DiagSettings, fmt.Sprintf("allowManagedPermissionRulesOnly (managed policy): allow rules from outside the policy are ignored: %s",
+			s.diag.Add(DiagSettings, fmt.Sprintf("allowManagedPermissionRulesOnly (managed policy): allow rules from outside the policy are ignored: %s",
 				strings.Join(dropped, ", ")))
 		}
 	}
@@ -129,7 +129,7 @@ func (s *session) applyManagedPolicy(st *settings.Settings) error {
 			}
 		}
 		if dropped > 0 {
-			s.diag.add(DiagHook, fmt.Sprintf("strictPluginOnlyCustomization (managed policy): %d hook matcher(s) of settings files other than the policy are ignored", dropped))
+			s.diag.Add(DiagHook, fmt.Sprintf("strictPluginOnlyCustomization (managed policy): %d hook matcher(s) of settings files other than the policy are ignored", dropped))
 		}
 	}
 	return nil
@@ -143,7 +143,7 @@ func (s *session) policyGrantsOff(what string) bool {
 		return false
 	}
 	if _, done := s.policyNoted.LoadOrStore("grant:"+what, struct{}{}); !done {
-		s.diag.add(DiagSettings, fmt.Sprintf("allowManagedPermissionRulesOnly (managed policy): %s grants no permission", what))
+		s.diag.Add(DiagSettings, fmt.Sprintf("allowManagedPermissionRulesOnly (managed policy): %s grants no permission", what))
 	}
 	return true
 }
@@ -212,7 +212,7 @@ func (s *session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServ
 		}
 		delete(servers, name)
 		why := fmt.Sprintf("blocked by the managed policy (%s)", key)
-		s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q is %s; not started", name, why))
+		s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q is %s; not started", name, why))
 		blocked = append(blocked, MCPServerStatus{Name: name, Status: tool.MCPFailed, Source: c.Source, Error: why})
 	}
 	sort.Slice(blocked, func(i, j int) bool { return blocked[i].Name < blocked[j].Name })
@@ -250,7 +250,7 @@ func (s *session) pluginOnlyFiles(res *projectfiles.Result) {
 		})
 	}
 	if len(dropped) > 0 {
-		s.diag.add(DiagProjectFile, fmt.Sprintf("strictPluginOnlyCustomization (managed policy): not loaded, not from a plugin: %s",
+		s.diag.Add(DiagProjectFile, fmt.Sprintf("strictPluginOnlyCustomization (managed policy): not loaded, not from a plugin: %s",
 			strings.Join(dropped, ", ")))
 	}
 }

@@ -188,12 +188,12 @@ func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServer
 		return nil, nil
 	}
 	if err != nil {
-		s.diag.add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
+		s.diag.Add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
 		return nil, nil
 	}
 	servers, err := ParseMCPConfig(data)
 	if err != nil {
-		s.diag.add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
+		s.diag.Add(DiagMCP, fmt.Sprintf("%s: %v; its servers are not started", path, err))
 		return nil, nil
 	}
 	var enableAll bool
@@ -215,12 +215,12 @@ func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServer
 		case slices.Contains(disabled, name):
 			continue
 		case !enableAll && !slices.Contains(enabled, name):
-			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q of %s is not approved (enabledMcpjsonServers or enableAllProjectMcpServers); not started", name, path))
+			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q of %s is not approved (enabledMcpjsonServers or enableAllProjectMcpServers); not started", name, path))
 			continue
 		}
 		c, missing := expandMCPEnv(c, s.envLookup)
 		if len(missing) > 0 {
-			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q of %s uses unset environment variables %s; not started",
+			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q of %s uses unset environment variables %s; not started",
 				name, path, strings.Join(missing, ", ")))
 			continue
 		}
@@ -237,7 +237,7 @@ func readExtra(s *session, st *settings.Settings, key string, v any) {
 		return
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		s.diag.add(DiagSettings, fmt.Sprintf("settings key %s: %v; ignored", key, err))
+		s.diag.Add(DiagSettings, fmt.Sprintf("settings key %s: %v; ignored", key, err))
 	}
 }
 
@@ -263,7 +263,7 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 			s.mcp.failed = append(s.mcp.failed, MCPServerStatus{Name: n, Status: tool.MCPFailed,
 				Source: servers[n].Source, Error: "Options.MCPConnector is nil"})
 		}
-		s.diag.add(DiagMCP, "MCP servers are configured but Options.MCPConnector is nil (set it to mcp.Connector{} of package github.com/agentloop/agentloop/mcp); they are not started")
+		s.diag.Add(DiagMCP, "MCP servers are configured but Options.MCPConnector is nil (set it to mcp.Connector{} of package github.com/agentloop/agentloop/mcp); they are not started")
 		return nil, nil
 	}
 	clients, err := s.opts.MCPConnector.ConnectMCP(ctx, servers, s.env, s.mcpStartTimeout())
@@ -274,7 +274,7 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 	s.reportMCP(clients)
 	for _, st := range clients.Status() {
 		if st.Status == tool.MCPFailed {
-			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
+			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
 		}
 	}
 	s.mcp.tools = slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
@@ -352,7 +352,7 @@ func (s *session) mcpStartTimeout() time.Duration {
 		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
 			return time.Duration(ms) * time.Millisecond
 		}
-		s.diag.add(DiagOption, fmt.Sprintf("MCP_TIMEOUT=%q is not a positive number of milliseconds; using %v", v, defaultMCPStartTimeout))
+		s.diag.Add(DiagOption, fmt.Sprintf("MCP_TIMEOUT=%q is not a positive number of milliseconds; using %v", v, defaultMCPStartTimeout))
 	}
 	return defaultMCPStartTimeout
 }

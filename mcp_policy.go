@@ -55,11 +55,11 @@ func (s *session) prepareMCPServers(servers map[string]MCPServerConfig) {
 		var kept []tool.MCPToolPolicy
 		for _, p := range c.Tools {
 			if p.OrgMaxPermission != "" {
-				s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q: tool %q: org_max_permission %q is not honoured (agentloop has no organisation policy)", name, p.Name, p.OrgMaxPermission))
+				s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q: tool %q: org_max_permission %q is not honoured (agentloop has no organisation policy)", name, p.Name, p.OrgMaxPermission))
 				p.OrgMaxPermission = ""
 			}
 			if sdkServer && p.PermissionPolicy == tool.MCPAlwaysAllow {
-				s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q: tool %q: permission_policy always_allow is not honoured on an sdk server (only always_ask and always_deny are)", name, p.Name))
+				s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q: tool %q: permission_policy always_allow is not honoured on an sdk server (only always_ask and always_deny are)", name, p.Name))
 				p.PermissionPolicy = ""
 			}
 			if p.PermissionPolicy != "" {
@@ -86,7 +86,7 @@ func (s *session) mcpEnvInt(key string) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		s.diag.add(DiagOption, fmt.Sprintf("%s=%q is not a positive integer; ignored", key, v))
+		s.diag.Add(DiagOption, fmt.Sprintf("%s=%q is not a positive integer; ignored", key, v))
 		return 0
 	}
 	return n
@@ -97,7 +97,7 @@ func (s *session) mcpEnvInt(key string) int {
 func (s *session) reportMCP(clients MCPClients) {
 	if r, ok := clients.(tool.MCPReporter); ok {
 		r.ReportTo(func(server, text string) {
-			s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q: %s", server, text))
+			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q: %s", server, text))
 		})
 	}
 }

@@ -80,7 +80,7 @@ func (s *session) syncLoop(id string, l *mcpLoop, changed bool) {
 		return
 	}
 	if err := l.eng.ReplaceTools(l.has, want); err != nil {
-		s.diag.add(DiagMCP, fmt.Sprintf("subagent %s: the MCP servers' tools changed, but they cannot be offered to it: %v", id, err))
+		s.diag.Add(DiagMCP, fmt.Sprintf("subagent %s: the MCP servers' tools changed, but they cannot be offered to it: %v", id, err))
 		return
 	}
 	l.has = names

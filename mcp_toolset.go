@@ -38,7 +38,7 @@ func (s *session) mcpToolsChanged(server string, ts []tool.Tool) {
 		}
 	}
 	if err := s.eng.ReplaceTools(old, ts); err != nil {
-		s.diag.add(DiagMCP, fmt.Sprintf("MCP server %q changed its tools, but they cannot be offered: %v; its tools stay as they were", server, err))
+		s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q changed its tools, but they cannot be offered: %v; its tools stay as they were", server, err))
 		return
 	}
 	s.mcp.tools = slices.DeleteFunc(s.mcp.tools, func(t tool.Tool) bool { return slices.Contains(old, t.Info().Name) })

@@ -25,9 +25,9 @@ func (s *session) loadContext(st *settings.Settings) []model.Content {
 	var out []model.Content
 	switch {
 	case s.opts.ExcludeDynamicSystemPrompt && s.opts.SystemPrompt != "":
-		s.diag.add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.SystemPrompt replaces it")
+		s.diag.Add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.SystemPrompt replaces it")
 	case s.opts.ExcludeDynamicSystemPrompt && s.opts.EmptySystemPrompt:
-		s.diag.add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.EmptySystemPrompt sends none")
+		s.diag.Add(DiagOption, "Options.ExcludeDynamicSystemPrompt is ignored: it applies to agentloop's own system prompt, and Options.EmptySystemPrompt sends none")
 	case s.opts.ExcludeDynamicSystemPrompt:
 		out = append(out, model.TextBlock(sysprompt.Reminder(envBlock(s.env, s.model))))
 	}
@@ -63,12 +63,12 @@ func (s *session) loadMemory(st *settings.Settings) string {
 		}}
 	if raw, ok := st.Extra["claudeMdExcludes"]; ok {
 		if err := json.Unmarshal(raw, &o.Excludes); err != nil {
-			s.diag.add(DiagSettings, "claudeMdExcludes is ignored: it must be a list of glob patterns")
+			s.diag.Add(DiagSettings, "claudeMdExcludes is ignored: it must be a list of glob patterns")
 			o.Excludes = nil
 		}
 	}
 	res := memory.Load(o)
-	s.diag.addAll(DiagMemory, res.Problems)
+	s.diag.AddAll(DiagMemory, res.Problems)
 	return memory.Render(res.Files)
 }
 

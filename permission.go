@@ -146,7 +146,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 	}
 	noPrompt := s.promptsOff(st) // permission_block.go; before DisallowedTools is read
 	if st != nil {
-		s.diag.add(DiagSettings, unhonouredPermissionKeys(st.Permissions.Extra))
+		s.diag.Add(DiagSettings, unhonouredPermissionKeys(st.Permissions.Extra))
 	}
 	var rs permission.RuleSet
 	cli := permission.SourceRules{Source: permission.SourceCLI, Allow: s.opts.AllowedTools}
@@ -279,7 +279,7 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 				ToolInput: input, PermissionSuggestions: sug, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})
 		},
 		Apply: s.applyUpdates,
-		Diag:  func(text string) { s.diag.add(DiagHook, text) },
+		Diag:  func(text string) { s.diag.Add(DiagHook, text) },
 		// The block settings and denyInsteadOfPrompting (permission_block.go).
 		Blocked:                s.checker.Blocked,
 		DenyInsteadOfPrompting: s.checker != nil && s.checker.NoPrompt(),

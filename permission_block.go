@@ -33,7 +33,7 @@ func (s *session) blockConfig(st *settings.Settings) permission.Block {
 	}
 	if !b.Writes && !b.Reads {
 		if len(b.Exempt)+len(b.Exclude) > 0 {
-			s.diag.add(DiagSettings, "permissions.blockReadsExemptPaths and workingDirectoriesExclude "+
+			s.diag.Add(DiagSettings, "permissions.blockReadsExemptPaths and workingDirectoriesExclude "+
 				"have no effect: neither blockWritesOutsideWorkingDirectories nor blockReadsOutsideWorkingDirectories is on")
 		}
 		return b

@@ -91,7 +91,7 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			rctx, cancel := context.WithTimeout(context.Background(), mirrorCloseTimeout)
 			defer cancel()
 			if rerr := lease.Release(rctx); rerr != nil {
-				s.diag.add(DiagSessionStore, rerr.Error())
+				s.diag.Add(DiagSessionStore, rerr.Error())
 			}
 		}
 	}()
@@ -105,7 +105,7 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			path, st, err = sessions.RestoreChecked(rctx, o.SessionStore, key, dir)
 			cancel()
 			if err == nil && st.Behind() {
-				s.diag.add(DiagSessionStore, fmt.Sprintf(
+				s.diag.Add(DiagSessionStore, fmt.Sprintf(
 					"session %s was restored from the session store, whose copy is known to be behind the host that wrote it: %s; the resumed history may be truncated", id, st))
 			}
 		}
@@ -122,9 +122,9 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		if tr, err = s.cutAt(tr); err != nil { // resume_at.go
 			return nil, err
 		}
-		s.diag.addAll(DiagTranscript, tr.Warnings) // damaged lines read around
+		s.diag.AddAll(DiagTranscript, tr.Warnings) // damaged lines read around
 		s.env.SessionID = id
-		s.diag.setSessionID(id) // the diagnostics' messages carry the resumed id
+		s.diag.SetSessionID(id) // the diagnostics' messages carry the resumed id
 		s.origin = "resume"
 		if o.ForkSession {
 			s.origin = "fork"
@@ -252,7 +252,7 @@ func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, er
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("agentloop: taking the session store lease of %s: %w", id, ctx.Err())
 	case err != nil:
-		s.diag.add(DiagSessionStore, fmt.Sprintf(
+		s.diag.Add(DiagSessionStore, fmt.Sprintf(
 			"session %s runs without its session store lease (%v): another host resuming it at the same time is not excluded", id, err))
 		return nil, nil
 	}
@@ -272,7 +272,7 @@ func (s *session) record(m message.Message) {
 		return
 	}
 	if l := s.transcript.r.WritesLost(); l != nil {
-		s.diag.log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
+		s.diag.Log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
 	}
 	if s.eng != nil {
 		s.eng.Notify(notice)
@@ -301,7 +301,7 @@ func (s *session) settle(ctx context.Context, res *message.Result) []message.Mes
 	out := s.transcript.r.Settle(ctx)
 	for _, m := range out { // held back from cfg.Notify, so not logged yet
 		if sys, ok := m.(*message.System); ok {
-			s.diag.log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
+			s.diag.Log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
 		}
 	}
 	if l := s.transcript.r.WritesLost(); l != nil && res.SessionWritesLost == nil {
@@ -325,6 +325,6 @@ func (t *transcript) close() {
 		return
 	}
 	if err := t.r.Close(); err != nil {
-		t.diag.add(DiagSessionStore, err.Error())
+		t.diag.Add(DiagSessionStore, err.Error())
 	}
 }

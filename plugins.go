@@ -131,7 +131,7 @@ func (s *session) loadPlugins(st *settings.Settings) error {
 		case pc.SkipMCP:
 		case s.opts.StrictMCPConfig:
 			if s.hasPluginMCP(p) {
-				s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: its MCP servers are not started (StrictMCPConfig)", p.name))
+				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: its MCP servers are not started (StrictMCPConfig)", p.name))
 			}
 		default:
 			s.loadPluginMCP(p)
@@ -184,7 +184,7 @@ func (s *session) openPlugin(root string) (*plugin, error) {
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: manifest fields %s are not honoured", p.name, strings.Join(extra, ", ")))
+		s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest fields %s are not honoured", p.name, strings.Join(extra, ", ")))
 	}
 	p.commands = s.pluginPaths(p, "commands", m.Commands)
 	p.agents = s.pluginPaths(p, "agents", m.Agents)
@@ -205,14 +205,14 @@ func (s *session) pluginPaths(p *plugin, field string, raw json.RawMessage) []st
 	if json.Unmarshal(raw, &one) == nil {
 		list = []string{one}
 	} else if err := json.Unmarshal(raw, &list); err != nil {
-		s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s is ignored: want a path or a list of paths", p.name, field))
+		s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s is ignored: want a path or a list of paths", p.name, field))
 		return nil
 	}
 	var out []string
 	for _, rel := range list {
 		abs, err := p.path(rel)
 		if err != nil {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s: %v; ignored", p.name, field, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s: %v; ignored", p.name, field, err))
 			continue
 		}
 		out = append(out, abs)

@@ -36,7 +36,7 @@ func (s *session) pluginSources(p *plugin, field, def string, raw json.RawMessag
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: %s is ignored: %v", p.name, path, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s is ignored: %v", p.name, path, err))
 			return
 		}
 		out = append(out, pluginSource{display: path, data: data})
@@ -63,18 +63,18 @@ func (s *session) loadPluginHooks(p *plugin, st *settings.Settings) {
 	for _, src := range s.pluginSources(p, "hooks", filepath.Join("hooks", "hooks.json"), p.hooksRaw) {
 		hooks, warnings, err := parsePluginHooks(p, src)
 		for _, w := range warnings {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: %s", p.name, w))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s", p.name, w))
 		}
 		if err != nil {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s are ignored: %v", p.name, src.display, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s are ignored: %v", p.name, src.display, err))
 			continue
 		}
 		if len(hooks) > 0 && st != nil && st.DisableAllHooks {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the settings set disableAllHooks", p.name, src.display))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the settings set disableAllHooks", p.name, src.display))
 			continue
 		}
 		if len(hooks) > 0 && st != nil && st.Managed.HooksOnly {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the managed policy sets allowManagedHooksOnly", p.name, src.display))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the managed policy sets allowManagedHooksOnly", p.name, src.display))
 			continue
 		}
 		if p.hooks == nil {
@@ -173,7 +173,7 @@ func (s *session) loadPluginMCP(p *plugin) {
 	for _, src := range s.pluginSources(p, "mcpServers", ".mcp.json", p.mcpRaw) {
 		servers, err := parsePluginMCP(src.data)
 		if err != nil {
-			s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: MCP servers of %s are not started: %v", p.name, src.display, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP servers of %s are not started: %v", p.name, src.display, err))
 			continue
 		}
 		names := slices.Collect(maps.Keys(servers))
@@ -181,13 +181,13 @@ func (s *session) loadPluginMCP(p *plugin) {
 		for _, n := range names {
 			c, missing := expandMCPEnv(servers[n], lookup)
 			if len(missing) > 0 {
-				s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s uses unset environment variables %s; not started",
+				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s uses unset environment variables %s; not started",
 					p.name, n, src.display, strings.Join(missing, ", ")))
 				continue
 			}
 			name := "plugin_" + p.name + "_" + n
 			if _, dup := p.mcp[name]; dup {
-				s.diag.add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s is ignored: an earlier configuration of the plugin defines it", p.name, n, src.display))
+				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s is ignored: an earlier configuration of the plugin defines it", p.name, n, src.display))
 				continue
 			}
 			c.Source = "plugin"

@@ -83,7 +83,7 @@ func TestLoadPluginsComponents(t *testing.T) {
 		t.Errorf("pluginDirs (-want +got):\n%s", d)
 	}
 	var diags []string
-	for _, d := range s.diag.list() {
+	for _, d := range s.diag.List() {
 		diags = append(diags, d.Tag+": "+d.Text)
 	}
 	if d := cmp.Diff([]string{`plugin: plugin kit: MCP server "needs" of ` + filepath.Join(root, ".mcp.json") +
@@ -110,7 +110,7 @@ func TestLoadPluginsDisableAllHooks(t *testing.T) {
 	if got := s.withPluginHooks(nil); len(got) != 0 {
 		t.Errorf("hooks %+v, want none", got)
 	}
-	if l := s.diag.list(); len(l) != 1 || l[0].Tag != DiagPlugin {
+	if l := s.diag.List(); len(l) != 1 || l[0].Tag != DiagPlugin {
 		t.Errorf("diagnostics %+v, want one plugin diagnostic", l)
 	}
 }

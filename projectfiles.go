@@ -74,13 +74,13 @@ func (s *session) loadProjectFiles() {
 			}
 			return nil
 		}})
-	s.diag.addAll(DiagProjectFile, res.Problems)
+	s.diag.AddAll(DiagProjectFile, res.Problems)
 	s.pluginOnlyFiles(&res) // managed_policy.go
 	s.files.skills = res.Skills
 	s.applySkillsOption() // skills_option.go
 	for _, c := range res.Commands {
 		if slices.Contains(builtinCommands, c.Name) || slices.Contains(builtinAliases, c.Name) {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("command /%s (%s) is ignored: /%s is built in", c.Name, c.Path, c.Name))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("command /%s (%s) is ignored: /%s is built in", c.Name, c.Path, c.Name))
 			continue
 		}
 		s.files.commands = append(s.files.commands, c)
@@ -88,7 +88,7 @@ func (s *session) loadProjectFiles() {
 	s.files.agents = map[string]AgentDefinition{}
 	for _, a := range res.Agents {
 		if _, ok := s.opts.Agents[a.Name]; ok {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("agent %s (%s) is ignored: Options.Agents defines an agent of the same name", a.Name, a.Path))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("agent %s (%s) is ignored: Options.Agents defines an agent of the same name", a.Name, a.Path))
 			continue
 		}
 		s.files.agents[a.Name] = AgentDefinition{Description: a.Description, Prompt: a.Prompt, Tools: a.Tools,
@@ -133,7 +133,7 @@ func (s *session) checkAgentDefinition(name string, def AgentDefinition) {
 		}
 	}
 	if len(off) > 0 {
-		s.diag.add(DiagAgent, fmt.Sprintf("agent %s: not honoured: %s", name, strings.Join(off, "; ")))
+		s.diag.Add(DiagAgent, fmt.Sprintf("agent %s: not honoured: %s", name, strings.Join(off, "; ")))
 	}
 }
 
@@ -241,7 +241,7 @@ func (s *session) grantSkillTools(sk projectfiles.Skill) {
 	for _, r := range sk.AllowedTools {
 		v, err := permission.ParseRule(r)
 		if err != nil {
-			s.diag.add(DiagProjectFile, fmt.Sprintf("skill %s: allowed-tools entry %q is not a permission rule: %v", sk.Name, r, err))
+			s.diag.Add(DiagProjectFile, fmt.Sprintf("skill %s: allowed-tools entry %q is not a permission rule: %v", sk.Name, r, err))
 			continue
 		}
 		rules = append(rules, v)
@@ -251,7 +251,7 @@ func (s *session) grantSkillTools(sk projectfiles.Skill) {
 	}
 	if err := s.checker.Apply(permission.Update{Type: permission.UpdateAddRules, Behavior: permission.Allow,
 		Destination: permission.SourceSession, Rules: rules}); err != nil {
-		s.diag.add(DiagProjectFile, fmt.Sprintf("skill %s: allowed-tools not granted: %v", sk.Name, err))
+		s.diag.Add(DiagProjectFile, fmt.Sprintf("skill %s: allowed-tools not granted: %v", sk.Name, err))
 	}
 }
 
@@ -349,7 +349,7 @@ func (s *session) setAgentMode(parent, agent lineage.Agent, want PermissionMode)
 		switch {
 		case err != nil: // reported at session start (checkAgentDefinition)
 		case !permission.Narrower(pm, w):
-			s.diag.add(DiagAgent, fmt.Sprintf("agent %s runs in %s, not its permissionMode %s: a subagent may not allow more than its parent",
+			s.diag.Add(DiagAgent, fmt.Sprintf("agent %s runs in %s, not its permissionMode %s: a subagent may not allow more than its parent",
 				agent.Type, pm, w))
 		default:
 			m = w

@@ -34,7 +34,7 @@ func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, e
 		if src := st.ExtraSource["apiKeyHelper"]; settings.RepoShipped(src) {
 			// A repository's file may not run a command for, or choose,
 			// the credentials (as its env may not: settings_env.go).
-			s.diag.add(DiagSettings, fmt.Sprintf("settings key \"apiKeyHelper\" is ignored from %s settings: a file a repository can ship may not supply the API credentials", src))
+			s.diag.Add(DiagSettings, fmt.Sprintf("settings key \"apiKeyHelper\" is ignored from %s settings: a file a repository can ship may not supply the API credentials", src))
 		} else {
 			o.APIKeyHelper = helper
 		}
@@ -61,7 +61,7 @@ func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, e
 // with Options.Provider does not honour.
 func (s *session) customProviderSettings(st *settings.Settings) {
 	if _, ok := st.Extra["apiKeyHelper"]; ok {
-		s.diag.add(DiagSettings, "settings key \"apiKeyHelper\" is ignored: it gives the built-in provider its key, and Options.Provider is set")
+		s.diag.Add(DiagSettings, "settings key \"apiKeyHelper\" is ignored: it gives the built-in provider its key, and Options.Provider is set")
 	}
 }
 
@@ -75,7 +75,7 @@ func (s *session) settingString(st *settings.Settings, key string) string {
 	}
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil {
-		s.diag.add(DiagSettings, fmt.Sprintf("settings key %q must be a string, not %s; ignored", key, raw))
+		s.diag.Add(DiagSettings, fmt.Sprintf("settings key %q must be a string, not %s; ignored", key, raw))
 		return ""
 	}
 	return v
@@ -89,7 +89,7 @@ func (s *session) sessionPrices(st *settings.Settings) pricing.Overrides {
 	if raw, ok := st.Extra["modelPricing"]; ok {
 		o, err := pricing.ParseOverrides(raw)
 		if err != nil {
-			s.diag.add(DiagSettings, "settings key \"modelPricing\" is ignored: "+err.Error())
+			s.diag.Add(DiagSettings, "settings key \"modelPricing\" is ignored: "+err.Error())
 		} else {
 			out = o
 		}
@@ -115,6 +115,6 @@ func (s *session) sessionPrices(st *settings.Settings) pricing.Overrides {
 // unknownPrice reports a model without a price, once per model and
 // session (the engine calls it once).
 func (s *session) unknownPrice(modelID string) {
-	s.diag.add(DiagPricing, "model "+strconv.Quote(modelID)+
+	s.diag.Add(DiagPricing, "model "+strconv.Quote(modelID)+
 		" has no price: its usage is counted at $0 (costUnknown in modelUsage); set Options.ModelPricing or the modelPricing setting to price it")
 }

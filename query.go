@@ -68,7 +68,7 @@ func runContent(ctx context.Context, sess *session, prompt []model.Content, yiel
 	if n := sess.sandboxNotice(); n != nil && !yield(n, nil) {
 		return
 	}
-	for _, m := range sess.diag.take(sess.eng.Notify) {
+	for _, m := range sess.diag.Take(sess.eng.Notify) {
 		if !yield(m, nil) {
 			return
 		}

@@ -57,6 +57,6 @@ func (s *session) removeResultsDir() {
 		return
 	}
 	if err := os.RemoveAll(s.env.ResultsDir); err != nil {
-		s.diag.add(DiagOption, "removing the temporary tool-results directory: "+err.Error())
+		s.diag.Add(DiagOption, "removing the temporary tool-results directory: "+err.Error())
 	}
 }

@@ -178,10 +178,10 @@ func (s *session) setupSandbox(st *settings.Settings) error {
 		sb.warnings = append(sb.warnings, u+" is not supported by agentloop's sandbox and has no effect.")
 	}
 	for _, w := range sb.warnings { // the stream has them in sandboxNotice's message
-		s.diag.log(DiagSandbox, w)
+		s.diag.Log(DiagSandbox, w)
 	}
 	if sb.cfg.Disabled() {
-		s.diag.log(DiagSandbox, fmt.Sprintf("The sandbox is off: sandbox.enabled is false in %s.", sb.cfg.EnabledSource))
+		s.diag.Log(DiagSandbox, fmt.Sprintf("The sandbox is off: sandbox.enabled is false in %s.", sb.cfg.EnabledSource))
 	}
 	sb.tempDir = filepath.Join(tools.BackgroundShells(s.env).Dir(), "tmp")
 	s.sb = sb

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/assemble"
+	"github.com/agentloop/agentloop/internal/diag"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/permission"
@@ -95,11 +96,11 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	s := &session{opts: opts, diag: &diagnostics{logger: opts.Logger, sessionID: id},
+	s := &session{opts: opts, diag: diag.New(opts.Logger, id),
 		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
 	provider := opts.Provider
 	if provider != nil && opts.API.set() {
-		s.diag.add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
+		s.diag.Add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
 	}
 	flag, err := withSandboxOption(opts.Settings, opts.Sandbox)
 	if err != nil {
@@ -110,13 +111,13 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
 	}
-	s.diag.addAll(DiagSettings, st.Warnings)
-	s.diag.add(DiagSettings, unhonouredSettingsKeys(st.Extra)) // diagnostics.go
+	s.diag.AddAll(DiagSettings, st.Warnings)
+	s.diag.Add(DiagSettings, unhonouredSettingsKeys(st.Extra)) // diagnostics.go
 	s.getenv = s.clientEnv(st)                                 // settings_env.go
 	if err := checkWorkingDirectoriesAsGiven(st); err != nil { // permission_block.go
 		return nil, err
 	}
-	if s.autoMode, err = readAutoMode(st, func(w string) { s.diag.add(DiagSettings, w) }); err != nil { // classifier_rules.go
+	if s.autoMode, err = readAutoMode(st, func(w string) { s.diag.Add(DiagSettings, w) }); err != nil { // classifier_rules.go
 		return nil, err
 	}
 	// The managed policy's own keys (managed_policy.go).
@@ -157,7 +158,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if s.checker, err = s.newChecker(st); err != nil {
 		return nil, err
 	}
-	s.diag.addAll(DiagRule, s.checker.Warnings())
+	s.diag.AddAll(DiagRule, s.checker.Warnings())
 	if err := s.setupSandbox(st); err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func newSessionContext(ctx context.Context, o *Options) (*session, error) {
 	if s.hooks, err = s.newDispatcher(st.Hooks); err != nil {
 		return nil, fmt.Errorf("%w: hooks: %w", ErrInvalidOption, err)
 	}
-	s.diag.addAll(DiagHook, s.hooks.Warnings())
+	s.diag.AddAll(DiagHook, s.hooks.Warnings())
 	s.loadProjectFiles()
 	if err := s.applyMainAgent(st); err != nil { // agent_main.go
 		return nil, err
@@ -282,7 +283,7 @@ func (s *session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
 		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: append(slices.Clone(s.opts.CustomTools), mcpTools...),
 		Disallowed: s.lin.Disallowed,
 	})
-	s.diag.addAll(DiagTool, warnings)
+	s.diag.AddAll(DiagTool, warnings)
 	return out, err
 }
 

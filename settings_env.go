@@ -67,7 +67,7 @@ func (s *session) clientEnv(st *settings.Settings) func(string) string {
 		return settings.RepoShipped(src) && clientEnvGuarded(key)
 	})
 	for _, ig := range ignored {
-		s.diag.add(DiagSettings, fmt.Sprintf(
+		s.diag.Add(DiagSettings, fmt.Sprintf(
 			"%s: env %s is not applied to agentloop's model client: a settings file a repository can ship (%s) may not redirect the model API, its proxy or its credentials; set it in the user or managed settings, --settings or the environment",
 			ig.File, ig.Key, ig.Source))
 	}

@@ -60,7 +60,7 @@ func (s *session) applySkillsOption() {
 	} else {
 		for _, n := range f {
 			if _, ok := s.skill(n); !ok {
-				s.diag.add(DiagProjectFile, fmt.Sprintf("Options.Skills names %q, but no such skill is loaded", n))
+				s.diag.Add(DiagProjectFile, fmt.Sprintf("Options.Skills names %q, but no such skill is loaded", n))
 			}
 			rules = append(rules, permission.RuleValue{ToolName: "Skill", RuleContent: n})
 		}
@@ -70,6 +70,6 @@ func (s *session) applySkillsOption() {
 	}
 	if err := s.checker.Apply(permission.Update{Type: permission.UpdateAddRules, Behavior: permission.Allow,
 		Destination: permission.SourceCLI, Rules: rules}); err != nil {
-		s.diag.add(DiagProjectFile, fmt.Sprintf("Options.Skills: the Skill allow rules were not added: %v", err))
+		s.diag.Add(DiagProjectFile, fmt.Sprintf("Options.Skills: the Skill allow rules were not added: %v", err))
 	}
 }

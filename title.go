@@ -21,7 +21,7 @@ func (s *session) announceTitle() {
 	if title == "" {
 		return
 	}
-	s.diag.announce(func(sessionID string) message.Message {
+	s.diag.Announce(func(sessionID string) message.Message {
 		return titleChanged(sessionID, title)
 	})
 }

@@ -73,7 +73,7 @@ func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 	} else if v, ok := lastEnv(s.environ(), toolsearch.EnvVar); ok && strings.TrimSpace(v) != "" {
 		m, err := toolsearch.ParseMode(v)
 		if err != nil {
-			s.diag.add(DiagOption, fmt.Sprintf("%s: %v; it counts as unset", toolsearch.EnvVar, err))
+			s.diag.Add(DiagOption, fmt.Sprintf("%s: %v; it counts as unset", toolsearch.EnvVar, err))
 			chosen = false
 		}
 		mode = m
@@ -99,19 +99,19 @@ func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 	}
 	if !chosen {
 		if why := s.autoOff(); why != "" {
-			s.diag.add(DiagOption, fmt.Sprintf("tool search is off by default %s, so all %d deferrable tools are declared; set %s=true or Options.ToolSearch to turn it on",
+			s.diag.Add(DiagOption, fmt.Sprintf("tool search is off by default %s, so all %d deferrable tools are declared; set %s=true or Options.ToolSearch to turn it on",
 				why, len(deferred), toolsearch.EnvVar))
 			return ts, nil, nil
 		}
 	}
 	for _, in := range infos {
 		if in.Name == toolsearch.ToolName {
-			s.diag.add(DiagOption, fmt.Sprintf("a tool is named %s already, so tool search is off and all %d deferrable tools are declared", toolsearch.ToolName, len(deferred)))
+			s.diag.Add(DiagOption, fmt.Sprintf("a tool is named %s already, so tool search is off and all %d deferrable tools are declared", toolsearch.ToolName, len(deferred)))
 			return ts, nil, nil
 		}
 	}
 	if s.lin != nil && s.lin.Disallowed(toolsearch.ToolName) {
-		s.diag.add(DiagOption, fmt.Sprintf("%s is disallowed, so tool search is off and all %d deferrable tools are declared", toolsearch.ToolName, len(deferred)))
+		s.diag.Add(DiagOption, fmt.Sprintf("%s is disallowed, so tool search is off and all %d deferrable tools are declared", toolsearch.ToolName, len(deferred)))
 		return ts, nil, nil
 	}
 	c := toolsearch.NewCatalog(deferred)

@@ -379,9 +379,13 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	return e.res, e.err
 }
 
-// loop runs the turns of one prompt until the run ends.
+// loop runs the turns of one prompt until the run ends. A turn is
+// prepare → callModel → afterReply → afterFinalReply or afterToolCalls,
+// each step deciding whether the turn goes on, the next one starts, or
+// the run ends; the conditions that end a run between steps are the
+// lists of stop.go.
 func (r *run) loop(promptIn []model.Content) ending {
-	s, ctx := r.s, r.ctx
+	s := r.s
 	if e, done := r.resumeDeferred(); done {
 		return e
 	}
@@ -399,99 +403,131 @@ func (r *run) loop(promptIn []model.Content) ending {
 	r.commitPrompt(prompt, context)
 	for {
 		r.turnEnd()
-		if err := ctx.Err(); err != nil {
-			return r.aborted(err)
-		}
-		if r.overBudget() { // spent by tools since the last reply (subagents, helpers)
-			return finish(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
-				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false))
-		}
-		if e, done := r.autoCompact(); done {
+		if e, done := r.prepare(); done {
 			return e
 		}
-		if e, done := r.foldQueued(); done {
-			return e
-		}
-		r.turnBegin()
 		resp, shown, err := r.callModel()
-		if r.stopped {
-			return ending{err: ErrStopped}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return r.aborted(ctx.Err())
-			}
-			if e, done, retry := r.recoverOverflow(err); done {
-				return e
-			} else if retry {
-				continue
-			}
-			return r.apiFailure(err)
-		}
-		r.overflowRetried = false
-		r.sinceOverflow++
-		r.last = resp
-		r.commitReply(shown)
-		s.noteContext(resp.Usage)
-		if r.overBudget() {
-			return unrunBecause(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
-				fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false), budgetUnrun(r.budgetCap()))
-		}
-		r.usage = r.usage.Add(resp.Usage)
-		if r.open == nil {
-			if resp.StopReason == "max_tokens" {
-				if !r.continueAfterMaxTokens() {
-					return ending{err: ErrStopped}
-				}
-				continue
-			}
-			if s.cfg.OutputSchema != nil {
-				cont, res := r.enforceStructured()
-				if res != nil {
-					return finish(res)
-				}
-				if !cont {
-					return ending{err: ErrStopped}
-				}
-				continue
-			}
-			if cont, res := r.beforeStop(); res != nil {
-				return finish(res)
-			} else if cont {
-				continue
-			} else if r.stopped {
-				return ending{err: ErrStopped}
-			}
-			return finish(r.successResult())
-		}
-		r.rounds++
-		if !r.dispatch(resp) {
-			if ctx.Err() != nil {
-				return r.abortedTools(ctx.Err())
-			}
-			return ending{err: ErrStopped}
-		}
-		if r.deferred != nil {
-			return finish(r.deferredResult())
-		}
-		if r.halt != nil {
-			return unrunBecause(r.haltResult(r.halt), haltUnrun)
-		}
-		if s.cfg.OutputSchema != nil {
-			r.noteStructured(resp, s.history[len(s.history)-1].Content)
-			if r.structured.output != nil {
-				return finish(r.structuredResult())
-			}
-			if r.structured.failures > s.maxStructuredRetries() {
-				return finish(r.structuredExhausted())
+		next, e := r.afterReply(resp, shown, err)
+		if next == proceed {
+			if r.open == nil {
+				next, e = r.afterFinalReply(resp)
+			} else {
+				next, e = r.afterToolCalls(resp)
 			}
 		}
-		if s.cfg.MaxTurns > 0 && r.rounds >= s.cfg.MaxTurns {
-			return finish(r.errorResult(message.ResultErrorMaxTurns, message.TerminalMaxTurns,
-				fmt.Sprintf("Reached maximum number of turns (%d)", s.cfg.MaxTurns), true))
+		if next == end {
+			return e
 		}
-		r.afterTools = true
 	}
+}
+
+// step is what a step of a turn decides: go on to the turn's next step,
+// start the next turn, or end the run.
+type step int
+
+const (
+	proceed step = iota
+	nextTurn
+	end
+)
+
+// prepare readies the next model call: the rules that end a run before a
+// call (beforeCallRules), automatic compaction and the prompts queued
+// meanwhile, each of which may end the run instead.
+func (r *run) prepare() (ending, bool) {
+	if e, stop := r.firstStop(beforeCallRules); stop {
+		return e, true
+	}
+	if e, done := r.autoCompact(); done {
+		return e, true
+	}
+	if e, done := r.foldQueued(); done {
+		return e, true
+	}
+	r.turnBegin()
+	return ending{}, false
+}
+
+// afterReply takes the outcome of a model call: a failure ends the run
+// or, for a context overflow it could recover from, starts the turn
+// again; a reply goes into the history and counts against the budget.
+func (r *run) afterReply(resp *model.Response, shown []*message.Assistant, err error) (step, ending) {
+	s, ctx := r.s, r.ctx
+	if r.stopped {
+		return end, ending{err: ErrStopped}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return end, r.aborted(ctx.Err())
+		}
+		if e, done, retry := r.recoverOverflow(err); done {
+			return end, e
+		} else if retry {
+			return nextTurn, ending{}
+		}
+		return end, r.apiFailure(err)
+	}
+	r.overflowRetried = false
+	r.sinceOverflow++
+	r.last = resp
+	r.commitReply(shown)
+	s.noteContext(resp.Usage)
+	if r.overBudget() {
+		return end, unrunBecause(r.errorResult(message.ResultErrorMaxBudget, message.TerminalBudgetExhausted,
+			fmt.Sprintf("Reached maximum budget ($%s)", formatUSD(r.budgetCap())), false), budgetUnrun(r.budgetCap()))
+	}
+	r.usage = r.usage.Add(resp.Usage)
+	return proceed, ending{}
+}
+
+// afterFinalReply handles a reply without tool calls: one cut off at the
+// output limit is continued, a structured-output run insists on its
+// output, Stop hooks may ask for more; otherwise the run succeeds.
+func (r *run) afterFinalReply(resp *model.Response) (step, ending) {
+	if resp.StopReason == "max_tokens" {
+		if !r.continueAfterMaxTokens() {
+			return end, ending{err: ErrStopped}
+		}
+		return nextTurn, ending{}
+	}
+	if r.s.cfg.OutputSchema != nil {
+		cont, res := r.enforceStructured()
+		switch {
+		case res != nil:
+			return end, finish(res)
+		case !cont:
+			return end, ending{err: ErrStopped}
+		}
+		return nextTurn, ending{}
+	}
+	if cont, res := r.beforeStop(); res != nil {
+		return end, finish(res)
+	} else if cont {
+		return nextTurn, ending{}
+	} else if r.stopped {
+		return end, ending{err: ErrStopped}
+	}
+	return end, finish(r.successResult())
+}
+
+// afterToolCalls runs a reply's tool calls, then checks afterToolsRules.
+func (r *run) afterToolCalls(resp *model.Response) (step, ending) {
+	s := r.s
+	r.rounds++
+	if !r.dispatch(resp) {
+		if r.ctx.Err() != nil {
+			return end, r.abortedTools(r.ctx.Err())
+		}
+		return end, ending{err: ErrStopped}
+	}
+	if s.cfg.OutputSchema != nil && r.deferred == nil && r.halt == nil {
+		r.noteStructured(resp, s.history[len(s.history)-1].Content)
+	}
+	if e, stop := r.firstStop(afterToolsRules); stop {
+		return end, e
+	}
+	r.afterTools = true
+	return nextTurn, ending{}
 }
 
 // continueAfterMaxTokens asks the model to go on after a reply that hit the
