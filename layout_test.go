@@ -51,6 +51,7 @@ func TestLayoutFileSize(t *testing.T) {
 var importOrder = []string{
 	"internal/subagent",
 	"internal/lineage",
+	"internal/plugin",
 	"internal/assemble",
 	"internal/authorize",
 	"internal/engine",

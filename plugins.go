@@ -1,15 +1,10 @@
 package agentloop
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"sort"
-	"strings"
+
+	pluginpkg "github.com/agentloop/agentloop/internal/plugin"
 
 	"github.com/agentloop/agentloop/internal/projectfiles"
 	"github.com/agentloop/agentloop/message"
@@ -62,38 +57,13 @@ type PluginConfig struct {
 	SkipMCP bool
 }
 
-// plugin is one loaded plugin.
+// plugin is one loaded plugin: what internal/plugin read of it, and the
+// hooks and MCP servers the session took from it.
 type plugin struct {
-	name, version, root string
-	// manifest is the manifest's path, "" when the plugin has none.
-	manifest string
-	// The extra component paths of the manifest, absolute.
-	commands, agents, skills []string
-	// The manifest's hooks and mcpServers fields, as written.
-	hooksRaw, mcpRaw json.RawMessage
-	hooks            map[string][]settings.HookMatcher
-	mcp              map[string]MCPServerConfig // by the session's server name
+	*pluginpkg.Plugin
+	hooks map[string][]settings.HookMatcher
+	mcp   map[string]MCPServerConfig // by the session's server name
 }
-
-// pluginManifest is the part of plugin.json agentloop reads.
-type pluginManifest struct {
-	Name       string          `json:"name"`
-	Version    string          `json:"version"`
-	Commands   json.RawMessage `json:"commands"`
-	Agents     json.RawMessage `json:"agents"`
-	Skills     json.RawMessage `json:"skills"`
-	Hooks      json.RawMessage `json:"hooks"`
-	MCPServers json.RawMessage `json:"mcpServers"`
-}
-
-// manifestKeys are the manifest's fields that are read or that are only
-// information for people; any other is reported as not honoured.
-var manifestKeys = []string{"$schema", "name", "version", "description", "author", "homepage", "repository",
-	"license", "keywords", "commands", "agents", "skills", "hooks", "mcpServers"}
-
-// pluginName is what a plugin's name may be: it prefixes command and
-// skill names and is part of MCP tool names.
-var pluginName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // loadPlugins loads Options.Plugins, once: validates each, reads its
 // manifest, hooks and MCP servers. Its commands, agents and skills are
@@ -118,20 +88,21 @@ func (s *session) loadPlugins(st *settings.Settings) error {
 			continue // the same plugin twice
 		}
 		seen[root] = true
-		p, err := s.openPlugin(root)
+		pp, err := pluginpkg.Open(root, func(text string) { s.diag.Add(DiagPlugin, text) })
 		if err != nil {
 			return fmt.Errorf("%w: Plugins[%d]: %w", ErrInvalidOption, i, err)
 		}
-		if prev, ok := named[p.name]; ok {
-			return fmt.Errorf("%w: Plugins[%d]: plugins %s and %s are both named %q", ErrInvalidOption, i, prev, p.root, p.name)
+		p := &plugin{Plugin: pp}
+		if prev, ok := named[p.Name]; ok {
+			return fmt.Errorf("%w: Plugins[%d]: plugins %s and %s are both named %q", ErrInvalidOption, i, prev, p.Root, p.Name)
 		}
-		named[p.name] = p.root
+		named[p.Name] = p.Root
 		s.loadPluginHooks(p, st)
 		switch {
 		case pc.SkipMCP:
 		case s.opts.StrictMCPConfig:
 			if s.hasPluginMCP(p) {
-				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: its MCP servers are not started (StrictMCPConfig)", p.name))
+				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: its MCP servers are not started (StrictMCPConfig)", p.Name))
 			}
 		default:
 			s.loadPluginMCP(p)
@@ -141,110 +112,13 @@ func (s *session) loadPlugins(st *settings.Settings) error {
 	return nil
 }
 
-// openPlugin checks the plugin directory root (absolute) and reads its
-// manifest.
-func (s *session) openPlugin(root string) (*plugin, error) {
-	info, err := os.Stat(root)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", root, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("plugin %s: not a directory", root)
-	}
-	p := &plugin{root: root, name: filepath.Base(root)}
-	path := filepath.Join(root, ".claude-plugin", "plugin.json")
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if !pluginName.MatchString(p.name) {
-			return nil, fmt.Errorf("plugin %s: it has no manifest (%s), and its directory's name %q is not a plugin name (letters, digits, '.', '_', '-')", root, path, p.name)
-		}
-		return p, nil
-	case err != nil:
-		return nil, fmt.Errorf("plugin %s: manifest: %w", root, err)
-	}
-	p.manifest = path
-	var m pluginManifest
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(data, &keys); err != nil {
-		return nil, fmt.Errorf("plugin %s: manifest %s: %w", root, path, err)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("plugin %s: manifest %s: %w", root, path, err)
-	}
-	if !pluginName.MatchString(m.Name) {
-		return nil, fmt.Errorf("plugin %s: manifest %s: name %q is not a plugin name (required; letters, digits, '.', '_', '-')", root, path, m.Name)
-	}
-	p.name, p.version = m.Name, m.Version
-	var extra []string
-	for k := range keys {
-		if !slices.Contains(manifestKeys, k) {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest fields %s are not honoured", p.name, strings.Join(extra, ", ")))
-	}
-	p.commands = s.pluginPaths(p, "commands", m.Commands)
-	p.agents = s.pluginPaths(p, "agents", m.Agents)
-	p.skills = s.pluginPaths(p, "skills", m.Skills)
-	p.hooksRaw, p.mcpRaw = m.Hooks, m.MCPServers
-	return p, nil
-}
-
-// pluginPaths reads a manifest field that holds a path or a list of
-// paths, relative to the plugin's root, and returns them absolute. A
-// malformed field or a path outside the plugin is reported and left out.
-func (s *session) pluginPaths(p *plugin, field string, raw json.RawMessage) []string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var list []string
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		list = []string{one}
-	} else if err := json.Unmarshal(raw, &list); err != nil {
-		s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s is ignored: want a path or a list of paths", p.name, field))
-		return nil
-	}
-	var out []string
-	for _, rel := range list {
-		abs, err := p.path(rel)
-		if err != nil {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: manifest field %s: %v; ignored", p.name, field, err))
-			continue
-		}
-		out = append(out, abs)
-	}
-	return out
-}
-
-// path resolves rel, a manifest path, against the plugin's root; a path
-// that is absolute or leaves the root is an error.
-func (p *plugin) path(rel string) (string, error) {
-	if rel == "" || filepath.IsAbs(rel) {
-		return "", fmt.Errorf("path %q is not relative to the plugin's root", rel)
-	}
-	abs := filepath.Join(p.root, rel)
-	if r, err := filepath.Rel(p.root, abs); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q leads out of the plugin", rel)
-	}
-	return abs, nil
-}
-
-// expandRoot replaces ${CLAUDE_PLUGIN_ROOT} in v by the plugin's root.
-func (p *plugin) expandRoot(v string) string {
-	return strings.ReplaceAll(v, "${CLAUDE_PLUGIN_ROOT}", p.root)
-}
-
 // pluginDirs are the plugins' directories for projectfiles.Load: each
 // namespaced by its plugin's name, with its manifest's extra paths.
 func (s *session) pluginDirs() []projectfiles.Dir {
 	var out []projectfiles.Dir
 	for _, p := range s.files.plugins {
-		out = append(out, projectfiles.Dir{Path: p.root, Source: "plugin", Namespace: p.name,
-			ExtraCommands: p.commands, ExtraAgents: p.agents, ExtraSkills: p.skills})
+		out = append(out, projectfiles.Dir{Path: p.Root, Source: "plugin", Namespace: p.Name,
+			ExtraCommands: p.Commands, ExtraAgents: p.Agents, ExtraSkills: p.Skills})
 	}
 	return out
 }
@@ -253,7 +127,7 @@ func (s *session) pluginDirs() []projectfiles.Dir {
 func (s *session) pluginInit() []any {
 	out := []any{}
 	for _, p := range s.files.plugins {
-		out = append(out, message.PluginInfo{Name: p.name, Path: p.root, Version: p.version})
+		out = append(out, message.PluginInfo{Name: p.Name, Path: p.Root, Version: p.Version})
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"mvdan.cc/sh/v3/syntax"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,45 +35,45 @@ func (s *session) pluginSources(p *plugin, field, def string, raw json.RawMessag
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s is ignored: %v", p.name, path, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s is ignored: %v", p.Name, path, err))
 			return
 		}
 		out = append(out, pluginSource{display: path, data: data})
 	}
-	if _, err := os.Stat(filepath.Join(p.root, def)); err == nil {
-		read(filepath.Join(p.root, def))
+	if _, err := os.Stat(filepath.Join(p.Root, def)); err == nil {
+		read(filepath.Join(p.Root, def))
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return out
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil {
-		return append(out, pluginSource{display: fmt.Sprintf("%s (field %s)", p.manifest, field), data: raw})
+		return append(out, pluginSource{display: fmt.Sprintf("%s (field %s)", p.Manifest, field), data: raw})
 	}
-	for _, path := range s.pluginPaths(p, field, raw) {
+	for _, path := range p.Paths(field, raw, func(text string) { s.diag.Add(DiagPlugin, text) }) {
 		read(path)
 	}
 	return out
 }
 
 // loadPluginHooks reads the plugin's hooks into p.hooks; their commands
-// run with CLAUDE_PLUGIN_ROOT set to the plugin's root (withRootEnv).
+// run with CLAUDE_PLUGIN_ROOT set to the plugin's root (WithRootEnv).
 func (s *session) loadPluginHooks(p *plugin, st *settings.Settings) {
-	for _, src := range s.pluginSources(p, "hooks", filepath.Join("hooks", "hooks.json"), p.hooksRaw) {
+	for _, src := range s.pluginSources(p, "hooks", filepath.Join("hooks", "hooks.json"), p.HooksRaw) {
 		hooks, warnings, err := parsePluginHooks(p, src)
 		for _, w := range warnings {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s", p.name, w))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: %s", p.Name, w))
 		}
 		if err != nil {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s are ignored: %v", p.name, src.display, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s are ignored: %v", p.Name, src.display, err))
 			continue
 		}
 		if len(hooks) > 0 && st != nil && st.DisableAllHooks {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the settings set disableAllHooks", p.name, src.display))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the settings set disableAllHooks", p.Name, src.display))
 			continue
 		}
 		if len(hooks) > 0 && st != nil && st.Managed.HooksOnly {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the managed policy sets allowManagedHooksOnly", p.name, src.display))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: hooks of %s do not run: the managed policy sets allowManagedHooksOnly", p.Name, src.display))
 			continue
 		}
 		if p.hooks == nil {
@@ -103,7 +102,7 @@ func parsePluginHooks(p *plugin, src pluginSource) (map[string][]settings.HookMa
 	if err != nil {
 		return nil, nil, fmt.Errorf("malformed JSON: %w", err)
 	}
-	st, err := settings.Load(settings.Options{Cwd: p.root, Home: p.root, ConfigDir: p.root,
+	st, err := settings.Load(settings.Options{Cwd: p.Root, Home: p.Root, ConfigDir: p.Root,
 		Sources: []settings.SettingSource{}, Flag: string(inline), ManagedPath: os.DevNull})
 	rename := func(msg string) string { return strings.ReplaceAll(msg, "--settings", src.display) }
 	if err != nil {
@@ -119,14 +118,14 @@ func parsePluginHooks(p *plugin, src pluginSource) (map[string][]settings.HookMa
 			for j := range ms[i].Hooks {
 				h := &ms[i].Hooks[j]
 				if h.Command != "" {
-					cmd, err := p.withRootEnv(h.Command)
+					cmd, err := p.WithRootEnv(h.Command)
 					if err != nil {
 						return nil, nil, err
 					}
 					h.Command = cmd
 				}
 				for k := range h.Args {
-					h.Args[k] = p.expandRoot(h.Args[k])
+					h.Args[k] = p.ExpandRoot(h.Args[k])
 				}
 			}
 		}
@@ -155,8 +154,8 @@ func (s *session) withPluginHooks(commands map[string][]settings.HookMatcher) ma
 
 // hasPluginMCP reports whether the plugin configures MCP servers.
 func (s *session) hasPluginMCP(p *plugin) bool {
-	_, err := os.Stat(filepath.Join(p.root, ".mcp.json"))
-	return err == nil || len(p.mcpRaw) > 0 && string(p.mcpRaw) != "null"
+	_, err := os.Stat(filepath.Join(p.Root, ".mcp.json"))
+	return err == nil || len(p.MCPRaw) > 0 && string(p.MCPRaw) != "null"
 }
 
 // loadPluginMCP reads the plugin's MCP servers into p.mcp, each named
@@ -166,14 +165,14 @@ func (s *session) hasPluginMCP(p *plugin) bool {
 func (s *session) loadPluginMCP(p *plugin) {
 	lookup := func(name string) (string, bool) {
 		if name == "CLAUDE_PLUGIN_ROOT" {
-			return p.root, true
+			return p.Root, true
 		}
 		return s.envLookup(name)
 	}
-	for _, src := range s.pluginSources(p, "mcpServers", ".mcp.json", p.mcpRaw) {
+	for _, src := range s.pluginSources(p, "mcpServers", ".mcp.json", p.MCPRaw) {
 		servers, err := parsePluginMCP(src.data)
 		if err != nil {
-			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP servers of %s are not started: %v", p.name, src.display, err))
+			s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP servers of %s are not started: %v", p.Name, src.display, err))
 			continue
 		}
 		names := slices.Collect(maps.Keys(servers))
@@ -182,12 +181,12 @@ func (s *session) loadPluginMCP(p *plugin) {
 			c, missing := expandMCPEnv(servers[n], lookup)
 			if len(missing) > 0 {
 				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s uses unset environment variables %s; not started",
-					p.name, n, src.display, strings.Join(missing, ", ")))
+					p.Name, n, src.display, strings.Join(missing, ", ")))
 				continue
 			}
-			name := "plugin_" + p.name + "_" + n
+			name := "plugin_" + p.Name + "_" + n
 			if _, dup := p.mcp[name]; dup {
-				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s is ignored: an earlier configuration of the plugin defines it", p.name, n, src.display))
+				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s is ignored: an earlier configuration of the plugin defines it", p.Name, n, src.display))
 				continue
 			}
 			c.Source = "plugin"
@@ -223,17 +222,4 @@ func (s *session) pluginMCPServers() map[string]MCPServerConfig {
 		maps.Copy(out, p.mcp)
 	}
 	return out
-}
-
-// withRootEnv is a hook's shell command run with CLAUDE_PLUGIN_ROOT set
-// to the plugin's root, so that the shell expands ${CLAUDE_PLUGIN_ROOT}
-// and the hook's scripts find it in their environment. The root is
-// quoted for bash, never pasted into the command's text: a directory
-// name with quotes, "$" or ";" in it stays one word and runs nothing.
-func (p *plugin) withRootEnv(command string) (string, error) {
-	q, err := syntax.Quote(p.root, syntax.LangBash)
-	if err != nil {
-		return "", fmt.Errorf("the plugin's directory %q cannot be quoted for the shell: %w", p.root, err)
-	}
-	return "export CLAUDE_PLUGIN_ROOT=" + q + "\n" + command, nil
 }

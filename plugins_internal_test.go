@@ -2,7 +2,6 @@ package agentloop
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -112,34 +111,5 @@ func TestLoadPluginsDisableAllHooks(t *testing.T) {
 	}
 	if l := s.diag.List(); len(l) != 1 || l[0].Tag != DiagPlugin {
 		t.Errorf("diagnostics %+v, want one plugin diagnostic", l)
-	}
-}
-
-// TestPluginRootNotCode: a plugin directory whose name is shell syntax
-// reaches a hook as data: the hook sees the exact path and nothing in
-// the name runs.
-func TestPluginRootNotCode(t *testing.T) {
-	base := t.TempDir()
-	root := filepath.Join(base, `kit"; touch pwned; echo "$(touch pwned2)`)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := (&plugin{root: root}).withRootEnv(`printf %s "$CLAUDE_PLUGIN_ROOT" > "` + filepath.Join(base, "seen") + `"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command("bash", "-c", cmd)
-	c.Dir = base
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("hook command failed: %v: %s", err, out)
-	}
-	seen, err := os.ReadFile(filepath.Join(base, "seen"))
-	if err != nil || string(seen) != root {
-		t.Errorf("the hook saw %q (%v), want %q", seen, err, root)
-	}
-	for _, f := range []string{"pwned", "pwned2"} {
-		if _, err := os.Stat(filepath.Join(base, f)); err == nil {
-			t.Errorf("the directory's name ran as code: %s exists", f)
-		}
 	}
 }

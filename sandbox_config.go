@@ -75,7 +75,7 @@ func (s *session) configProtect() (protect, existing []string) {
 	add(&protect, settings.DefaultManagedPath())
 	add(&protect, managedPath()) // "" outside tests
 	for _, p := range s.files.plugins {
-		add(&existing, p.root)
+		add(&existing, p.Root)
 	}
 	return protect, existing
 }

@@ -485,10 +485,6 @@ func (l *live) onResult(r *agentloop.ResultMessage) {
 		turns = *l.rec.Turns + 1
 	}
 	l.rec.Turns, l.rec.CostUSD = &turns, &cost
-	queued := len(l.client.Queued()) > 0
-	if !queued {
-		l.running = false
-	}
 	l.mu.Unlock()
 	m.addCost(delta)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -499,6 +495,13 @@ func (l *live) onResult(r *agentloop.ResultMessage) {
 	if err := l.s.addSpend(ctx, l.tenant.ID, delta); err != nil {
 		l.s.log.Error("recording a tenant's spend", "session", l.id, "err", err)
 	}
+	// Idle only once the record and the tenant's spend say what the turn
+	// cost: a reader that sees the session idle sees its cost too.
+	l.mu.Lock()
+	if len(l.client.Queued()) == 0 {
+		l.running = false
+	}
+	l.mu.Unlock()
 	l.updateState()
 }
 
