@@ -71,15 +71,29 @@ func (s *session) clientEnv(st *settings.Settings) func(string) string {
 			"%s: env %s is not applied to agentloop's model client: a settings file a repository can ship (%s) may not redirect the model API, its proxy or its credentials; set it in the user or managed settings, --settings or the environment",
 			ig.File, ig.Key, ig.Source))
 	}
-	if len(env) == 0 {
-		return os.Getenv
-	}
-	return func(key string) string {
-		if v, ok := env[key]; ok {
-			return v
+	getenv := os.Getenv
+	if len(env) > 0 {
+		getenv = func(key string) string {
+			if v, ok := env[key]; ok {
+				return v
+			}
+			return os.Getenv(key)
 		}
-		return os.Getenv(key)
 	}
+	for _, k := range unmappedModelEnv {
+		if getenv(k) != "" {
+			s.diag.Add(DiagSettings, fmt.Sprintf("%s is set but not honoured by agentloop: model aliases (opus, sonnet, haiku) and the helper model resolve to agentloop's own table; set Options.Model or ANTHROPIC_MODEL", k))
+		}
+	}
+	return getenv
+}
+
+// unmappedModelEnv are the reference's variables that remap model
+// aliases or the small helper model, which agentloop does not read; a
+// session reports each one set rather than ignore it silently.
+var unmappedModelEnv = []string{
+	"ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL",
+	"ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL",
 }
 
 // EnvModel names the variable that picks the model when Options.Model is
