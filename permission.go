@@ -205,7 +205,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		ClassifyAllShell: s.autoMode != nil && s.autoMode.ClassifyAllShell,
 		// Every settings file the session read, wherever it lies, is
 		// protected like .claude (sandbox_config.go lists the same).
-		Protected: append(settingsFilePaths(st), settings.DefaultManagedPath(), managedPath(), userConfigDir(s.env.Home)),
+		Protected: s.configPaths(st),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)

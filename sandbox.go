@@ -130,9 +130,10 @@ type sandboxState struct {
 	tempDir  string
 	warnings []string // shown once, after the first init message
 	noticed  atomic.Bool
-	// settingsFiles are the settings files the session read, which no
-	// sandboxed command may write (sandbox_config.go).
-	settingsFiles []string
+	// configPaths are the session's configuration outside its working
+	// directories, which no sandboxed command may write
+	// (sandbox_config.go).
+	configPaths []string
 
 	mu    sync.Mutex
 	proxy *netproxy.Proxy
@@ -154,7 +155,7 @@ const maxDenyWalk = 20000
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
 func (s *session) setupSandbox(st *settings.Settings) error {
-	sb := &sandboxState{cfg: st.Sandbox, settingsFiles: settingsFilePaths(st)}
+	sb := &sandboxState{cfg: st.Sandbox, configPaths: s.configPaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
 	case sb.unavail == nil:

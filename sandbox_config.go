@@ -1,7 +1,6 @@
 package agentloop
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -63,17 +62,14 @@ func (s *session) configProtect() (protect, existing []string) {
 		}
 	}
 	if s.sb != nil {
-		for _, p := range s.sb.settingsFiles {
+		for _, p := range s.sb.configPaths {
 			add(&protect, p)
 		}
 	}
-	add(&protect, userConfigDir(s.env.Home))
 	if s.env.Home != "" {
 		add(&protect, filepath.Join(s.env.Home, ".claude"))
 		add(&protect, filepath.Join(s.env.Home, ".claude.json"))
 	}
-	add(&protect, settings.DefaultManagedPath())
-	add(&protect, managedPath()) // "" outside tests
 	for _, p := range s.files.plugins {
 		add(&existing, p.Root)
 	}
@@ -84,25 +80,25 @@ func (s *session) configProtect() (protect, existing []string) {
 // mutation checks only.
 var testNoConfigProtect atomic.Bool
 
-// userConfigDir is where the user's settings, agents, skills, commands
-// and plugins live: $CLAUDE_CONFIG_DIR, else ~/.claude.
-func userConfigDir(home string) string {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude")
-}
-
-// settingsFilePaths are the files of st that were read from disk.
-func settingsFilePaths(st *settings.Settings) []string {
+// configPaths are the configuration files and directories of the
+// session that live outside its working directories: the settings files
+// it read, the managed-settings path and the user's configuration
+// directory. The sandbox keeps them read-only (configProtect) and the
+// permission checker protects them from the file tools
+// (permission.Config.Protected).
+func (s *session) configPaths(st *settings.Settings) []string {
 	var out []string
 	for _, f := range st.Files {
 		if f.Path != "" {
 			out = append(out, f.Path)
 		}
+	}
+	out = append(out, settings.DefaultManagedPath())
+	if p := managedPath(); p != "" { // tests only
+		out = append(out, p)
+	}
+	if d := s.userConfigDir(); d != "" { // memory.go
+		out = append(out, d)
 	}
 	return out
 }

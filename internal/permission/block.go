@@ -98,7 +98,7 @@ func (st *state) callCwd(call Call) string {
 	return filepath.Clean(call.Cwd)
 }
 
-// within reports whether p lies in one of dirs.
+// withinAny reports whether p lies in one of dirs.
 func (st *state) withinAny(dirs []string, p string) bool {
 	for _, d := range dirs {
 		if within(d, p, st.fold) {

@@ -324,15 +324,7 @@ func (st *state) critical(p string) bool {
 // protected by name (see the package-level isProtected) or one of
 // Config.Protected.
 func (st *state) isProtected(p string) bool {
-	if isProtected(p, st.fold) {
-		return true
-	}
-	for _, q := range st.protected {
-		if within(q, p, st.fold) {
-			return true
-		}
-	}
-	return false
+	return isProtected(p, st.fold) || st.withinAny(st.protected, p)
 }
 
 func (st *state) anyProtected(cands []string) bool {
