@@ -1,6 +1,7 @@
 package agentloop_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -49,6 +50,7 @@ func TestLayoutFileSize(t *testing.T) {
 // Leaves (internal/diag, internal/vocab, permission, sandbox, …) are
 // outside the list and may be imported by any of them.
 var importOrder = []string{
+	"internal/conversation",
 	"internal/subagent",
 	"internal/lineage",
 	"internal/plugin",
@@ -95,5 +97,54 @@ func TestLayoutImportOrder(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Root package limits: the root is the API (what users type) and the
+// wiring to internal/conversation; the machinery lives below it.
+const (
+	maxRootFiles     = 14
+	maxRootTestFiles = 8
+)
+
+// TestLayoutRoot holds the root package to its limits, and to the rule
+// that no private type there has methods: a private type with methods is
+// machinery, which belongs in an internal package.
+func TestLayoutRoot(t *testing.T) {
+	fset := token.NewFileSet()
+	entries, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files, tests int
+	for _, name := range entries {
+		if strings.HasSuffix(name, "_test.go") {
+			tests++
+			continue
+		}
+		files++
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil {
+				continue
+			}
+			recv := fd.Recv.List[0].Type
+			if s, ok := recv.(*ast.StarExpr); ok {
+				recv = s.X
+			}
+			if id, ok := recv.(*ast.Ident); ok && !id.IsExported() {
+				t.Errorf("%s: method %s on private type %s: machinery belongs in an internal package", name, fd.Name.Name, id.Name)
+			}
+		}
+	}
+	if files > maxRootFiles {
+		t.Errorf("the root package has %d non-test files, over %d", files, maxRootFiles)
+	}
+	if tests > maxRootTestFiles {
+		t.Errorf("the root package has %d test files, over %d", tests, maxRootTestFiles)
 	}
 }

@@ -1,7 +1,6 @@
 package agentloop
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -19,27 +18,27 @@ import (
 // PermissionMode sets how tool calls that need approval are handled. The
 // modes are listed by [PermissionModes] and parsed by
 // [ParsePermissionMode].
-type PermissionMode string
+type PermissionMode = vocab.PermissionMode
 
 // The permission modes.
 const (
 	// PermissionDefault runs read-only tools and denies calls that change
 	// state unless a rule allows them.
-	PermissionDefault = PermissionMode(vocab.PermissionDefault)
+	PermissionDefault = vocab.PermissionDefault
 	// PermissionAcceptEdits also approves file edits and writes.
-	PermissionAcceptEdits = PermissionMode(vocab.PermissionAcceptEdits)
+	PermissionAcceptEdits = vocab.PermissionAcceptEdits
 	// PermissionPlan runs only read-only tools.
-	PermissionPlan = PermissionMode(vocab.PermissionPlan)
+	PermissionPlan = vocab.PermissionPlan
 	// PermissionDontAsk denies everything that is not allowed by a rule.
-	PermissionDontAsk = PermissionMode(vocab.PermissionDontAsk)
+	PermissionDontAsk = vocab.PermissionDontAsk
 	// PermissionBypass runs every tool call. A process running as root
 	// may use it only with IS_SANDBOX=1 in its environment: otherwise
 	// starting in it or switching to it fails with [ErrBypassAsRoot].
-	PermissionBypass = PermissionMode(vocab.PermissionBypass)
+	PermissionBypass = vocab.PermissionBypass
 	// PermissionAuto lets a model (ClassifierModel, through the session's
 	// provider) approve or deny what would otherwise be asked; when it
 	// cannot decide, the call is asked (CanUseTool) or denied.
-	PermissionAuto = PermissionMode(vocab.PermissionAuto)
+	PermissionAuto = vocab.PermissionAuto
 )
 
 // Options configure a run. The zero value (or nil) is a run on the default
@@ -255,7 +254,7 @@ type Options struct {
 	Agents map[string]AgentDefinition
 
 	// Agent runs the main loop as this named agent, one of Agents, the
-	// .claude/agents files or general-purpose (see agent_main.go): its
+	// .claude/agents files or general-purpose (internal/conversation/agent_main.go): its
 	// prompt takes the place of agentloop's, and its tools, disallowed
 	// tools, model, effort, permission mode and turn limit apply to the
 	// main loop wherever the options leave them unset. Its InitialPrompt
@@ -294,7 +293,7 @@ type Options struct {
 	// it, is the uuid of a prompt: the run ends at once in
 	// error_during_execution ("Resume rejected by --resume-drops-turn:
 	// …") unless everything left out belongs to that prompt's turn. See
-	// resume_at.go.
+	// internal/conversation/resume_at.go.
 	ResumeSessionAt string
 	ResumeDropsTurn string
 	// Title, if set, names the session: a custom-title entry is appended
@@ -326,7 +325,7 @@ type Options struct {
 	// EnableFileCheckpointing saves the prior state of each file Write,
 	// Edit or NotebookEdit changes, once per prompt, so that
 	// Client.RewindFiles can put the files back as they were before a
-	// prompt (see checkpoint.go). The variable
+	// prompt. The variable
 	// CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true also turns it on. It
 	// cannot be combined with SessionStore (ErrInvalidOption).
 	EnableFileCheckpointing bool
@@ -359,94 +358,6 @@ type Options struct {
 // outside a vocabulary, a *settings.Error for a malformed settings file.
 var ErrInvalidOption = assemble.ErrInvalidOption
 
-// efforts lists the effort levels for the checks outside this file.
-var efforts = vocab.Efforts.Strings()
-
-// validate checks the options that can be wrong on their own, and spells
-// an aliased permission mode ("manual") canonically.
-func (o *Options) validate() error {
-	if o.PermissionMode != "" {
-		m, err := ParsePermissionMode(string(o.PermissionMode))
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
-		}
-		o.PermissionMode = m
-	}
-	if o.MaxTurns < 0 {
-		return fmt.Errorf("%w: MaxTurns %d is negative", ErrInvalidOption, o.MaxTurns)
-	}
-	if o.MaxBudgetUSD < 0 || o.MaxBudgetUSD != o.MaxBudgetUSD {
-		return fmt.Errorf("%w: MaxBudgetUSD %v must be a positive number", ErrInvalidOption, o.MaxBudgetUSD)
-	}
-	if o.AutoCompactWindow < 0 {
-		return fmt.Errorf("%w: AutoCompactWindow %d is negative", ErrInvalidOption, o.AutoCompactWindow)
-	}
-	if o.MaxTokens < 0 {
-		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidOption, o.MaxTokens)
-	}
-	if o.SessionID != "" && (o.Resume != "" || o.Continue) && !o.ForkSession {
-		return fmt.Errorf("%w: SessionID with Resume or Continue needs ForkSession", ErrInvalidOption)
-	}
-	if o.ForkSession && o.Resume == "" && !o.Continue {
-		return fmt.Errorf("%w: ForkSession needs Resume or Continue", ErrInvalidOption)
-	}
-	if o.SessionStoreLeaseTTL < 0 {
-		return fmt.Errorf("%w: SessionStoreLeaseTTL %v is negative", ErrInvalidOption, o.SessionStoreLeaseTTL)
-	}
-	if o.SessionStore != nil && o.NoSessionPersistence {
-		return fmt.Errorf("%w: SessionStore needs session persistence", ErrInvalidOption)
-	}
-	if o.SessionStore != nil && o.EnableFileCheckpointing {
-		return fmt.Errorf("%w: EnableFileCheckpointing cannot be combined with SessionStore", ErrInvalidOption)
-	}
-	if err := checkContextManagement(o.ContextManagement); err != nil {
-		return err
-	}
-	if o.MaxThinkingTokens < 0 {
-		return fmt.Errorf("%w: MaxThinkingTokens %d is negative", ErrInvalidOption, o.MaxThinkingTokens)
-	}
-	if o.MaxThinkingTokens > 0 && o.Thinking != nil {
-		return fmt.Errorf("%w: set Thinking or MaxThinkingTokens, not both", ErrInvalidOption)
-	}
-	if t := o.Thinking; t != nil {
-		typ, err := ParseThinkingType(t.Type)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
-		}
-		if typ == ThinkingEnabled && t.BudgetTokens < 1024 {
-			return fmt.Errorf("%w: thinking budget %d: enabled thinking needs a budget of at least 1024 tokens", ErrInvalidOption, t.BudgetTokens)
-		}
-		if t.Display != "" {
-			if _, err := ParseThinkingDisplay(t.Display); err != nil {
-				return fmt.Errorf("%w: %w", ErrInvalidOption, err)
-			}
-		}
-	}
-	if o.MaxStructuredOutputRetries < 0 {
-		return fmt.Errorf("%w: MaxStructuredOutputRetries %d is negative", ErrInvalidOption, o.MaxStructuredOutputRetries)
-	}
-	if f := o.OutputFormat; f != nil {
-		if f.Type != "" && f.Type != "json_schema" {
-			return fmt.Errorf("%w: output format type %q (only json_schema exists)", ErrInvalidOption, f.Type)
-		}
-		if len(f.Schema) == 0 {
-			return fmt.Errorf("%w: output format has no schema", ErrInvalidOption)
-		}
-	}
-	if o.Effort != "" {
-		if _, err := ParseEffort(o.Effort); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
-		}
-	}
-	if err := checkSkillsOption(o.Skills); err != nil { // skills_option.go
-		return err
-	}
-	if err := o.checkNewOptions(); err != nil { // betas.go
-		return err
-	}
-	return nil
-}
-
 // ThinkingConfig configures extended thinking.
 type ThinkingConfig struct {
 	// Type is ThinkingAdaptive (the model decides how much to think),
@@ -456,11 +367,4 @@ type ThinkingConfig struct {
 	// Display is ThinkingSummarized or ThinkingOmitted: whether thinking
 	// text comes back in the stream. Empty leaves it to the API.
 	Display string
-}
-
-func (t *ThinkingConfig) model() *model.Thinking {
-	if t == nil {
-		return nil
-	}
-	return &model.Thinking{Type: t.Type, BudgetTokens: t.BudgetTokens, Display: t.Display}
 }

@@ -82,14 +82,3 @@ func ParseThinkingDisplay(s string) (string, error) {
 	d, err := vocab.ParseThinkingDisplay(s)
 	return string(d), err
 }
-
-// effortEnum is the JSON-schema fragment of an effort property, for the
-// Agent tool's input schema.
-var effortEnum = string(vocab.Efforts.Enum())
-
-// effortError is the error of ParseEffort(e), for callers that have
-// already found e is not an effort level.
-func effortError(e string) error {
-	_, err := ParseEffort(e)
-	return err
-}

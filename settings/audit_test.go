@@ -191,13 +191,13 @@ func TestAuditTableCoversReferenceKeys(t *testing.T) {
 // TestAuditHonouredKeysAreModelled checks that each key the audit calls
 // honoured is one the code reads: its top-level key is dispatched on by
 // the settings parser (a case label or a key list of this package) or is
-// in settingsKeysRead (../diagnostics.go), and each nested key name is a
+// in settingsKeysRead (../internal/conversation/diagnostics.go), and each nested key name is a
 // case label of this package or a string the root package uses.
 func TestAuditHonouredKeysAreModelled(t *testing.T) {
 	parsed := settingsPackageKeys(t)
-	read := stringsOfVar(t, "../diagnostics.go", "settingsKeysRead")
+	read := stringsOfVar(t, "../internal/conversation/diagnostics.go", "settingsKeysRead")
 	if len(read) == 0 {
-		t.Fatal("no settingsKeysRead in ../diagnostics.go")
+		t.Fatal("no settingsKeysRead in ../internal/conversation/diagnostics.go")
 	}
 	root := rootPackageStrings(t)
 	for _, r := range auditTable(t) {
@@ -206,7 +206,7 @@ func TestAuditHonouredKeysAreModelled(t *testing.T) {
 		}
 		parts := strings.Split(r.key, ".")
 		if !parsed[parts[0]] && !slices.Contains(read, parts[0]) {
-			t.Errorf("%s:%d: %s is marked honoured, but the settings parser does not dispatch on %q and settingsKeysRead (diagnostics.go) does not list it",
+			t.Errorf("%s:%d: %s is marked honoured, but the settings parser does not dispatch on %q and settingsKeysRead (internal/conversation/diagnostics.go) does not list it",
 				auditDoc, r.line, r.key, parts[0])
 			continue
 		}
@@ -302,12 +302,12 @@ func settingsPackageKeys(t *testing.T) map[string]bool {
 }
 
 // rootPackageStrings returns the string literals and the names of the
-// json struct tags of the agentloop package (the parent directory), the
-// code that reads keys from Settings.Extra.
+// json struct tags of the session's code (internal/conversation), which
+// reads keys from Settings.Extra, and of the root package.
 func rootPackageStrings(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, f := range parseGoFiles(t, "..") {
+	for _, f := range append(parseGoFiles(t, ".."), parseGoFiles(t, "../internal/conversation")...) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.BasicLit:

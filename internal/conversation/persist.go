@@ -1,0 +1,330 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	rec "github.com/agentloop/agentloop/internal/transcript"
+	"github.com/agentloop/agentloop/message"
+	sessions "github.com/agentloop/agentloop/session"
+)
+
+// ErrSessionNotFound reports a session to resume that does not exist.
+var ErrSessionNotFound = errors.New("agentloop: session not found")
+
+// restoreTimeout bounds restoring a session from Options.SessionStore (on
+// top of the Query's context); mirrorCloseTimeout bounds the final flush
+// to the store when the session closes (tests shorten it).
+var (
+	restoreTimeout     = sessions.DefaultRestoreTimeout
+	mirrorCloseTimeout = rec.DefaultCloseTimeout
+	// leaseTTL is how long a claim on a session in the store holds (tests
+	// shorten it).
+	leaseTTL = sessions.DefaultLeaseTTL
+)
+
+// transcript is the session's glue to its recorder (internal/transcript),
+// which writes the conversation to its JSONL file, in the reference's
+// layout, and mirrors it to Options.SessionStore.
+type transcript struct {
+	r    *rec.Recorder
+	w    *sessions.Writer // the local file (owned by r; read only for its path)
+	diag *diagnostics
+}
+
+// openTranscript resolves Resume/Continue/ForkSession into the session id
+// and history to start from, and opens the transcript to append to. It runs
+// before the engine exists; restore applies what it loaded.
+//
+// ctx (the Query's context) bounds restoring from Options.SessionStore,
+// together with restoreTimeout.
+//
+// With a SessionStore, the session's store lease (sessions.AcquireLease) is
+// taken first, before restoring or opening: a session another host is
+// writing to the store fails with ErrSessionBusy, like one another process
+// writes locally. A brand-new session takes it as well. A lease the store
+// could not grant for another reason is a diagnostic, and the session runs
+// without it.
+func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, err error) {
+	o := &s.opts
+	dir := o.ConfigDir
+	if dir == "" {
+		dir = sessions.DefaultConfigDir()
+	}
+	s.configDir = dir
+	id := o.Resume
+	if o.Continue && id == "" {
+		info, err := sessions.Latest(dir, s.env.Cwd)
+		if err == nil {
+			id = info.SessionID
+		} else if !errors.Is(err, sessions.ErrNotFound) {
+			return nil, fmt.Errorf("agentloop: finding the session to continue: %w", err)
+		}
+	}
+	var tr *sessions.Transcript
+	if id != "" {
+		if o.ForkSession {
+			if err := s.checkForkPoint(dir, id); err != nil { // resume_at.go
+				return nil, err
+			}
+			forked, err := sessions.Fork(dir, id, "")
+			if err != nil {
+				if errors.Is(err, sessions.ErrNotFound) {
+					return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+				}
+				return nil, fmt.Errorf("agentloop: forking session %s: %w", id, err)
+			}
+			id = forked
+		}
+	}
+	lease, err := s.takeLease(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	handed := false // the recorder owns the lease
+	defer func() {
+		if !handed && lease != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), mirrorCloseTimeout)
+			defer cancel()
+			if rerr := lease.Release(rctx); rerr != nil {
+				s.diag.Add(DiagSessionStore, rerr.Error())
+			}
+		}
+	}()
+	if id != "" {
+		path, err := sessions.Find(dir, id)
+		if errors.Is(err, sessions.ErrNotFound) && o.SessionStore != nil {
+			// Not on this host: bring it over from the shared store.
+			key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: id}
+			rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+			var st sessions.StoreState
+			path, st, err = sessions.RestoreChecked(rctx, o.SessionStore, key, dir)
+			cancel()
+			if err == nil && st.Behind() {
+				s.diag.Add(DiagSessionStore, fmt.Sprintf(
+					"session %s was restored from the session store, whose copy is known to be behind the host that wrote it: %s; the resumed history may be truncated", id, st))
+			}
+		}
+		if err != nil {
+			if errors.Is(err, sessions.ErrNotFound) {
+				return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+			}
+			return nil, fmt.Errorf("agentloop: finding session %s: %w", id, err)
+		}
+		if tr, err = sessions.Load(path); err != nil {
+			return nil, fmt.Errorf("agentloop: reading session %s: %w", id, err)
+		}
+		s.env.SessionID = id
+		if tr, err = s.cutAt(tr); err != nil { // resume_at.go
+			return nil, err
+		}
+		s.diag.AddAll(DiagTranscript, tr.Warnings) // damaged lines read around
+		s.env.SessionID = id
+		s.diag.SetSessionID(id) // the diagnostics' messages carry the resumed id
+		s.origin = "resume"
+		if o.ForkSession {
+			s.origin = "fork"
+		}
+	}
+	s.announceTitle() // title.go
+	if o.NoSessionPersistence {
+		return tr, nil
+	}
+	env := sessions.Envelope{SessionID: s.env.SessionID, Cwd: s.env.Cwd, Version: "agentloop " + Version}
+	var w *sessions.Writer
+	if tr != nil {
+		w, err = sessions.Open(tr.Path, env)
+		if err == nil {
+			// Resume from what Open read holding the session's lock:
+			// another process may have appended since Load.
+			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
+				tr = lt
+				if tr, err = s.cutAt(tr); err != nil { // resume_at.go
+					w.Close()
+					return nil, err
+				}
+			}
+			if tr.Leaf != "" {
+				w.SetLeaf(tr.Leaf)
+			}
+		}
+	} else {
+		w, err = sessions.Create(sessions.Path(dir, s.env.Cwd, s.env.SessionID), env)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
+	}
+	if err := s.writeTitle(w); err != nil { // title.go
+		w.Close()
+		return nil, err
+	}
+	cfg := rec.Config{Writer: w, Mode: func() string { return string(s.currentMode()) },
+		CloseTimeout: mirrorCloseTimeout}
+	if o.SessionStore != nil {
+		cfg.Store = o.SessionStore
+		cfg.Key = sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: s.env.SessionID}
+		cfg.Lease = lease
+		cfg.Notify = func(m message.Message) {
+			// Logged as well: between two runs of a Client, or after the
+			// last, the stream has no place for it.
+			if sys, ok := m.(*message.System); ok && o.Logger != nil {
+				o.Logger.LogAttrs(context.Background(), slog.LevelWarn, "session store copy failed",
+					slog.String("tag", sys.Subtype), slog.String("session_id", s.env.SessionID),
+					slog.String("error", string(sys.Data["error"])))
+			}
+			if s.eng != nil {
+				s.eng.Notify(m)
+			}
+		}
+	}
+	r, err := rec.New(cfg)
+	handed = true
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
+	}
+	s.transcript = &transcript{r: r, w: w, diag: s.diag}
+	return tr, nil
+}
+
+// takeLease takes the store lease of the session to write: id when
+// resuming (after a fork, the new id), else the new session's id. It
+// returns nil without a store or when nothing will be written, and an
+// error wrapping ErrSessionBusy when another host holds the session. It
+// waits for the store at most mirrorCloseTimeout (and ctx): a store that
+// does not answer by then costs the session its lease (a diagnostic), not
+// its start; a claim that lands later is released.
+func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, error) {
+	o := &s.opts
+	if o.SessionStore == nil || o.NoSessionPersistence {
+		return nil, nil
+	}
+	if id == "" {
+		id = s.env.SessionID
+	}
+	key := sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: id}
+	type acquired struct {
+		l   *sessions.Lease
+		err error
+	}
+	lctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+	defer cancel()
+	ch := make(chan acquired, 1)
+	go func() {
+		ttl := leaseTTL
+		if o.SessionStoreLeaseTTL > 0 {
+			ttl = o.SessionStoreLeaseTTL
+		}
+		l, err := sessions.AcquireLease(lctx, o.SessionStore, key, sessions.LeaseOptions{TTL: ttl})
+		ch <- acquired{l, err}
+	}()
+	timer := time.NewTimer(mirrorCloseTimeout)
+	defer timer.Stop()
+	var (
+		got acquired
+		err error
+	)
+	select {
+	case got = <-ch:
+		err = got.err
+	case <-timer.C:
+		err = fmt.Errorf("the store did not answer within %v", mirrorCloseTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if got.l == nil && got.err == nil {
+		// Given up on: release whatever the claim still takes.
+		go func() {
+			if late := <-ch; late.l != nil {
+				rctx, stop := context.WithTimeout(context.Background(), mirrorCloseTimeout)
+				defer stop()
+				late.l.Release(rctx) // otherwise it lapses after its TTL
+			}
+		}()
+	}
+	switch {
+	case errors.Is(err, sessions.ErrSessionBusy):
+		return nil, fmt.Errorf("agentloop: %w", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("agentloop: taking the session store lease of %s: %w", id, ctx.Err())
+	case err != nil:
+		s.diag.Add(DiagSessionStore, fmt.Sprintf(
+			"session %s runs without its session store lease (%v): another host resuming it at the same time is not excluded", id, err))
+		return nil, nil
+	}
+	return got.l, nil
+}
+
+// record is the engine's recorder (engine.Config.Record): it writes each
+// message that enters the history, and each result, to the transcript. A
+// failed local write stops the recording and is reported once in the
+// stream. It never waits for the store.
+func (s *session) record(m message.Message) {
+	if s.transcript == nil {
+		return
+	}
+	notice := s.transcript.r.Record(m)
+	if notice == nil {
+		return
+	}
+	if l := s.transcript.r.WritesLost(); l != nil {
+		s.diag.Log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
+	}
+	if s.eng != nil {
+		s.eng.Notify(notice)
+	}
+}
+
+// writesLostText says, for the diagnostics log, what a failed transcript
+// write cost.
+func writesLostText(l *message.WritesLost) string {
+	code := ""
+	if l.ErrorCode != "" {
+		code = " (" + l.ErrorCode + ")"
+	}
+	return fmt.Sprintf("session writes lost%s: the %s was not fully written, so a resume would get a truncated session: %s",
+		code, strings.Join(l.Lost, ", "), l.Error)
+}
+
+// settle runs before a result enters the stream: it waits (bounded) until
+// the store has the run's entries and returns the mirror_error messages
+// to show before the result, and marks the result when the transcript
+// lost writes.
+func (s *session) settle(ctx context.Context, res *message.Result) []message.Message {
+	if s.transcript == nil || res == nil {
+		return nil
+	}
+	out := s.transcript.r.Settle(ctx)
+	for _, m := range out { // held back from cfg.Notify, so not logged yet
+		if sys, ok := m.(*message.System); ok {
+			s.diag.Log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
+		}
+	}
+	if l := s.transcript.r.WritesLost(); l != nil && res.SessionWritesLost == nil {
+		res.SessionWritesLost = l
+	}
+	return out
+}
+
+// begin marks the start of a prompt's run.
+func (t *transcript) begin(now time.Time) {
+	if t != nil {
+		t.r.Begin(now)
+	}
+}
+
+// close closes the transcript, waiting at most mirrorCloseTimeout for the
+// store. A failure (store copies not made, a local close error) is a
+// diagnostic: logged, and in the stream if a run is still going.
+func (t *transcript) close() {
+	if t == nil {
+		return
+	}
+	if err := t.r.Close(); err != nil {
+		t.diag.Add(DiagSessionStore, err.Error())
+	}
+}

@@ -1,0 +1,334 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/assemble"
+	"github.com/agentloop/agentloop/internal/diag"
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
+	"github.com/agentloop/agentloop/internal/permission"
+	"github.com/agentloop/agentloop/internal/toolenv"
+	"github.com/agentloop/agentloop/internal/vocab"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
+	"github.com/agentloop/agentloop/settings"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tools"
+	"github.com/google/uuid"
+)
+
+// session is the configured state behind one Query.
+type session struct {
+	opts         Config
+	env          *tool.Env
+	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
+	eng          *engine.Session
+	model        string
+	mode         PermissionMode
+	tools        []string
+	apiKeySource string
+	apiProvider  string            // the built-in provider's platform; "" with Options.Provider (providers.go)
+	prices       pricing.Overrides // modelPricing and Options.ModelPricing (providers.go)
+	hooks        *hooks.Dispatcher
+	checker      *permission.Checker
+	sb           *sandboxState    // the Bash sandbox (sandbox.go)
+	lin          *lineage.Lineage // shared with every subagent (agent.go)
+	checked      sync.Map         // tool_use id → the path its permission check resolved (file tools)
+	configDir    string
+	transcript   *transcript
+	diag         *diagnostics
+	started      bool               // SessionStart hooks have run
+	ended        bool               // SessionEnd hooks have run
+	origin       string             // "resume" or "fork" when it goes on from a saved session (hookglue.go)
+	endReason    string             // the SessionEnd reason; "" is "other" (hookglue.go)
+	tempResults  bool               // env.ResultsDir is a temporary directory (results_dir.go)
+	memory       string             // the rendered CLAUDE.md block, "" for none (memory.go)
+	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
+	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
+	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
+	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
+	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
+	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
+	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
+	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
+	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
+	policy       settings.Managed   // the managed policy's own keys (managed_policy.go)
+	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
+	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
+	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
+
+	// getenv is the model client's environment: the settings' env over
+	// the process's (settings_env.go).
+	getenv func(string) string
+}
+
+// newSession resolves opts into a ready engine session.
+func newSession(o *Config) (*session, error) { return newSessionContext(context.Background(), o) }
+
+// newSessionContext is newSession; ctx bounds the store I/O of resolving
+// the session (restoring it from Options.SessionStore).
+func newSessionContext(ctx context.Context, o *Config) (*session, error) {
+	var opts Config
+	if o != nil {
+		opts = *o
+	}
+	if testForceAllow.Load() {
+		opts.DisallowedTools = nil // the permission layer is off (test seam)
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cwd, dirs, err := assemble.Workspace(opts.Cwd, opts.AdditionalDirectories, os.Getwd)
+	if err != nil {
+		return nil, err
+	}
+	id, err := assemble.SessionID(opts.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	s := &session{opts: opts, diag: diag.New(opts.Logger, id),
+		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
+	provider := opts.Provider
+	if provider != nil && opts.API.set() {
+		s.diag.Add(DiagOption, "Options.API is ignored: it tunes the built-in provider, and Options.Provider is set")
+	}
+	flag, err := withSandboxOption(opts.Settings, opts.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	st, err := settings.Load(settings.Options{Cwd: cwd, Home: home, Sources: opts.SettingSources, Flag: flag,
+		ManagedPath: managedPath()})
+	if err != nil {
+		return nil, fmt.Errorf("%w: settings: %w", ErrInvalidOption, err)
+	}
+	s.diag.AddAll(DiagSettings, st.Warnings)
+	s.diag.Add(DiagSettings, unhonouredSettingsKeys(st.Extra)) // diagnostics.go
+	s.getenv = s.clientEnv(st)                                 // settings_env.go
+	if err := checkWorkingDirectoriesAsGiven(st); err != nil { // permission_block.go
+		return nil, err
+	}
+	if s.autoMode, err = readAutoMode(st, func(w string) { s.diag.Add(DiagSettings, w) }); err != nil { // classifier_rules.go
+		return nil, err
+	}
+	// The managed policy's own keys (managed_policy.go).
+	if err := s.applyManagedPolicy(st); err != nil {
+		return nil, err
+	}
+	if provider == nil {
+		// Built once the settings are read: apiKeyHelper (providers.go).
+		p, err := s.builtInProvider(st)
+		if err != nil {
+			return nil, err
+		}
+		provider = p
+	} else {
+		s.customProviderSettings(st)
+	}
+	s.prices = s.sessionPrices(st) // providers.go
+	s.mode = PermissionMode(assemble.Mode(vocab.PermissionMode(opts.PermissionMode), st))
+	s.model = assemble.Model(s.modelChoice(opts.Model), st) // ANTHROPIC_MODEL: settings_env.go
+	dirs = assemble.SettingsDirs(dirs, st)
+	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
+		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
+		Environ: toolEnviron(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
+			KeepCredentials: opts.ExposeCredentials})}
+	if err := s.loadPlugins(st); err != nil { // plugins.go
+		return nil, err
+	}
+	tr, err := s.openTranscript(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setupResultsDir(); err != nil {
+		return nil, err
+	}
+	if err := s.setupCheckpoints(); err != nil {
+		return nil, err
+	}
+	if s.checker, err = s.newChecker(st); err != nil {
+		return nil, err
+	}
+	s.diag.AddAll(DiagRule, s.checker.Warnings())
+	if err := s.setupSandbox(st); err != nil {
+		return nil, err
+	}
+	s.env.ReadDenied, s.env.CheckedPath = s.readDenied, s.checkedPath
+	if testForceAllow.Load() {
+		s.env.ReadDenied = nil // the permission layer is off (test seam)
+	}
+	if s.hooks, err = s.newDispatcher(st.Hooks); err != nil {
+		return nil, fmt.Errorf("%w: hooks: %w", ErrInvalidOption, err)
+	}
+	s.diag.AddAll(DiagHook, s.hooks.Warnings())
+	s.loadProjectFiles()
+	if err := s.applyMainAgent(st); err != nil { // agent_main.go
+		return nil, err
+	}
+	if err := s.checkSessionModels(); err != nil { // managed_policy.go
+		return nil, err
+	}
+	opts = s.opts
+	s.lin = s.newLineage()
+	mcpTools, err := s.startMCP(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	toolset, err := s.selectTools(mcpTools)
+	if err != nil {
+		s.closeMCP()
+		return nil, err
+	}
+	toolset = s.narrowToMainAgent(toolset)
+	toolset, deferred, err := s.toolSearch(toolset)
+	if err != nil {
+		s.closeMCP()
+		return nil, err
+	}
+	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
+	eng, err := engine.New(engine.Config{
+		Provider:             provider,
+		Model:                s.model,
+		FallbackModels:       fallbacks,
+		System:               systemPrompt(&opts, s.env, s.model, s.mainAgentPrompt()),
+		Tools:                toolset,
+		MaxTurns:             opts.MaxTurns,
+		MaxBudgetUSD:         opts.MaxBudgetUSD,
+		Budget:               s.lin,
+		MaxTokens:            opts.MaxTokens,
+		ContextManagement:    opts.ContextManagement,
+		Effort:               opts.Effort,
+		Betas:                opts.Betas,
+		TaskBudget:           taskBudgetTokens(opts.TaskBudget),
+		Thinking:             thinkingFor(&opts),
+		Partial:              opts.IncludePartialMessages,
+		OutputSchema:         outputSchema(&opts),
+		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
+		Env:                  s.env,
+		OpeningContext:       append(s.loadContext(st), s.skillListing()...),
+		Compaction:           s.setCompaction(st),
+		Deferred:             deferred,
+		Authorize:            s.authorize,
+		Hooks:                s.backgroundHooks("", s.hookPoints()),
+		Record:               s.recordAll,
+		Prices:               s.prices,
+		UnknownPrice:         s.unknownPrice,
+		APIProvider:          s.apiProvider,
+		Observer:             opts.Observer,
+	})
+	if err != nil {
+		s.closeMCP()
+		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	s.eng = eng
+	s.tools = eng.ToolNames()
+	s.watchMCP()
+	if tr != nil {
+		if h, crashed := resumeHistory(tr); crashed {
+			eng.SetHistoryInterrupted(h)
+		} else {
+			eng.SetHistory(h)
+		}
+		if tr.Cost != nil {
+			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)
+		}
+	}
+	return s, nil
+}
+
+// environMemo is the last toolenv.Build of the process: its input and
+// its result.
+var environMemo struct {
+	sync.Mutex
+	in  toolenv.Config
+	out []string
+}
+
+// toolEnviron is toolenv.Build(c), memoised: sessions started from the
+// same process environment with the same settings env, Options.Env and
+// ExposeCredentials (the usual case of many sessions in one process) share
+// one result. The result is immutable and clipped (len == cap), so an
+// append to it copies; its users only read it. The memo holds one entry,
+// so varied inputs cost at most a comparison more than building.
+func toolEnviron(c toolenv.Config) []string {
+	m := &environMemo
+	m.Lock()
+	defer m.Unlock()
+	if m.out != nil && m.in.KeepCredentials == c.KeepCredentials && slices.Equal(m.in.Base, c.Base) &&
+		maps.Equal(m.in.Settings, c.Settings) && maps.Equal(m.in.Extra, c.Extra) {
+		return m.out
+	}
+	out := slices.Clip(toolenv.Build(c))
+	m.in = toolenv.Config{Base: slices.Clone(c.Base), Settings: maps.Clone(c.Settings), Extra: maps.Clone(c.Extra),
+		KeepCredentials: c.KeepCredentials}
+	m.out = out
+	return out
+}
+
+// selectTools picks the session's tools (assemble.Select): the built-in
+// ones by Options.Tools, the Agent tool, the custom tools, less the
+// disallowed ones. The MCP servers' tools join the custom ones.
+func (s *session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
+	out, warnings, err := assemble.Select(assemble.ToolSet{
+		Names: s.opts.Tools, Defaults: s.defaultToolNames(), Builtin: s.builtinTool,
+		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: append(slices.Clone(s.opts.CustomTools), mcpTools...),
+		Disallowed: s.lin.Disallowed,
+	})
+	s.diag.AddAll(DiagTool, warnings)
+	return out, err
+}
+
+// initMessage is the system/init line that opens the stream.
+func (s *session) initMessage() *message.System {
+	return &message.System{
+		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
+		Init: &message.Init{
+			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: s.mcpInit(), Model: s.eng.Model(),
+			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
+			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
+			Plugins: s.pluginInit(), AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
+			SandboxEnabled: s.sandboxEnabled(), SandboxUnavailable: s.sandboxUnavailable(), Betas: s.opts.Betas,
+		},
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// close releases what the session's tools left running.
+func (s *session) close() {
+	s.endSession()
+	s.closeMCP()
+	tools.Cleanup(s.env)
+	s.closeSandbox()
+	s.transcript.close()
+	s.removeResultsDir()
+	s.closeCheckpoints()
+}
+
+func thinkingFor(o *Config) *model.Thinking {
+	if o.MaxThinkingTokens > 0 {
+		return &model.Thinking{Type: ThinkingEnabled, BudgetTokens: o.MaxThinkingTokens}
+	}
+	return o.Thinking.model()
+}
+
+func outputSchema(o *Config) json.RawMessage {
+	if o.OutputFormat == nil {
+		return nil
+	}
+	return o.OutputFormat.Schema
+}

@@ -1,0 +1,50 @@
+package conversation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop/message"
+	sessions "github.com/agentloop/agentloop/session"
+	"github.com/google/uuid"
+)
+
+// SubtypeSessionTitleChanged is the subtype of the system message that
+// announces the session's title (Options.Title), with the member "title".
+const SubtypeSessionTitleChanged = "session_title_changed"
+
+// announceTitle queues the session_title_changed message of
+// Options.Title, if set, to follow the first system/init message.
+func (s *session) announceTitle() {
+	title := s.title()
+	if title == "" {
+		return
+	}
+	s.diag.Announce(func(sessionID string) message.Message {
+		return titleChanged(sessionID, title)
+	})
+}
+
+// titleChanged is the system/session_title_changed message of title.
+func titleChanged(sessionID, title string) *message.System {
+	t, _ := json.Marshal(title)
+	return &message.System{Subtype: SubtypeSessionTitleChanged, SessionID: sessionID, UUID: uuid.NewString(),
+		Data: map[string]json.RawMessage{"title": t}}
+}
+
+// writeTitle appends the custom-title entry of Options.Title, if set, to
+// the transcript w, before the recorder takes it over.
+func (s *session) writeTitle(w *sessions.Writer) error {
+	if s.title() == "" {
+		return nil
+	}
+	if err := w.Append(sessions.CustomTitleEntry(s.env.SessionID, s.title())); err != nil {
+		return fmt.Errorf("agentloop: writing the session title: %w", err)
+	}
+	return nil
+}
+
+// title is Options.Title without surrounding space; a title of spaces
+// alone is none, as session.Rename has it.
+func (s *session) title() string { return strings.TrimSpace(s.opts.Title) }
