@@ -94,12 +94,13 @@
 package agentloop
 
 import (
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/tool"
 )
 
 // Version is agentloop's version.
-const Version = "0.1.0"
+const Version = conversation.Version
 
 // Message is one item of a run's stream; see package message for the JSON
 // format. The concrete types are listed below.

@@ -223,7 +223,7 @@ type ContextCategory struct {
 
 // DefaultContextWindow is the window assumed for a model pricing's table
 // does not know.
-const DefaultContextWindow = 200_000
+const DefaultContextWindow = conversation.DefaultContextWindow
 
 // Attachment kinds of MessageBreakdown.AttachmentsByType.
 const (

@@ -52,6 +52,7 @@ func TestLayoutFileSize(t *testing.T) {
 var importOrder = []string{
 	"internal/conversation",
 	"internal/subagent",
+	"internal/mcphost",
 	"internal/lineage",
 	"internal/plugin",
 	"internal/assemble",

@@ -2,6 +2,8 @@ package agentloop
 
 import (
 	"time"
+
+	"github.com/agentloop/agentloop/internal/conversation"
 )
 
 // AgentDefinition describes a subagent the model can delegate to with the
@@ -62,11 +64,11 @@ type AgentDefinition struct {
 }
 
 // GeneralPurposeAgent is the agent used when the model names none.
-const GeneralPurposeAgent = "general-purpose"
+const GeneralPurposeAgent = conversation.GeneralPurposeAgent
 
 // MaxSubagentDepth is how many layers of subagents may nest below the main
 // loop; the bottom layer has no Agent tool.
-const MaxSubagentDepth = 3
+const MaxSubagentDepth = conversation.MaxSubagentDepth
 
 // TaskBudget is the token budget of a whole task, told to the model so
 // that it can pace its work (Options.TaskBudget). The API enforces

@@ -6,16 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lineage"
+	"github.com/agentloop/agentloop/internal/mcphost"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/agentloop/agentloop/tool"
@@ -42,26 +43,11 @@ type (
 
 // ErrNoMCPServer is returned by the MCP methods of [Client] for a server
 // name the session does not have.
-var ErrNoMCPServer = errors.New("agentloop: no such MCP server")
+var ErrNoMCPServer = mcphost.ErrNoServer
 
 // defaultMCPStartTimeout bounds a server's start when neither
 // Options.MCPStartTimeout nor $MCP_TIMEOUT says otherwise.
 const defaultMCPStartTimeout = 30 * time.Second
-
-// mcpState is the session's MCP servers.
-type mcpState struct {
-	clients MCPClients        // nil when there is no connector
-	failed  []MCPServerStatus // the servers' status when there is no connector
-	blocked []MCPServerStatus // the servers the managed policy stopped (managed_policy.go)
-
-	// mu guards tools and server, which change when a server's tools do
-	// (mcp_toolset.go).
-	mu     sync.Mutex
-	tools  []tool.Tool         // the tools offered, after DisallowedTools
-	server map[string]string   // tool name → server name
-	known  map[string]bool     // every server tool name ever offered
-	loops  map[string]*mcpLoop // running subagents, by agent id (mcp_subagent.go)
-}
 
 // MCPClients is the session's live connections (see [tool.MCPClients]).
 type MCPClients = tool.MCPClients
@@ -72,63 +58,7 @@ type MCPClients = tool.MCPClients
 // are ignored). An unknown type, a stdio server without a command or an
 // http/sse server without a url is an error naming the server.
 func ParseMCPConfig(data []byte) (map[string]MCPServerConfig, error) {
-	var doc struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("mcp config: %w", err)
-	}
-	if doc.MCPServers == nil {
-		return nil, errors.New(`mcp config: no "mcpServers" object`)
-	}
-	out := make(map[string]MCPServerConfig, len(doc.MCPServers))
-	for name, raw := range doc.MCPServers {
-		var c MCPServerConfig
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return nil, fmt.Errorf("mcp config: server %q: %w", name, err)
-		}
-		var t struct {
-			Timeout float64 `json:"timeout"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("mcp config: server %q: timeout: %w", name, err)
-		}
-		if t.Timeout >= 1000 {
-			c.Timeout = time.Duration(t.Timeout) * time.Millisecond
-		}
-		if err := checkMCPServer(name, c); err != nil {
-			return nil, fmt.Errorf("mcp config: %w", err)
-		}
-		out[name] = c
-	}
-	return out, nil
-}
-
-// checkMCPServer reports what makes a configuration unusable.
-func checkMCPServer(name string, c MCPServerConfig) error {
-	if name == "" {
-		return errors.New("a server has an empty name")
-	}
-	switch c.Type {
-	case "", tool.MCPStdio:
-		if c.Server != nil && c.Type == "" {
-			return nil
-		}
-		if c.Command == "" {
-			return fmt.Errorf("server %q: a stdio server needs a command", name)
-		}
-	case tool.MCPHTTP, tool.MCPSSE:
-		if c.URL == "" {
-			return fmt.Errorf("server %q: an %s server needs a url", name, c.Type)
-		}
-	case tool.MCPSDK:
-		if c.Server == nil {
-			return fmt.Errorf("server %q: an sdk server needs Server (an in-process server; see package agentloop/mcp)", name)
-		}
-	default:
-		return fmt.Errorf("server %q: unknown type %q (want stdio, http, sse or sdk)", name, c.Type)
-	}
-	return checkMCPPolicies(name, c) // mcp_policy.go
+	return mcphost.ParseConfig(data)
 }
 
 // mcpServerSet merges the session's server configurations: the project's
@@ -151,7 +81,7 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 		}
 	}
 	for name, c := range s.opts.MCPServers {
-		if err := checkMCPServer(name, c); err != nil {
+		if err := mcphost.CheckServer(name, c); err != nil {
 			return nil, fmt.Errorf("%w: MCPServers: %w", ErrInvalidOption, err)
 		}
 		if c.Source == "" {
@@ -163,7 +93,8 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 		out[name] = c
 	}
 	s.mcpBlocked = s.filterManagedMCP(out) // managed_policy.go
-	s.prepareMCPServers(out)               // mcp_policy.go
+	mcphost.Prepare(out, os.Getenv, func(text string) { s.diag.Add(DiagMCP, text) },
+		func(text string) { s.diag.Add(DiagOption, text) })
 	return out, nil
 }
 
@@ -218,7 +149,7 @@ func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServer
 			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q of %s is not approved (enabledMcpjsonServers or enableAllProjectMcpServers); not started", name, path))
 			continue
 		}
-		c, missing := expandMCPEnv(c, s.envLookup)
+		c, missing := mcphost.ExpandEnv(c, s.envLookup)
 		if len(missing) > 0 {
 			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q of %s uses unset environment variables %s; not started",
 				name, path, strings.Join(missing, ", ")))
@@ -246,101 +177,31 @@ func readExtra(s *session, st *settings.Settings, key string, v any) {
 // reported (status, diagnostic), not an error.
 func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.Tool, error) {
 	servers, err := s.mcpServerSet(st)
-	if err == nil && len(servers) == 0 && len(s.mcpBlocked) > 0 {
-		s.mcp = &mcpState{blocked: s.mcpBlocked}
-	}
-	if err != nil || len(servers) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	s.mcp = &mcpState{blocked: s.mcpBlocked}
-	if s.opts.MCPConnector == nil {
-		names := make([]string, 0, len(servers))
-		for n := range servers {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			s.mcp.failed = append(s.mcp.failed, MCPServerStatus{Name: n, Status: tool.MCPFailed,
-				Source: servers[n].Source, Error: "Options.MCPConnector is nil"})
-		}
-		s.diag.Add(DiagMCP, "MCP servers are configured but Options.MCPConnector is nil (set it to mcp.Connector{} of package github.com/agentloop/agentloop/mcp); they are not started")
-		return nil, nil
-	}
-	clients, err := s.opts.MCPConnector.ConnectMCP(ctx, servers, s.env, s.mcpStartTimeout())
+	s.mcp, err = mcphost.Start(ctx, mcphost.Config{Servers: servers, Blocked: s.mcpBlocked,
+		Connector: s.opts.MCPConnector, Env: s.env, StartTimeout: s.mcpStartTimeout(),
+		Disallowed: s.opts.DisallowedTools, Report: func(text string) { s.diag.Add(DiagMCP, text) }})
 	if err != nil {
-		return nil, fmt.Errorf("agentloop: mcp: %w", err)
+		return nil, err
 	}
-	s.mcp.clients = clients
-	s.reportMCP(clients)
-	for _, st := range clients.Status() {
-		if st.Status == tool.MCPFailed {
-			s.diag.Add(DiagMCP, fmt.Sprintf("MCP server %q failed to start: %s", st.Name, st.Error))
-		}
-	}
-	s.mcp.tools = slices.DeleteFunc(clients.Tools(), func(t tool.Tool) bool {
-		return mcpDisallowed(s.opts.DisallowedTools, t.Info().Name)
-	})
-	s.mcp.server, s.mcp.known = map[string]string{}, map[string]bool{}
-	for _, st := range clients.Status() {
-		for _, n := range st.Tools {
-			s.mcp.server[n] = st.Name
-			s.mcp.known[n] = true
-		}
-	}
-	return s.mcp.tools, nil
+	return s.mcp.Tools(), nil
 }
 
 // customAndMCPTools are Options.CustomTools and the MCP servers' tools,
 // where a subagent looks for the tools it may use that are not built in.
 func (s *session) customAndMCPTools() []tool.Tool {
-	if s.mcp == nil {
-		return s.opts.CustomTools
-	}
-	s.mcp.mu.Lock()
-	defer s.mcp.mu.Unlock()
-	return append(slices.Clone(s.opts.CustomTools), s.mcp.tools...)
+	return append(slices.Clone(s.opts.CustomTools), s.mcp.Tools()...)
 }
 
 // mcpServerOf names the MCP server of a tool, for the mcp_server field of
 // hook inputs; nil for a tool that is not an MCP server's.
 func (s *session) mcpServerOf(toolName string) *hooks.MCPServer {
-	if s.mcp == nil || !strings.HasPrefix(toolName, "mcp__") {
+	if !strings.HasPrefix(toolName, "mcp__") {
 		return nil
 	}
-	s.mcp.mu.Lock()
-	name, ok := s.mcp.server[toolName]
-	s.mcp.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	for _, st := range s.mcpStatus() {
-		if st.Name == name {
-			return &hooks.MCPServer{Name: name, Source: st.Source}
-		}
-	}
-	return &hooks.MCPServer{Name: name}
-}
-
-// mcpDisallowed reports whether a bare DisallowedTools entry removes the
-// tool: its name, its server (mcp__<server>) or a tool-name glob such as
-// mcp__* or mcp__github__get_*. Entries with a rule specifier are deny
-// rules, which the permission checker applies.
-func mcpDisallowed(disallowed []string, name string) bool {
-	for _, d := range disallowed {
-		switch {
-		case strings.Contains(d, "("):
-			continue
-		case strings.Contains(d, "*"):
-			if ok, _ := path.Match(d, name); ok {
-				return true
-			}
-		case d == name:
-			return true
-		case strings.HasPrefix(d, "mcp__") && !strings.Contains(d[len("mcp__"):], "__") && strings.HasPrefix(name, d+"__"):
-			return true
-		}
-	}
-	return false
+	return s.mcp.ServerOf(toolName)
 }
 
 // mcpStartTimeout is Options.MCPStartTimeout, else $MCP_TIMEOUT, else 30s.
@@ -358,32 +219,13 @@ func (s *session) mcpStartTimeout() time.Duration {
 }
 
 // mcpStatus reports every configured server.
-func (s *session) mcpStatus() []MCPServerStatus {
-	switch {
-	case s.mcp == nil:
-		return []MCPServerStatus{}
-	case s.mcp.clients == nil:
-		return append(slices.Clone(s.mcp.failed), s.mcp.blocked...)
-	default:
-		return append(s.mcp.clients.Status(), s.mcp.blocked...)
-	}
-}
+func (s *session) mcpStatus() []MCPServerStatus { return s.mcp.Status() }
 
 // mcpInit is the mcp_servers field of system/init.
-func (s *session) mcpInit() []message.MCPServer {
-	out := []message.MCPServer{}
-	for _, st := range s.mcpStatus() {
-		out = append(out, message.MCPServer{Name: st.Name, Status: st.Status, Source: st.Source})
-	}
-	return out
-}
+func (s *session) mcpInit() []message.MCPServer { return s.mcp.Init() }
 
 // closeMCP disconnects the servers and stops their processes.
-func (s *session) closeMCP() {
-	if s.mcp != nil && s.mcp.clients != nil {
-		_ = s.mcp.clients.Close()
-	}
-}
+func (s *session) closeMCP() { s.mcp.Close() }
 
 // MCPStatus is agentloop's Client.MCPStatus; see its doc there.
 func (c *Client) MCPStatus() []MCPServerStatus { return c.sess.mcpStatus() }
@@ -413,13 +255,14 @@ func (c *Client) mcpClients(name string) (MCPClients, error) {
 	}
 	for _, st := range c.sess.mcpStatus() {
 		if st.Name == name {
-			if slices.ContainsFunc(c.sess.mcp.blocked, func(b MCPServerStatus) bool { return b.Name == name }) {
+			if c.sess.mcp.Blocked(name) {
 				return nil, fmt.Errorf("%w: MCP server %q is %s", ErrManagedPolicyDenied, name, st.Error)
 			}
-			if c.sess.mcp.clients == nil {
+			cl := c.sess.mcp.Clients()
+			if cl == nil {
 				return nil, fmt.Errorf("agentloop: MCP server %q: %s", name, st.Error)
 			}
-			return c.sess.mcp.clients, nil
+			return cl, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrNoMCPServer, name)
@@ -439,53 +282,24 @@ func (s *session) envLookup(key string) (string, bool) {
 	return "", false
 }
 
-// expandMCPEnv expands ${VAR} and ${VAR:-default} in a .mcp.json
-// server's command, args, env values, url and header values, as the
-// reference does. It returns the variables that are unset and have no
-// default.
-func expandMCPEnv(c MCPServerConfig, lookup func(string) (string, bool)) (MCPServerConfig, []string) {
-	var missing []string
-	expand := func(v string) string {
-		var b strings.Builder
-		for {
-			i := strings.Index(v, "${")
-			if i < 0 {
-				break
-			}
-			j := strings.IndexByte(v[i:], '}')
-			if j < 0 {
-				break
-			}
-			b.WriteString(v[:i])
-			name, def, hasDef := strings.Cut(v[i+2:i+j], ":-")
-			if val, ok := lookup(name); ok {
-				b.WriteString(val)
-			} else if hasDef {
-				b.WriteString(def)
-			} else if !slices.Contains(missing, name) {
-				missing = append(missing, name)
-			}
-			v = v[i+j+1:]
-		}
-		b.WriteString(v)
-		return b.String()
-	}
-	c.Command, c.URL = expand(c.Command), expand(c.URL)
-	c.Args = slices.Clone(c.Args)
-	for i := range c.Args {
-		c.Args[i] = expand(c.Args[i])
-	}
-	c.Env, c.Headers = expandValues(c.Env, expand), expandValues(c.Headers, expand)
-	return c, missing
-}
+// retryMCP starts, before a query, the background reconnection of the
+// servers that are failed (not disabled). It does not wait: a server that
+// connects joins from the next model request.
+func (s *session) retryMCP() { s.mcp.Retry() }
 
-func expandValues(m map[string]string, expand func(string) string) map[string]string {
-	if m == nil {
-		return nil
+// watchMCP makes the main loop follow the servers' tool changes.
+func (s *session) watchMCP() { s.mcp.Watch(s.eng) }
+
+// followMCP makes the subagent agent of the loop parent, running on child
+// with the definition def, follow the servers' tools until the function
+// it returns is called.
+func (s *session) followMCP(child *engine.Session, parent, agent lineage.Agent, def AgentDefinition) func() {
+	var denied func(string) bool
+	if s.lin != nil {
+		denied = s.lin.Disallowed
 	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = expand(v)
+	if child == nil {
+		return func() {}
 	}
-	return out
+	return s.mcp.Follow(child, parent.ID, agent.ID, def.Tools, def.DisallowedTools, denied)
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/mcphost"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -178,7 +179,7 @@ func (s *session) loadPluginMCP(p *plugin) {
 		names := slices.Collect(maps.Keys(servers))
 		sort.Strings(names)
 		for _, n := range names {
-			c, missing := expandMCPEnv(servers[n], lookup)
+			c, missing := mcphost.ExpandEnv(servers[n], lookup)
 			if len(missing) > 0 {
 				s.diag.Add(DiagPlugin, fmt.Sprintf("plugin %s: MCP server %q of %s uses unset environment variables %s; not started",
 					p.Name, n, src.display, strings.Join(missing, ", ")))

@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/internal/diag"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
+	"github.com/agentloop/agentloop/internal/mcphost"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/internal/toolenv"
 	"github.com/agentloop/agentloop/internal/vocab"
@@ -56,7 +57,7 @@ type session struct {
 	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
 	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
 	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
-	mcp          *mcpState          // the MCP servers; nil when none is configured (mcp_glue.go)
+	mcp          *mcphost.Host      // the MCP servers; nil when none is configured (mcp_glue.go)
 	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
 	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
 	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
