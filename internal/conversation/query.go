@@ -103,35 +103,3 @@ func runContent(ctx context.Context, sess *session, prompt []model.Content, yiel
 		yield(nil, res.Err())
 	}
 }
-
-// Result consumes the stream and returns its result message. The error is
-// non-nil when the run did not end in a successful result; a run that ended
-// in an error result returns both the result and a *ResultError.
-func (s Stream) Result() (*ResultMessage, error) {
-	var res *ResultMessage
-	for m, err := range s {
-		if err != nil {
-			return res, err
-		}
-		if r, ok := m.(*ResultMessage); ok {
-			res = r
-		}
-	}
-	if res == nil {
-		return nil, errors.New("agentloop: stream ended without a result")
-	}
-	return res, nil
-}
-
-// Collect consumes the stream and returns every message, stopping at the
-// first error.
-func (s Stream) Collect() ([]Message, error) {
-	var out []Message
-	for m, err := range s {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}

@@ -162,7 +162,7 @@ func TestSandboxDefaultUnavailable(t *testing.T) {
 		}
 		defer c.Close()
 		for _, prompt := range []string{"first", "second"} {
-			msgs, err := c.Query(context.Background(), prompt).Collect()
+			msgs, err := collect(c.Query(context.Background(), prompt))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,4 +283,16 @@ func TestSandboxMetadataUnprotectedIsReported(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collect gathers a stream's messages up to its first error.
+func collect(s Stream) ([]Message, error) {
+	var out []Message
+	for m, err := range s {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
