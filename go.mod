@@ -12,7 +12,8 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
-	golang.org/x/net v0.60.0
+	golang.org/x/net v0.61.0
+	golang.org/x/tools v0.52.0
 	mvdan.cc/sh/v3 v3.14.1
 )
 
@@ -75,7 +76,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2
-	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.43.0 // indirect
 )

@@ -14,77 +14,125 @@ import (
 // Go conversion, which the compiler checks: a field added to one and not
 // the other stops the build here.
 
-// config is o as the session reads it; nil stays nil (the defaults).
+// config is o as the session reads it; nil stays nil (the defaults). It
+// runs the wiring steps in order; each carries one group of options.
 func (o *Options) config() *conversation.Config {
 	if o == nil {
 		return nil
 	}
-	return &conversation.Config{
-		Model:                      o.Model,
-		FallbackModels:             o.FallbackModels,
-		SystemPrompt:               o.SystemPrompt,
-		AppendSystemPrompt:         o.AppendSystemPrompt,
-		ExcludeDynamicSystemPrompt: o.ExcludeDynamicSystemPrompt,
-		EmptySystemPrompt:          o.EmptySystemPrompt,
-		Cwd:                        o.Cwd,
-		AdditionalDirectories:      o.AdditionalDirectories,
-		Tools:                      o.Tools,
-		CustomTools:                o.CustomTools,
-		ToolSearch:                 conversation.ToolSearchMode(o.ToolSearch),
-		MCPServers:                 o.MCPServers,
-		MCPConnector:               o.MCPConnector,
-		StrictMCPConfig:            o.StrictMCPConfig,
-		MCPStartTimeout:            o.MCPStartTimeout,
-		Plugins:                    convertSlice(o.Plugins, func(p PluginConfig) conversation.PluginConfig { return conversation.PluginConfig(p) }),
-		AllowedTools:               o.AllowedTools,
-		DisallowedTools:            o.DisallowedTools,
-		PermissionMode:             o.PermissionMode,
-		CanUseTool:                 canUseTool(o.CanUseTool),
-		Hooks:                      o.Hooks,
-		IncludeHookEvents:          o.IncludeHookEvents,
-		ForwardSubagentText:        o.ForwardSubagentText,
-		SettingSources:             o.SettingSources,
-		ConfineProjectConfig:       o.ConfineProjectConfig,
-		Skills:                     o.Skills,
-		Sandbox:                    o.Sandbox.config(),
-		Settings:                   o.Settings,
-		MaxTurns:                   o.MaxTurns,
-		MaxBudgetUSD:               o.MaxBudgetUSD,
-		ModelPricing:               o.ModelPricing,
-		Effort:                     o.Effort,
-		MaxTokens:                  o.MaxTokens,
-		ContextManagement:          o.ContextManagement,
-		AutoCompactWindow:          o.AutoCompactWindow,
-		DisableAutoCompact:         o.DisableAutoCompact,
-		Thinking:                   (*conversation.ThinkingConfig)(o.Thinking),
-		MaxThinkingTokens:          o.MaxThinkingTokens,
-		OutputFormat:               (*conversation.OutputFormat)(o.OutputFormat),
-		MaxStructuredOutputRetries: o.MaxStructuredOutputRetries,
-		Betas:                      o.Betas,
-		TaskBudget:                 (*conversation.TaskBudget)(o.TaskBudget),
-		IncludePartialMessages:     o.IncludePartialMessages,
-		Agents:                     agents(o.Agents),
-		Agent:                      o.Agent,
-		AskUser:                    o.AskUser,
-		Provider:                   o.Provider,
-		API:                        (*conversation.APIOptions)(o.API),
-		SessionID:                  o.SessionID,
-		Resume:                     o.Resume,
-		Continue:                   o.Continue,
-		ForkSession:                o.ForkSession,
-		ResumeSessionAt:            o.ResumeSessionAt,
-		ResumeDropsTurn:            o.ResumeDropsTurn,
-		Title:                      o.Title,
-		NoSessionPersistence:       o.NoSessionPersistence,
-		ConfigDir:                  o.ConfigDir,
-		SessionStore:               o.SessionStore,
-		SessionStoreLeaseTTL:       o.SessionStoreLeaseTTL,
-		EnableFileCheckpointing:    o.EnableFileCheckpointing,
-		Env:                        o.Env,
-		ExposeCredentials:          o.ExposeCredentials,
-		Logger:                     o.Logger,
-		Observer:                   o.Observer,
+	c := new(conversation.Config)
+	for _, step := range wiring {
+		step.wire(o, c)
 	}
+	return c
+}
+
+// wiring is the list of steps that turn Options into the session's
+// Config, one group of related options each; the comment on a step names
+// the internal packages its options end up in. A field belongs to exactly
+// one step: TestWiringCarriesEveryOption checks that together they carry
+// every field, and TestWiringStepsDisjoint that no two steps set the same.
+var wiring = []struct {
+	name string
+	wire func(o *Options, c *conversation.Config)
+}{
+	// model: the model and the system prompt.
+	{"model", func(o *Options, c *conversation.Config) {
+		c.Model = o.Model
+		c.FallbackModels = o.FallbackModels
+		c.SystemPrompt = o.SystemPrompt
+		c.AppendSystemPrompt = o.AppendSystemPrompt
+		c.ExcludeDynamicSystemPrompt = o.ExcludeDynamicSystemPrompt
+		c.EmptySystemPrompt = o.EmptySystemPrompt
+	}},
+	// tools: the workspace and the tools the model gets.
+	{"tools", func(o *Options, c *conversation.Config) {
+		c.Cwd = o.Cwd
+		c.AdditionalDirectories = o.AdditionalDirectories
+		c.Tools = o.Tools
+		c.CustomTools = o.CustomTools
+		c.ToolSearch = conversation.ToolSearchMode(o.ToolSearch)
+		c.Skills = o.Skills
+		c.AskUser = o.AskUser
+	}},
+	// mcp: the MCP servers and plugins (internal/mcphost, internal/plugin).
+	{"mcp", func(o *Options, c *conversation.Config) {
+		c.MCPServers = o.MCPServers
+		c.MCPConnector = o.MCPConnector
+		c.StrictMCPConfig = o.StrictMCPConfig
+		c.MCPStartTimeout = o.MCPStartTimeout
+		c.Plugins = convertSlice(o.Plugins, func(p PluginConfig) conversation.PluginConfig { return conversation.PluginConfig(p) })
+	}},
+	// permissions: who decides a tool call (internal/authorize) and what confines it (internal/sandbox).
+	{"permissions", func(o *Options, c *conversation.Config) {
+		c.AllowedTools = o.AllowedTools
+		c.DisallowedTools = o.DisallowedTools
+		c.PermissionMode = o.PermissionMode
+		c.CanUseTool = canUseTool(o.CanUseTool)
+		c.Sandbox = o.Sandbox.config()
+	}},
+	// settings: the hooks and the settings layers.
+	{"settings", func(o *Options, c *conversation.Config) {
+		c.Hooks = o.Hooks
+		c.IncludeHookEvents = o.IncludeHookEvents
+		c.SettingSources = o.SettingSources
+		c.ConfineProjectConfig = o.ConfineProjectConfig
+		c.Settings = o.Settings
+	}},
+	// limits: the loop's limits and its context (internal/engine, internal/compact).
+	{"limits", func(o *Options, c *conversation.Config) {
+		c.MaxTurns = o.MaxTurns
+		c.MaxBudgetUSD = o.MaxBudgetUSD
+		c.ModelPricing = o.ModelPricing
+		c.Effort = o.Effort
+		c.MaxTokens = o.MaxTokens
+		c.ContextManagement = o.ContextManagement
+		c.AutoCompactWindow = o.AutoCompactWindow
+		c.DisableAutoCompact = o.DisableAutoCompact
+		c.Thinking = (*conversation.ThinkingConfig)(o.Thinking)
+		c.MaxThinkingTokens = o.MaxThinkingTokens
+		c.Betas = o.Betas
+		c.TaskBudget = (*conversation.TaskBudget)(o.TaskBudget)
+	}},
+	// output: what the stream carries.
+	{"output", func(o *Options, c *conversation.Config) {
+		c.OutputFormat = (*conversation.OutputFormat)(o.OutputFormat)
+		c.MaxStructuredOutputRetries = o.MaxStructuredOutputRetries
+		c.IncludePartialMessages = o.IncludePartialMessages
+		c.ForwardSubagentText = o.ForwardSubagentText
+	}},
+	// agents: the subagents (internal/subagent).
+	{"agents", func(o *Options, c *conversation.Config) {
+		c.Agents = agents(o.Agents)
+		c.Agent = o.Agent
+	}},
+	// provider: the model client.
+	{"provider", func(o *Options, c *conversation.Config) {
+		c.Provider = o.Provider
+		c.API = (*conversation.APIOptions)(o.API)
+		c.Env = o.Env
+		c.ExposeCredentials = o.ExposeCredentials
+	}},
+	// session: where the conversation comes from and goes (internal/transcript, session stores).
+	{"session", func(o *Options, c *conversation.Config) {
+		c.SessionID = o.SessionID
+		c.Resume = o.Resume
+		c.Continue = o.Continue
+		c.ForkSession = o.ForkSession
+		c.ResumeSessionAt = o.ResumeSessionAt
+		c.ResumeDropsTurn = o.ResumeDropsTurn
+		c.Title = o.Title
+		c.NoSessionPersistence = o.NoSessionPersistence
+		c.ConfigDir = o.ConfigDir
+		c.SessionStore = o.SessionStore
+		c.SessionStoreLeaseTTL = o.SessionStoreLeaseTTL
+		c.EnableFileCheckpointing = o.EnableFileCheckpointing
+	}},
+	// observe: logs and traces.
+	{"observe", func(o *Options, c *conversation.Config) {
+		c.Logger = o.Logger
+		c.Observer = o.Observer
+	}},
 }
 
 // canUseTool adapts the host's callback to the session's request and

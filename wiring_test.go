@@ -37,6 +37,36 @@ func TestWiringCarriesEveryOption(t *testing.T) {
 	}
 }
 
+// TestWiringStepsDisjoint runs each wiring step alone on fully set
+// Options and checks that no field of Config is set by two steps: a step
+// that overwrote another's field would make the order of the list matter.
+func TestWiringStepsDisjoint(t *testing.T) {
+	var o Options
+	ov := reflect.ValueOf(&o).Elem()
+	for i := range ov.NumField() {
+		setNonZero(t, ov.Field(i))
+	}
+	owner := map[string]string{}
+	for _, step := range wiring {
+		var c conversation.Config
+		step.wire(&o, &c)
+		cv := reflect.ValueOf(c)
+		for i := range cv.NumField() {
+			if cv.Field(i).IsZero() {
+				continue
+			}
+			name := cv.Type().Field(i).Name
+			if prev, ok := owner[name]; ok {
+				t.Errorf("Config.%s is set by steps %q and %q", name, prev, step.name)
+			}
+			owner[name] = step.name
+		}
+	}
+	if len(owner) != ov.NumField() {
+		t.Errorf("the steps set %d of Config's %d fields", len(owner), ov.NumField())
+	}
+}
+
 // setNonZero gives v a value other than its zero value.
 func setNonZero(t *testing.T, v reflect.Value) {
 	t.Helper()

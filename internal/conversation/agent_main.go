@@ -46,7 +46,7 @@ type mainAgent struct {
 // (after loadProjectFiles) and folds the agent's settings into s.opts,
 // s.model, s.mode and the checker. It must run before the lineage, the
 // tools and the engine are made.
-func (s *session) applyMainAgent(st *settings.Settings) error {
+func (s *Session) applyMainAgent(st *settings.Settings) error {
 	name, fromSettings := s.opts.Agent, false
 	if name == "" {
 		name, fromSettings = s.settingsAgent(st), true
@@ -117,7 +117,7 @@ func (s *session) applyMainAgent(st *settings.Settings) error {
 
 // settingsAgent is the settings' "agent" key, the main-thread agent when
 // Options.Agent is empty; a value that is not a string is reported.
-func (s *session) settingsAgent(st *settings.Settings) string {
+func (s *Session) settingsAgent(st *settings.Settings) string {
 	if st == nil {
 		return ""
 	}
@@ -135,7 +135,7 @@ func (s *session) settingsAgent(st *settings.Settings) string {
 
 // mainAgentPrompt is the system prompt base of the main-thread agent; ""
 // means agentloop's own.
-func (s *session) mainAgentPrompt() string {
+func (s *Session) mainAgentPrompt() string {
 	if s.main == nil {
 		return ""
 	}
@@ -144,7 +144,7 @@ func (s *session) mainAgentPrompt() string {
 
 // narrowToMainAgent keeps, of the main loop's tools, those the
 // main-thread agent's Tools name (all of them when it names none).
-func (s *session) narrowToMainAgent(ts []tool.Tool) []tool.Tool {
+func (s *Session) narrowToMainAgent(ts []tool.Tool) []tool.Tool {
 	if s.main == nil || s.main.def.Tools == nil {
 		return ts
 	}
@@ -167,7 +167,7 @@ func (s *session) narrowToMainAgent(ts []tool.Tool) []tool.Tool {
 // initialPrompt is the prompt of a Query (or Client.Query) given none:
 // the main-thread agent's InitialPrompt while the conversation is empty,
 // else "".
-func (s *session) initialPrompt() string {
+func (s *Session) initialPrompt() string {
 	if s.main == nil || len(s.eng.History()) > 0 {
 		return ""
 	}

@@ -19,7 +19,7 @@ import (
 // the call runs with. When the input changed after the check (a hook's or
 // the user's updatedInput), or no check resolved a path (a hook decided),
 // the path is resolved now, at the approval.
-func (s *session) noteChecked(call *engine.ToolCall, decided json.RawMessage, d permission.Decision, final []byte) {
+func (s *Session) noteChecked(call *engine.ToolCall, decided json.RawMessage, d permission.Decision, final []byte) {
 	if s.checker == nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (s *session) noteChecked(call *engine.ToolCall, decided json.RawMessage, d 
 }
 
 // checkedPath hands a tool the path recorded for its call, once.
-func (s *session) checkedPath(id string) (string, bool) {
+func (s *Session) checkedPath(id string) (string, bool) {
 	v, ok := s.checked.LoadAndDelete(id)
 	if !ok {
 		return "", false
@@ -51,7 +51,7 @@ func (s *session) checkedPath(id string) (string, bool) {
 // they run (tool.Env.ReadDenied): the session's deny rules on reading.
 // It is part of authorisation, so the test seam that forces authorisation
 // to allow switches it off too.
-func (s *session) readDenied(tool string, names ...string) bool {
+func (s *Session) readDenied(tool string, names ...string) bool {
 	if testForceAllow.Load() {
 		return false
 	}

@@ -58,7 +58,7 @@ type fileCheckpoints struct {
 
 // setupCheckpoints opens the checkpoint store when checkpointing is on
 // and makes the file tools save into it.
-func (s *session) setupCheckpoints() error {
+func (s *Session) setupCheckpoints() error {
 	on := s.opts.EnableFileCheckpointing
 	if !on && os.Getenv(envFileCheckpointing) == "true" {
 		if s.opts.SessionStore != nil {
@@ -106,7 +106,7 @@ func (s *session) setupCheckpoints() error {
 
 // recordAll is the engine's recorder: each user message that opens a
 // turn starts a checkpoint, then the transcript records the message.
-func (s *session) recordAll(m message.Message) {
+func (s *Session) recordAll(m message.Message) {
 	if s.ckpt != nil {
 		if id, ok := promptLineID(m); ok {
 			if err := s.ckpt.store.Begin(id); err != nil {
@@ -134,7 +134,7 @@ func promptLineID(m message.Message) (string, bool) {
 }
 
 // closeCheckpoints releases the store, removing a temporary one.
-func (s *session) closeCheckpoints() {
+func (s *Session) closeCheckpoints() {
 	if s.ckpt == nil {
 		return
 	}
@@ -149,14 +149,23 @@ func (c *Client) RewindFiles(ctx context.Context, userMessageID string, opts *Re
 	if err := c.checkOpen(); err != nil {
 		return nil, err
 	}
+	return c.sess.Rewind(ctx, userMessageID, opts)
+}
+
+// Rewind puts the files the session's tools changed back as they were
+// when the user message userMessageID was sent (see Checkpoints); with
+// opts.DryRun it only reports what it would change. It fails with
+// ErrFileCheckpointingOff when the session keeps no checkpoints. It must
+// not run while a turn does.
+func (s *Session) Rewind(ctx context.Context, userMessageID string, opts *RewindOptions) (*RewindFilesResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if c.sess.ckpt == nil {
+	if s.ckpt == nil {
 		return nil, ErrFileCheckpointingOff
 	}
 	dry := opts != nil && opts.DryRun
-	r, err := c.sess.ckpt.store.Rewind(userMessageID, dry)
+	r, err := s.ckpt.store.Rewind(userMessageID, dry)
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: rewinding files: %w", err)
 	}
@@ -167,9 +176,13 @@ func (c *Client) RewindFiles(ctx context.Context, userMessageID string, opts *Re
 }
 
 // FileCheckpoints is agentloop's Client.FileCheckpoints; see its doc there.
-func (c *Client) FileCheckpoints() []string {
-	if c.sess.ckpt == nil {
+func (c *Client) FileCheckpoints() []string { return c.sess.Checkpoints() }
+
+// Checkpoints are the ids of the user messages Rewind can go back to,
+// oldest first; nil when the session keeps no checkpoints.
+func (s *Session) Checkpoints() []string {
+	if s.ckpt == nil {
 		return nil
 	}
-	return c.sess.ckpt.store.Messages()
+	return s.ckpt.store.Messages()
 }

@@ -18,7 +18,7 @@ const ClassifierModel = "haiku"
 
 // modelClassifier decides auto-mode calls with a model call through the
 // session's provider. Its cost counts towards the session's.
-type modelClassifier struct{ s *session }
+type modelClassifier struct{ s *Session }
 
 func (c modelClassifier) Classify(ctx context.Context, req permission.ClassifyRequest) (permission.ClassifierResult, error) {
 	action, _ := json.Marshal(map[string]any{"tool": req.Tool, "input": req.Input, "working_directories": req.Dirs,

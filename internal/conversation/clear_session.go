@@ -30,7 +30,7 @@ import (
 // cleared is the engine's Cleared: it ends the old conversation, switches
 // the session to a new id and transcript, and returns the
 // conversation_reset message.
-func (s *session) cleared(ctx context.Context) message.Message {
+func (s *Session) cleared(ctx context.Context) message.Message {
 	old := s.env.SessionID
 	s.hooks.SessionEnd(ctx, hooks.SessionEndInput{Base: s.hookBase(), Reason: "clear"})
 	id := uuid.NewString()
@@ -43,9 +43,9 @@ func (s *session) cleared(ctx context.Context) message.Message {
 		SessionID: old, UUID: uuid.NewString(), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
 }
 
-// sessionID is the session's current id; it may be called while a query
+// ID is the session's current id; it may be called while a query
 // runs (a /clear changes it).
-func (s *session) sessionID() string {
+func (s *Session) ID() string {
 	s.idMu.Lock()
 	defer s.idMu.Unlock()
 	return s.env.SessionID
@@ -53,7 +53,7 @@ func (s *session) sessionID() string {
 
 // afterClear is the engine's AfterClear: SessionStart (source clear) for
 // the new conversation. Its context waits for the next prompt.
-func (s *session) afterClear(ctx context.Context) {
+func (s *Session) afterClear(ctx context.Context) {
 	st := s.noteSessionStart("clear", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()}))
 	s.started = true
 	s.clearContext = append(s.clearContext, st.AdditionalContext...)
@@ -63,7 +63,7 @@ func (s *session) afterClear(ctx context.Context) {
 // and opens a new one for the session id id. Without persistence it does
 // nothing. When the new transcript cannot be opened, the new conversation
 // is not recorded, and a diagnostic says so.
-func (s *session) switchTranscript(ctx context.Context, id string) {
+func (s *Session) switchTranscript(ctx context.Context, id string) {
 	old := s.transcript
 	if old == nil {
 		return
@@ -81,7 +81,7 @@ func (s *session) switchTranscript(ctx context.Context, id string) {
 
 // newTranscript opens the transcript of a new conversation id, with its
 // store mirror and lease when there is a SessionStore.
-func (s *session) newTranscript(ctx context.Context, id string) (*transcript, error) {
+func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, error) {
 	o := &s.opts
 	lease, err := s.takeLease(ctx, id)
 	if err != nil {

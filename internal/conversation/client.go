@@ -26,7 +26,7 @@ import (
 // Close it to stop a running query and what its tools left running; after
 // Close, every method that can fail returns ErrClosed.
 type Client struct {
-	sess    *session
+	sess    *Session
 	mu      sync.Mutex
 	closed  bool
 	active  *activeQuery  // the query being consumed, if any
@@ -64,7 +64,7 @@ var closeTimeout = CloseTimeout
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
 func NewClient(opts *Config) (*Client, error) {
-	sess, err := newSession(opts)
+	sess, err := NewSession(context.Background(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func NewClient(opts *Config) (*Client, error) {
 }
 
 // SessionID is agentloop's Client.SessionID; see its doc there.
-func (c *Client) SessionID() string { return c.sess.sessionID() }
+func (c *Client) SessionID() string { return c.sess.ID() }
 
 // Query is agentloop's Client.Query; see its doc there.
 func (c *Client) Query(ctx context.Context, prompt string) Stream {
@@ -136,7 +136,7 @@ func (c *Client) endQuery(q *activeQuery) {
 // background shells, the transcript.
 func (c *Client) cleanup() {
 	c.sess.endReason = "prompt_input_exit"
-	c.sess.close()
+	c.sess.Close()
 	close(c.cleaned)
 }
 

@@ -311,7 +311,7 @@ func (c *Client) runQueued(ctx, tctx context.Context, t *turn, m queued, deliver
 	}
 	tctx = c.withFold(tctx, t) // client_fold.go
 	more, sawResult := true, false
-	runContent(tctx, c.sess, m.blocks, func(msg Message, err error) bool {
+	c.sess.Run(tctx, m.blocks, func(msg Message, err error) bool {
 		if err != nil && sawResult && ctx.Err() == nil {
 			// The result said it; the turn's error (an error result, an
 			// interrupt) does not end the stream.

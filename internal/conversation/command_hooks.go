@@ -41,7 +41,7 @@ type commandTurn struct {
 }
 
 // promptSubmit is the engine's PromptSubmit hook point of the main loop.
-func (s *session) promptSubmit(ctx context.Context, prompt string) engine.PromptVerdict {
+func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.PromptVerdict {
 	d := s.hooks
 	var v engine.PromptVerdict
 	v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (clear_session.go)
@@ -106,7 +106,7 @@ type invocation struct {
 // invocation finds the file command, else the skill, a prompt "/name
 // args" names; ok is false for any other prompt (built-in commands
 // included).
-func (s *session) invocation(prompt string) (invocation, bool) {
+func (s *Session) invocation(prompt string) (invocation, bool) {
 	name, args, ok := projectfiles.ParseInvocation(prompt)
 	if !ok || slices.Contains(builtinCommands, name) {
 		return invocation{}, false
@@ -126,7 +126,7 @@ func (s *session) invocation(prompt string) (invocation, bool) {
 // are granted for the rest of the session (projectfiles.go); a file
 // command's allowed-tools and model apply until the run ends
 // (endCommandTurn).
-func (s *session) expand(inv invocation) string {
+func (s *Session) expand(inv invocation) string {
 	if inv.skill != nil {
 		s.grantSkillTools(*inv.skill)
 		return fmt.Sprintf("Base directory for this skill: %s\n\n%s", inv.skill.Dir, s.guardSkillShell(projectfiles.Expand(inv.skill.Body, inv.args)))
@@ -137,7 +137,7 @@ func (s *session) expand(inv invocation) string {
 
 // startCommandTurn puts c's allowed-tools (as allow rules of source
 // command) and model in force for the run of its prompt.
-func (s *session) startCommandTurn(c projectfiles.Command) {
+func (s *Session) startCommandTurn(c projectfiles.Command) {
 	t := &s.cmdTurn
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -171,7 +171,7 @@ func (s *session) startCommandTurn(c projectfiles.Command) {
 // endCommandTurn ends what startCommandTurn put in force: the command's
 // rules go, and the model in use before it comes back, unless the model
 // was changed during the run (Client.SetModel), which then stays.
-func (s *session) endCommandTurn() {
+func (s *Session) endCommandTurn() {
 	t := &s.cmdTurn
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -16,7 +16,7 @@ type SlashCommand struct {
 func (c *Client) SupportedCommands() []SlashCommand { return c.sess.supportedCommands() }
 
 // supportedCommands builds SupportedCommands' list.
-func (s *session) supportedCommands() []SlashCommand {
+func (s *Session) supportedCommands() []SlashCommand {
 	out := []SlashCommand{
 		{Name: "compact", Description: "Replace the conversation so far with a summary, to free context",
 			ArgumentHint: "<optional instructions for the summary>", Builtin: true},

@@ -14,7 +14,7 @@ import (
 // points: PreCompact, PostCompact, SessionStart (source compact), and for
 // /clear SessionEnd (reason clear) and SessionStart (source clear). It runs after loadContext, as
 // the summary instructions come from the CLAUDE.md text.
-func (s *session) compaction(st *settings.Settings) *engine.Compaction {
+func (s *Session) compaction(st *settings.Settings) *engine.Compaction {
 	c := &engine.Compaction{
 		Disabled:     s.opts.DisableAutoCompact || (st.AutoCompactEnabled != nil && !*st.AutoCompactEnabled),
 		Window:       s.opts.AutoCompactWindow,
@@ -40,7 +40,7 @@ func (s *session) compaction(st *settings.Settings) *engine.Compaction {
 // puts at the start of the compacted history, where the next request
 // (of this run, after an automatic compaction) sees it. continue:false
 // cannot stop a compaction that is done; it is reported.
-func (s *session) compacted(ctx context.Context, trigger string) []string {
+func (s *Session) compacted(ctx context.Context, trigger string) []string {
 	st := s.noteSessionStart("compact", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()}))
 	if st.Halt {
 		s.diag.Add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
@@ -49,13 +49,13 @@ func (s *session) compacted(ctx context.Context, trigger string) []string {
 }
 
 // autoCompactOn reports whether the session compacts by itself.
-func (s *session) autoCompactOn() bool {
+func (s *Session) autoCompactOn() bool {
 	c := s.compactCfg
 	return c != nil && !c.Disabled
 }
 
 // setCompaction builds and keeps the compaction settings.
-func (s *session) setCompaction(st *settings.Settings) *engine.Compaction {
+func (s *Session) setCompaction(st *settings.Settings) *engine.Compaction {
 	s.compactCfg = s.compaction(st)
 	return s.compactCfg
 }

@@ -32,7 +32,7 @@ func repoSource(src settings.Source) bool {
 // hooks of the user's and managed settings (and plugins) start as usual;
 // a project or local hook's command is judged as a Bash command and runs
 // in the session's sandbox, or not at all.
-func (s *session) startHook(cmd *exec.Cmd, origin settings.Source) error {
+func (s *Session) startHook(cmd *exec.Cmd, origin settings.Source) error {
 	if !repoSource(origin) {
 		return procguard.Start(cmd)
 	}

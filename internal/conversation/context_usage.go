@@ -68,11 +68,21 @@ func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
 	c.active = q
 	c.mu.Unlock()
 	defer c.endQuery(q)
-	return c.sess.contextUsage(ctx, c.sess.eng.ContextRequest())
+	return c.sess.ContextUsage(ctx)
+}
+
+// ContextUsage measures what the session's next request would hold, by
+// category (system prompt, tools, memory files, messages…), against the
+// model's context window. It counts tokens through the provider when the
+// provider can (model.TokenCounter: requests of their own), else it
+// estimates them. It must not run while a turn does (Client measures the
+// running turn's request itself).
+func (s *Session) ContextUsage(ctx context.Context) (*ContextUsage, error) {
+	return s.contextUsage(ctx, s.eng.ContextRequest())
 }
 
 // contextUsage measures the session's context as req sends it.
-func (s *session) contextUsage(ctx context.Context, req *model.Request) (*ContextUsage, error) {
+func (s *Session) contextUsage(ctx context.Context, req *model.Request) (*ContextUsage, error) {
 	modelID := req.Model
 	window, maxOut := int64(DefaultContextWindow), int64(req.MaxTokens)
 	if p, _, ok := pricing.Lookup(modelID); ok && p.ContextWindow > 0 {
@@ -138,13 +148,13 @@ type contextParts struct {
 // memoryText is the CLAUDE.md block the session sends in its first user
 // message (memory.go), for the memory_files category; it is counted out of
 // the messages.
-func (s *session) memoryText() string { return s.memory }
+func (s *Session) memoryText() string { return s.memory }
 
 // measure sizes the system prompt, the tools, the memory and the whole
 // request, with the provider's counter when it has one. Each part is the
 // difference between two counts that differ only by that part, so the
 // counter's fixed overhead falls to the messages.
-func (s *session) measure(ctx context.Context, req *model.Request) (contextParts, error) {
+func (s *Session) measure(ctx context.Context, req *model.Request) (contextParts, error) {
 	count := estimateTokens
 	how := "estimate"
 	if tc, ok := s.env.Provider.(model.TokenCounter); ok {

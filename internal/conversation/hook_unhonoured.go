@@ -8,7 +8,7 @@ import (
 // source) that agentloop does not act on: initialUserMessage (a host
 // sends its own prompts) and sessionTitle (transcripts carry no
 // hook-given title yet). It returns st.
-func (s *session) noteSessionStart(source string, st hooks.SessionStartResult) hooks.SessionStartResult {
+func (s *Session) noteSessionStart(source string, st hooks.SessionStartResult) hooks.SessionStartResult {
 	if st.InitialUserMessage != "" {
 		s.diag.Add(DiagHook, "SessionStart (source "+source+"): initialUserMessage is not honoured; send the prompt yourself")
 	}
@@ -20,7 +20,7 @@ func (s *session) noteSessionStart(source string, st hooks.SessionStartResult) h
 
 // promptTitle reports a UserPromptSubmit sessionTitle, which agentloop
 // does not act on.
-func (s *session) promptTitle(r hooks.UserPromptSubmitResult) {
+func (s *Session) promptTitle(r hooks.UserPromptSubmitResult) {
 	if r.SessionTitle != "" {
 		s.diag.Add(DiagHook, "UserPromptSubmit: sessionTitle is not honoured; the session keeps its title")
 	}

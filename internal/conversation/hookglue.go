@@ -21,7 +21,7 @@ import (
 // newDispatcher builds the session's hook dispatcher from the Go callbacks
 // of Options.Hooks, the command hooks of the loaded settings and those of
 // the plugins (loadPlugins has run).
-func (s *session) newDispatcher(commands map[string][]settings.HookMatcher) (*hooks.Dispatcher, error) {
+func (s *Session) newDispatcher(commands map[string][]settings.HookMatcher) (*hooks.Dispatcher, error) {
 	cfg := hooks.Config{
 		Callbacks:   s.opts.Hooks,
 		Commands:    s.withPluginHooks(commands), // plugins_components.go
@@ -106,7 +106,7 @@ const promptHookMaxTokens = 512
 // askModel is the model call of prompt hooks (hooks.Config.Prompt): one
 // turn through the session's provider, whose cost counts towards the
 // session's.
-func (s *session) askModel(ctx context.Context, name, system, user string) (string, error) {
+func (s *Session) askModel(ctx context.Context, name, system, user string) (string, error) {
 	m := pricing.Resolve(name)
 	if err := s.helperModelAllowed(m, "a prompt hook's model"); err != nil { // managed_policy.go
 		return "", err
@@ -129,7 +129,7 @@ func (s *session) askModel(ctx context.Context, name, system, user string) (stri
 
 // base is the common part of every hook input. The session id and
 // transcript are the current conversation's: /clear changes them.
-func (s *session) hookBase() hooks.Base {
+func (s *Session) hookBase() hooks.Base {
 	b := hooks.Base{SessionID: s.env.SessionID, PermissionMode: string(s.currentMode())}
 	if s.transcript != nil {
 		b.TranscriptPath = s.transcript.w.Path()
@@ -138,7 +138,7 @@ func (s *session) hookBase() hooks.Base {
 }
 
 // hookPoints connects the engine's hook points to the dispatcher.
-func (s *session) hookPoints() engine.HookPoints {
+func (s *Session) hookPoints() engine.HookPoints {
 	d := s.hooks
 	return engine.HookPoints{
 		PromptSubmit: s.promptSubmit, // command_hooks.go
@@ -168,7 +168,7 @@ func stopVerdict(r hooks.StopResult, event string) engine.StopVerdict {
 // hookBaseFor is the common part of a hook input of the loop a: the main
 // loop's for the zero Agent, else with the subagent's agent_id and
 // agent_type.
-func (s *session) hookBaseFor(a lineage.Agent) hooks.Base {
+func (s *Session) hookBaseFor(a lineage.Agent) hooks.Base {
 	b := s.hookBase()
 	b.AgentID, b.AgentType = a.ID, a.Type
 	return b
@@ -176,7 +176,7 @@ func (s *session) hookBaseFor(a lineage.Agent) hooks.Base {
 
 // afterTool is the AfterTool hook point of the loop a: PostToolUse, or
 // PostToolUseFailure for a failed call, with a's identity.
-func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
+func (s *Session) afterTool(a lineage.Agent) func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
 	d := s.hooks
 	return func(ctx context.Context, call *engine.ToolCall, out *engine.ToolOutput) *engine.Halt {
 		if out.Failed {
@@ -210,7 +210,7 @@ func (s *session) afterTool(a lineage.Agent) func(ctx context.Context, call *eng
 // loop has Stop (a block keeps the subagent going with the reason, as Stop
 // does for the main loop). last returns the subagent's last reply text;
 // stopped is set once SubagentStop hooks have run.
-func (s *session) subagentHooks(a lineage.Agent, last func() string, stopped *bool) engine.HookPoints {
+func (s *Session) subagentHooks(a lineage.Agent, last func() string, stopped *bool) engine.HookPoints {
 	return engine.HookPoints{
 		AfterTool: s.afterTool(a),
 		BeforeStop: func(ctx context.Context, active bool) engine.StopVerdict {
@@ -245,7 +245,7 @@ func replaceOutput(out *engine.ToolOutput, raw json.RawMessage) {
 // on from a saved transcript (Options.Resume, or Continue that found
 // one), "fork" when it was forked from one (ForkSession), else "startup".
 // (A /clear fires SessionStart with "clear" itself: see cleared.)
-func (s *session) startSource() string {
+func (s *Session) startSource() string {
 	if s.origin != "" {
 		return s.origin
 	}
@@ -256,7 +256,7 @@ func (s *session) startSource() string {
 // reason: "prompt_input_exit" when a Client is closed (the host ended the
 // conversation's input, as closing the SDK's stdin does), "other" for the
 // end of a one-shot Query, which is how the reference's print mode ends.
-func (s *session) endSession() {
+func (s *Session) endSession() {
 	if s.hooks == nil || s.ended {
 		return
 	}

@@ -84,7 +84,7 @@ var marketplaceKeys = []string{"strictKnownMarketplaces", "blockedMarketplaces",
 
 // applyManagedPolicy checks the policy keys of st and applies those that
 // act on the settings themselves. It runs right after the settings load.
-func (s *session) applyManagedPolicy(st *settings.Settings) error {
+func (s *Session) applyManagedPolicy(st *settings.Settings) error {
 	s.policy = st.Managed
 	m := &s.policy
 	for _, k := range m.Unsupported {
@@ -138,7 +138,7 @@ func (s *session) applyManagedPolicy(st *settings.Settings) error {
 // policyGrantsOff reports, once per what, that allow rules of what are
 // not granted under allowManagedPermissionRulesOnly, and whether that is
 // the case.
-func (s *session) policyGrantsOff(what string) bool {
+func (s *Session) policyGrantsOff(what string) bool {
 	if !s.policy.PermissionRulesOnly {
 		return false
 	}
@@ -150,7 +150,7 @@ func (s *session) policyGrantsOff(what string) bool {
 
 // modelAllowed returns an error wrapping ErrManagedPolicyDenied when the
 // policy forbids model (an id or alias); what says who asked for it.
-func (s *session) modelAllowed(model, what string) error {
+func (s *Session) modelAllowed(model, what string) error {
 	id := pricing.Resolve(model)
 	if key := s.policy.ModelBlocked(id); key != "" {
 		return fmt.Errorf("%w: %s %q is not allowed by %s (%s)", ErrManagedPolicyDenied, what, id, key, s.policy.File)
@@ -161,7 +161,7 @@ func (s *session) modelAllowed(model, what string) error {
 // helperModelAllowed is modelAllowed for the requests agentloop makes on
 // its own (prompt hooks, the auto-mode classifier): as in the reference,
 // availableModels does not bind them, deniedModels does.
-func (s *session) helperModelAllowed(model, what string) error {
+func (s *Session) helperModelAllowed(model, what string) error {
 	id := pricing.Resolve(model)
 	if s.policy.ModelBlocked(id) == "deniedModels" {
 		return fmt.Errorf("%w: %s %q is not allowed by deniedModels (%s)", ErrManagedPolicyDenied, what, id, s.policy.File)
@@ -171,7 +171,7 @@ func (s *session) helperModelAllowed(model, what string) error {
 
 // checkSessionModels refuses a session whose model or fallback models the
 // policy forbids.
-func (s *session) checkSessionModels() error {
+func (s *Session) checkSessionModels() error {
 	if err := s.modelAllowed(s.model, "model"); err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (s *session) checkSessionModels() error {
 // filterManagedMCP removes from servers those the policy does not let
 // run, each reported, and returns their status (failed, with the key
 // that blocked it), sorted by name.
-func (s *session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServerStatus {
+func (s *Session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServerStatus {
 	m := &s.policy
 	var blocked []MCPServerStatus
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
@@ -221,7 +221,7 @@ func (s *session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServ
 
 // pluginOnlyFiles leaves out, for the surfaces strictPluginOnlyCustomization
 // locks, the skills, commands and agents that do not come from a plugin.
-func (s *session) pluginOnlyFiles(res *projectfiles.Result) {
+func (s *Session) pluginOnlyFiles(res *projectfiles.Result) {
 	m := &s.policy
 	var dropped []string
 	if m.PluginOnly(settings.SurfaceSkills) {
@@ -262,7 +262,7 @@ const skillShellNote = "[shell command not run: disableSkillShellExecution is se
 // guardSkillShell returns text with its shell blocks — !`command` inline,
 // and fenced blocks opened by ```! — replaced by skillShellNote when the
 // policy sets disableSkillShellExecution; text unchanged otherwise.
-func (s *session) guardSkillShell(text string) string {
+func (s *Session) guardSkillShell(text string) string {
 	if !s.policy.DisableSkillShellExecution {
 		return text
 	}

@@ -64,7 +64,7 @@ func ParseMCPConfig(data []byte) (map[string]MCPServerConfig, error) {
 // mcpServerSet merges the session's server configurations: the project's
 // approved .mcp.json servers and the plugins' servers (unless
 // StrictMCPConfig), then Options.MCPServers over them.
-func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfig, error) {
+func (s *Session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfig, error) {
 	out := map[string]MCPServerConfig{}
 	if !s.opts.StrictMCPConfig && s.projectSourceOn() {
 		project, err := s.projectMCPServers(st)
@@ -99,7 +99,7 @@ func (s *session) mcpServerSet(st *settings.Settings) (map[string]MCPServerConfi
 }
 
 // projectSourceOn reports whether the project setting source is loaded.
-func (s *session) projectSourceOn() bool {
+func (s *Session) projectSourceOn() bool {
 	return s.opts.SettingSources == nil || slices.Contains(s.opts.SettingSources, settings.Project)
 }
 
@@ -107,7 +107,7 @@ func (s *session) projectSourceOn() bool {
 // settings approve (enableAllProjectMcpServers, enabledMcpjsonServers, less
 // disabledMcpjsonServers). A server not approved is left out with a
 // diagnostic; a malformed file is reported and skipped.
-func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServerConfig, error) {
+func (s *Session) projectMCPServers(st *settings.Settings) (map[string]MCPServerConfig, error) {
 	path := filepath.Join(s.env.Cwd, ".mcp.json")
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		// The sandbox holds an empty directory at a missing .mcp.json
@@ -162,7 +162,7 @@ func (s *session) projectMCPServers(st *settings.Settings) (map[string]MCPServer
 }
 
 // readExtra decodes a settings key this package reads from Settings.Extra.
-func readExtra(s *session, st *settings.Settings, key string, v any) {
+func readExtra(s *Session, st *settings.Settings, key string, v any) {
 	raw, ok := st.Extra[key]
 	if !ok {
 		return
@@ -175,7 +175,7 @@ func readExtra(s *session, st *settings.Settings, key string, v any) {
 // startMCP starts the session's MCP servers, concurrently and each within
 // the start timeout, and returns their tools. A server that fails is
 // reported (status, diagnostic), not an error.
-func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.Tool, error) {
+func (s *Session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.Tool, error) {
 	servers, err := s.mcpServerSet(st)
 	if err != nil {
 		return nil, err
@@ -191,13 +191,13 @@ func (s *session) startMCP(ctx context.Context, st *settings.Settings) ([]tool.T
 
 // customAndMCPTools are Options.CustomTools and the MCP servers' tools,
 // where a subagent looks for the tools it may use that are not built in.
-func (s *session) customAndMCPTools() []tool.Tool {
+func (s *Session) customAndMCPTools() []tool.Tool {
 	return append(slices.Clone(s.opts.CustomTools), s.mcp.Tools()...)
 }
 
 // mcpServerOf names the MCP server of a tool, for the mcp_server field of
 // hook inputs; nil for a tool that is not an MCP server's.
-func (s *session) mcpServerOf(toolName string) *hooks.MCPServer {
+func (s *Session) mcpServerOf(toolName string) *hooks.MCPServer {
 	if !strings.HasPrefix(toolName, "mcp__") {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (s *session) mcpServerOf(toolName string) *hooks.MCPServer {
 }
 
 // mcpStartTimeout is Options.MCPStartTimeout, else $MCP_TIMEOUT, else 30s.
-func (s *session) mcpStartTimeout() time.Duration {
+func (s *Session) mcpStartTimeout() time.Duration {
 	if s.opts.MCPStartTimeout > 0 {
 		return s.opts.MCPStartTimeout
 	}
@@ -219,13 +219,13 @@ func (s *session) mcpStartTimeout() time.Duration {
 }
 
 // mcpStatus reports every configured server.
-func (s *session) mcpStatus() []MCPServerStatus { return s.mcp.Status() }
+func (s *Session) mcpStatus() []MCPServerStatus { return s.mcp.Status() }
 
 // mcpInit is the mcp_servers field of system/init.
-func (s *session) mcpInit() []message.MCPServer { return s.mcp.Init() }
+func (s *Session) mcpInit() []message.MCPServer { return s.mcp.Init() }
 
 // closeMCP disconnects the servers and stops their processes.
-func (s *session) closeMCP() { s.mcp.Close() }
+func (s *Session) closeMCP() { s.mcp.Close() }
 
 // MCPStatus is agentloop's Client.MCPStatus; see its doc there.
 func (c *Client) MCPStatus() []MCPServerStatus { return c.sess.mcpStatus() }
@@ -269,7 +269,7 @@ func (c *Client) mcpClients(name string) (MCPClients, error) {
 }
 
 // envLookup finds a variable in the session's tool environment.
-func (s *session) envLookup(key string) (string, bool) {
+func (s *Session) envLookup(key string) (string, bool) {
 	env := s.env.Environ
 	if env == nil {
 		return os.LookupEnv(key)
@@ -285,15 +285,15 @@ func (s *session) envLookup(key string) (string, bool) {
 // retryMCP starts, before a query, the background reconnection of the
 // servers that are failed (not disabled). It does not wait: a server that
 // connects joins from the next model request.
-func (s *session) retryMCP() { s.mcp.Retry() }
+func (s *Session) retryMCP() { s.mcp.Retry() }
 
 // watchMCP makes the main loop follow the servers' tool changes.
-func (s *session) watchMCP() { s.mcp.Watch(s.eng) }
+func (s *Session) watchMCP() { s.mcp.Watch(s.eng) }
 
 // followMCP makes the subagent agent of the loop parent, running on child
 // with the definition def, follow the servers' tools until the function
 // it returns is called.
-func (s *session) followMCP(child *engine.Session, parent, agent lineage.Agent, def AgentDefinition) func() {
+func (s *Session) followMCP(child *engine.Session, parent, agent lineage.Agent, def AgentDefinition) func() {
 	var denied func(string) bool
 	if s.lin != nil {
 		denied = s.lin.Disallowed

@@ -20,7 +20,7 @@ import (
 // internal/memory) into s.memory, reporting what it left out, and returns
 // the main loop's opening context: the environment, when the system prompt
 // leaves it out, then the memory block.
-func (s *session) loadContext(st *settings.Settings) []model.Content {
+func (s *Session) loadContext(st *settings.Settings) []model.Content {
 	s.memory = s.loadMemory(st)
 	var out []model.Content
 	switch {
@@ -36,7 +36,7 @@ func (s *session) loadContext(st *settings.Settings) []model.Content {
 
 // memoryContext is the CLAUDE.md block as the opening context of a loop,
 // the main one or a subagent's; nil when there is none.
-func (s *session) memoryContext() []model.Content {
+func (s *Session) memoryContext() []model.Content {
 	if s.memory == "" {
 		return nil
 	}
@@ -48,7 +48,7 @@ func (s *session) memoryContext() []model.Content {
 // with local (Options.SettingSources; nil is all three), leaving out what
 // the settings' claudeMdExcludes match. Every problem becomes a DiagMemory
 // diagnostic.
-func (s *session) loadMemory(st *settings.Settings) string {
+func (s *Session) loadMemory(st *settings.Settings) string {
 	src := s.opts.SettingSources
 	has := func(x settings.SettingSource) bool { return src == nil || slices.Contains(src, x) }
 	o := memory.Options{Cwd: s.env.Cwd, Home: s.env.Home, UserDir: s.userConfigDir(),
@@ -78,7 +78,7 @@ var errReadDenied = errors.New("a Read deny rule covers it")
 // userConfigDir is the directory of the user's CLAUDE.md, the one that
 // holds the user settings file: $CLAUDE_CONFIG_DIR, else ~/.claude (""
 // without a home).
-func (s *session) userConfigDir() string {
+func (s *Session) userConfigDir() string {
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		return d
 	}

@@ -117,7 +117,7 @@ func disabledModes(st *settings.Settings) map[permission.Mode]error {
 // Starting in a mode the settings turned off fails (fail closed: the
 // session does not fall back to another mode) with a
 // *PermissionModeDisabledError.
-func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error) {
+func (s *Session) newChecker(st *settings.Settings) (*permission.Checker, error) {
 	disabled := withBypassAsRoot(disabledModes(st)) // root without IS_SANDBOX: bypass_root.go
 	if err := disabled[permission.Mode(s.mode)]; err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
@@ -196,7 +196,7 @@ func (s *session) newChecker(st *settings.Settings) (*permission.Checker, error)
 var (
 	// testForceAllow makes authorize allow every call at once, before any
 	// hook, rule, mode or callback is consulted. Code that enforces
-	// permissions elsewhere must stand aside too while it is set: newSession
+	// permissions elsewhere must stand aside too while it is set: NewSession
 	// drops Options.DisallowedTools (so no loop's tool list loses a tool)
 	// and leaves tool.Env.ReadDenied nil (so Read, Grep and Glob filter
 	// nothing).
@@ -208,7 +208,7 @@ var (
 
 // currentMode is the session's permission mode now (it can change through
 // permission updates).
-func (s *session) currentMode() PermissionMode {
+func (s *Session) currentMode() PermissionMode {
 	if s.checker == nil {
 		return s.mode
 	}
@@ -216,7 +216,7 @@ func (s *session) currentMode() PermissionMode {
 }
 
 // authorize decides on a tool call of the main loop; see authorizeAs.
-func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.Decision {
+func (s *Session) authorize(ctx context.Context, call *engine.ToolCall) engine.Decision {
 	return s.authorizeAs(ctx, lineage.Agent{}, call)
 }
 
@@ -227,7 +227,7 @@ func (s *session) authorize(ctx context.Context, call *engine.ToolCall) engine.D
 // allow rules (the checker), then, for calls still undecided,
 // PermissionRequest hooks and the CanUseTool callback. With nobody to ask,
 // the call is denied. Hooks and CanUseTool see a's agent_id.
-func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine.ToolCall) engine.Decision {
+func (s *Session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine.ToolCall) engine.Decision {
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
@@ -243,7 +243,7 @@ func (s *session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine
 
 // authorizer wires the session's hooks, checker, sandbox, callback and
 // diagnostics into the authorisation order for the loop a.
-func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
+func (s *Session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	az := &authorize.Authorizer{
 		PreToolUse: func(ctx context.Context, c authorize.Call) hooks.PreToolUseResult {
 			return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
@@ -276,7 +276,7 @@ func (s *session) authorizer(a lineage.Agent) *authorize.Authorizer {
 
 // applyUpdates applies permission updates to the session's checker, and
 // writes those with a settings-file destination to that file.
-func (s *session) applyUpdates(ups []PermissionUpdate) error {
+func (s *Session) applyUpdates(ups []PermissionUpdate) error {
 	if len(ups) == 0 {
 		return nil
 	}
@@ -312,7 +312,7 @@ func (s *session) applyUpdates(ups []PermissionUpdate) error {
 // which the lexical test keeps; a path it judged outside the working
 // directories (reason workingDir) is kept whatever its form, so that the
 // lexical test can only drop a path, never vouch for one.
-func (s *session) outsideWorkingDirs(p, reasonType string) string {
+func (s *Session) outsideWorkingDirs(p, reasonType string) string {
 	if p == "" || s.checker == nil || reasonType == permission.ReasonWorkingDir {
 		return p
 	}
@@ -334,7 +334,7 @@ func displayName(toolName string) string {
 }
 
 // callDescription is PermissionRequest.Description of a call.
-func (s *session) callDescription(toolName string, input json.RawMessage) string {
+func (s *Session) callDescription(toolName string, input json.RawMessage) string {
 	var in struct {
 		FilePath     string `json:"file_path"`
 		NotebookPath string `json:"notebook_path"`
@@ -360,7 +360,7 @@ func (s *session) callDescription(toolName string, input json.RawMessage) string
 
 // relToCwd returns p relative to the session's working directory when it
 // lies inside it, else p as given.
-func (s *session) relToCwd(p string) string {
+func (s *Session) relToCwd(p string) string {
 	if p == "" || !filepath.IsAbs(p) {
 		return p
 	}

@@ -20,7 +20,7 @@ import (
 // tool-results spill directory and the background shells' directory
 // (their output files and the sandbox's temp directory). Writes are
 // refused to every settings file the session knows of, wherever it lies.
-func (s *session) blockConfig(st *settings.Settings) permission.Block {
+func (s *Session) blockConfig(st *settings.Settings) permission.Block {
 	if st == nil {
 		return permission.Block{}
 	}
@@ -61,7 +61,7 @@ func (s *session) blockConfig(st *settings.Settings) permission.Block {
 // The tool that only asks a person, AskUserQuestion, is then taken from
 // every loop's list (as a bare disallowed name: the lineage drops it and
 // the checker denies it); agentloop has no plan-mode tools to drop.
-func (s *session) promptsOff(st *settings.Settings) bool {
+func (s *Session) promptsOff(st *settings.Settings) bool {
 	if st == nil || st.Permissions.DenyInsteadOfPrompting == nil {
 		return false
 	}

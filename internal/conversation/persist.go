@@ -49,7 +49,7 @@ type transcript struct {
 // writes locally. A brand-new session takes it as well. A lease the store
 // could not grant for another reason is a diagnostic, and the session runs
 // without it.
-func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, err error) {
+func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, err error) {
 	o := &s.opts
 	dir := o.ConfigDir
 	if dir == "" {
@@ -198,7 +198,7 @@ func (s *session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 // waits for the store at most mirrorCloseTimeout (and ctx): a store that
 // does not answer by then costs the session its lease (a diagnostic), not
 // its start; a claim that lands later is released.
-func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, error) {
+func (s *Session) takeLease(ctx context.Context, id string) (*sessions.Lease, error) {
 	o := &s.opts
 	if o.SessionStore == nil || o.NoSessionPersistence {
 		return nil, nil
@@ -263,7 +263,7 @@ func (s *session) takeLease(ctx context.Context, id string) (*sessions.Lease, er
 // message that enters the history, and each result, to the transcript. A
 // failed local write stops the recording and is reported once in the
 // stream. It never waits for the store.
-func (s *session) record(m message.Message) {
+func (s *Session) record(m message.Message) {
 	if s.transcript == nil {
 		return
 	}
@@ -294,7 +294,7 @@ func writesLostText(l *message.WritesLost) string {
 // the store has the run's entries and returns the mirror_error messages
 // to show before the result, and marks the result when the transcript
 // lost writes.
-func (s *session) settle(ctx context.Context, res *message.Result) []message.Message {
+func (s *Session) settle(ctx context.Context, res *message.Result) []message.Message {
 	if s.transcript == nil || res == nil {
 		return nil
 	}

@@ -64,7 +64,7 @@ type plugin struct {
 // manifest, hooks and MCP servers. Its commands, agents and skills are
 // read with the .claude directories' (loadProjectFiles, pluginDirs). st
 // is the session's settings (nil: none).
-func (s *session) loadPlugins(st *settings.Settings) error {
+func (s *Session) loadPlugins(st *settings.Settings) error {
 	if s.files.pluginsLoaded {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (s *session) loadPlugins(st *settings.Settings) error {
 
 // pluginDirs are the plugins' directories for projectfiles.Load: each
 // namespaced by its plugin's name, with its manifest's extra paths.
-func (s *session) pluginDirs() []projectfiles.Dir {
+func (s *Session) pluginDirs() []projectfiles.Dir {
 	var out []projectfiles.Dir
 	for _, p := range s.files.plugins {
 		out = append(out, projectfiles.Dir{Path: p.Root, Source: "plugin", Namespace: p.Name,
@@ -119,7 +119,7 @@ func (s *session) pluginDirs() []projectfiles.Dir {
 }
 
 // pluginInit is the plugins field of system/init.
-func (s *session) pluginInit() []any {
+func (s *Session) pluginInit() []any {
 	out := []any{}
 	for _, p := range s.files.plugins {
 		out = append(out, message.PluginInfo{Name: p.Name, Path: p.Root, Version: p.Version})

@@ -28,7 +28,7 @@ type pluginSource struct {
 // def under the root, when it exists, then what the manifest field holds
 // (a path, a list of paths, or the configuration inline). What cannot be
 // read is reported and left out.
-func (s *session) pluginSources(p *plugin, field, def string, raw json.RawMessage) []pluginSource {
+func (s *Session) pluginSources(p *plugin, field, def string, raw json.RawMessage) []pluginSource {
 	var out []pluginSource
 	read := func(path string) {
 		if slices.ContainsFunc(out, func(o pluginSource) bool { return o.display == path }) {
@@ -59,7 +59,7 @@ func (s *session) pluginSources(p *plugin, field, def string, raw json.RawMessag
 
 // loadPluginHooks reads the plugin's hooks into p.hooks; their commands
 // run with CLAUDE_PLUGIN_ROOT set to the plugin's root (WithRootEnv).
-func (s *session) loadPluginHooks(p *plugin, st *settings.Settings) {
+func (s *Session) loadPluginHooks(p *plugin, st *settings.Settings) {
 	for _, src := range s.pluginSources(p, "hooks", filepath.Join("hooks", "hooks.json"), p.HooksRaw) {
 		hooks, warnings, err := parsePluginHooks(p, src)
 		for _, w := range warnings {
@@ -137,7 +137,7 @@ func parsePluginHooks(p *plugin, src pluginSource) (map[string][]settings.HookMa
 
 // withPluginHooks is commands, the settings' hooks, with the plugins'
 // hooks after them in each event; commands itself is not changed.
-func (s *session) withPluginHooks(commands map[string][]settings.HookMatcher) map[string][]settings.HookMatcher {
+func (s *Session) withPluginHooks(commands map[string][]settings.HookMatcher) map[string][]settings.HookMatcher {
 	if !slices.ContainsFunc(s.files.plugins, func(p *plugin) bool { return len(p.hooks) > 0 }) {
 		return commands
 	}
@@ -154,7 +154,7 @@ func (s *session) withPluginHooks(commands map[string][]settings.HookMatcher) ma
 }
 
 // hasPluginMCP reports whether the plugin configures MCP servers.
-func (s *session) hasPluginMCP(p *plugin) bool {
+func (s *Session) hasPluginMCP(p *plugin) bool {
 	_, err := os.Stat(filepath.Join(p.Root, ".mcp.json"))
 	return err == nil || len(p.MCPRaw) > 0 && string(p.MCPRaw) != "null"
 }
@@ -163,7 +163,7 @@ func (s *session) hasPluginMCP(p *plugin) bool {
 // plugin_<plugin>_<server>, with ${CLAUDE_PLUGIN_ROOT} and environment
 // variables expanded. A configuration in error, or a server that uses an
 // unset variable, is reported and left out.
-func (s *session) loadPluginMCP(p *plugin) {
+func (s *Session) loadPluginMCP(p *plugin) {
 	lookup := func(name string) (string, bool) {
 		if name == "CLAUDE_PLUGIN_ROOT" {
 			return p.Root, true
@@ -217,7 +217,7 @@ func parsePluginMCP(data []byte) (map[string]MCPServerConfig, error) {
 }
 
 // pluginMCPServers are the MCP servers of all plugins, by name.
-func (s *session) pluginMCPServers() map[string]MCPServerConfig {
+func (s *Session) pluginMCPServers() map[string]MCPServerConfig {
 	out := map[string]MCPServerConfig{}
 	for _, p := range s.files.plugins {
 		maps.Copy(out, p.mcp)

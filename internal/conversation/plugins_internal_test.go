@@ -12,9 +12,9 @@ import (
 )
 
 // pluginSession is the part of a session loadPlugins uses.
-func pluginSession(t *testing.T, plugins ...PluginConfig) *session {
+func pluginSession(t *testing.T, plugins ...PluginConfig) *Session {
 	t.Helper()
-	return &session{opts: Config{Plugins: plugins}, env: &tool.Env{Cwd: t.TempDir(), Environ: []string{"HOME=/h"}},
+	return &Session{opts: Config{Plugins: plugins}, env: &tool.Env{Cwd: t.TempDir(), Environ: []string{"HOME=/h"}},
 		diag: &diagnostics{}}
 }
 

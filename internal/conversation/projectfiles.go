@@ -61,7 +61,7 @@ var (
 
 // loadProjectFiles loads the session's skills, commands and file agents,
 // reporting every problem and every agent field it does not honour.
-func (s *session) loadProjectFiles() {
+func (s *Session) loadProjectFiles() {
 	// A Read deny rule is a promise: no skill, command or agent file it
 	// covers reaches the model, by its name or through a link (projectfiles
 	// asks Admit about both and reads the file it judged). A project's
@@ -108,7 +108,7 @@ func (s *session) loadProjectFiles() {
 }
 
 // checkAgentDefinition reports what of def the session does not honour.
-func (s *session) checkAgentDefinition(name string, def AgentDefinition) {
+func (s *Session) checkAgentDefinition(name string, def AgentDefinition) {
 	var off []string
 	if len(def.MCPServers) > 0 {
 		off = append(off, "mcpServers (agentloop has no MCP servers yet)")
@@ -139,7 +139,7 @@ func (s *session) checkAgentDefinition(name string, def AgentDefinition) {
 
 // projectDirs lists the .claude directories to read, highest precedence
 // first.
-func (s *session) projectDirs() []projectfiles.Dir {
+func (s *Session) projectDirs() []projectfiles.Dir {
 	src := s.opts.SettingSources
 	has := func(x settings.SettingSource) bool { return src == nil || slices.Contains(src, x) }
 	var out []projectfiles.Dir
@@ -178,7 +178,7 @@ func (s *session) projectDirs() []projectfiles.Dir {
 }
 
 // skill finds a loaded skill by name.
-func (s *session) skill(name string) (projectfiles.Skill, bool) {
+func (s *Session) skill(name string) (projectfiles.Skill, bool) {
 	for _, sk := range s.files.skills {
 		if sk.Name == name {
 			return sk, true
@@ -189,7 +189,7 @@ func (s *session) skill(name string) (projectfiles.Skill, bool) {
 
 // builtinTool is tools.Builtin plus the Skill tool, which needs the
 // session's skills.
-func (s *session) builtinTool(name string) (tool.Tool, bool) {
+func (s *Session) builtinTool(name string) (tool.Tool, bool) {
 	if name == "Skill" {
 		return tools.Skill(s.loadSkill), true
 	}
@@ -198,7 +198,7 @@ func (s *session) builtinTool(name string) (tool.Tool, bool) {
 
 // defaultToolNames are the default built-in tools, with Skill when the
 // session offers skills (skills_option.go).
-func (s *session) defaultToolNames() []string {
+func (s *Session) defaultToolNames() []string {
 	names := tools.DefaultNames()
 	if len(s.offeredSkills()) > 0 {
 		names = append(names, "Skill")
@@ -207,7 +207,7 @@ func (s *session) defaultToolNames() []string {
 }
 
 // skillsOffered reports whether the main loop will have the Skill tool.
-func (s *session) skillsOffered() bool {
+func (s *Session) skillsOffered() bool {
 	if len(s.offeredSkills()) == 0 || s.lin != nil && s.lin.Disallowed("Skill") {
 		return false
 	}
@@ -216,7 +216,7 @@ func (s *session) skillsOffered() bool {
 
 // loadSkill is the Skill tool's loader: the skill's body with args filled
 // in, its allowed-tools granted. Only the offered skills load.
-func (s *session) loadSkill(_ context.Context, name, args string) (tools.SkillDoc, []string, bool, error) {
+func (s *Session) loadSkill(_ context.Context, name, args string) (tools.SkillDoc, []string, bool, error) {
 	sk, ok := s.skill(name)
 	if ok && !slices.ContainsFunc(s.offeredSkills(), func(o projectfiles.Skill) bool { return o.Name == name }) {
 		ok = false
@@ -230,7 +230,7 @@ func (s *session) loadSkill(_ context.Context, name, args string) (tools.SkillDo
 }
 
 // grantSkillTools adds sk's allowed-tools as session allow rules, once.
-func (s *session) grantSkillTools(sk projectfiles.Skill) {
+func (s *Session) grantSkillTools(sk projectfiles.Skill) {
 	if len(sk.AllowedTools) == 0 || s.checker == nil || s.policyGrantsOff("a skill's allowed-tools") {
 		return
 	}
@@ -257,7 +257,7 @@ func (s *session) grantSkillTools(sk projectfiles.Skill) {
 
 // skillListing is the opening-context block that tells the model which
 // skills it can load; nil when the Skill tool is not offered.
-func (s *session) skillListing() []model.Content {
+func (s *Session) skillListing() []model.Content {
 	if !s.skillsOffered() {
 		return nil
 	}
@@ -271,7 +271,7 @@ func (s *session) skillListing() []model.Content {
 }
 
 // skillNames are the names listed in init's skills.
-func (s *session) skillNames() []string {
+func (s *Session) skillNames() []string {
 	out := []string{}
 	if !s.skillsOffered() {
 		return out
@@ -285,7 +285,7 @@ func (s *session) skillNames() []string {
 // slashCommandNames are init's slash_commands: the built-in ones, the
 // file commands and the skills (a prompt "/name" loads a skill too),
 // without their slash, as the reference lists them.
-func (s *session) slashCommandNames() []string {
+func (s *Session) slashCommandNames() []string {
 	out := slices.Clone(builtinCommands)
 	for _, c := range s.files.commands {
 		out = append(out, c.Name)
@@ -299,7 +299,7 @@ func (s *session) slashCommandNames() []string {
 }
 
 // agentNames are init's agents, sorted.
-func (s *session) agentNames() []string {
+func (s *Session) agentNames() []string {
 	out := []string{}
 	for n := range s.agents() {
 		out = append(out, n)
@@ -311,7 +311,7 @@ func (s *session) agentNames() []string {
 // subagentContext is the opening context of a subagent defined by def:
 // the CLAUDE.md block unless def omits it, the skills def preloads, and
 // def's critical reminder.
-func (s *session) subagentContext(def AgentDefinition) []model.Content {
+func (s *Session) subagentContext(def AgentDefinition) []model.Content {
 	var out []model.Content
 	if !def.OmitClaudeMd {
 		out = append(out, s.memoryContext()...)
@@ -329,7 +329,7 @@ func (s *session) subagentContext(def AgentDefinition) []model.Content {
 }
 
 // agentMode is the permission mode the loop a runs in.
-func (s *session) agentMode(a lineage.Agent) permission.Mode {
+func (s *Session) agentMode(a lineage.Agent) permission.Mode {
 	if m, ok := s.files.modes.Load(a.ID); ok && !a.Main() {
 		return m.(permission.Mode)
 	}
@@ -341,7 +341,7 @@ func (s *session) agentMode(a lineage.Agent) permission.Mode {
 // parent's, and a diagnostic says so.
 // Without want, the subagent inherits its parent's mode, its own one when
 // the parent has one.
-func (s *session) setAgentMode(parent, agent lineage.Agent, want PermissionMode) {
+func (s *Session) setAgentMode(parent, agent lineage.Agent, want PermissionMode) {
 	pm := s.agentMode(parent)
 	m := pm
 	if want != "" {
@@ -362,7 +362,7 @@ func (s *session) setAgentMode(parent, agent lineage.Agent, want PermissionMode)
 
 // checkerFor is the permission checker of the loop a: the session's, in
 // a's own mode when it has one.
-func (s *session) checkerFor(a lineage.Agent) authorize.Checker {
+func (s *Session) checkerFor(a lineage.Agent) authorize.Checker {
 	if a.Main() {
 		return s.checker
 	}

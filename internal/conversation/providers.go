@@ -25,7 +25,7 @@ import (
 // builtInProvider returns the Anthropic provider of a session without
 // Options.Provider, and records where its credentials come from and which
 // API it calls.
-func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, error) {
+func (s *Session) builtInProvider(st *settings.Settings) (*anthropic.Provider, error) {
 	o := s.opts.API.providerOptions()
 	if o == nil {
 		o = &anthropic.Options{}
@@ -59,7 +59,7 @@ func (s *session) builtInProvider(st *settings.Settings) (*anthropic.Provider, e
 
 // customProviderSettings reports the provider settings that a session
 // with Options.Provider does not honour.
-func (s *session) customProviderSettings(st *settings.Settings) {
+func (s *Session) customProviderSettings(st *settings.Settings) {
 	if _, ok := st.Extra["apiKeyHelper"]; ok {
 		s.diag.Add(DiagSettings, "settings key \"apiKeyHelper\" is ignored: it gives the built-in provider its key, and Options.Provider is set")
 	}
@@ -68,7 +68,7 @@ func (s *session) customProviderSettings(st *settings.Settings) {
 // settingString reads a string-valued settings key from the keys the
 // settings package does not model; a value of another type is reported
 // and ignored.
-func (s *session) settingString(st *settings.Settings, key string) string {
+func (s *Session) settingString(st *settings.Settings, key string) string {
 	raw, ok := st.Extra[key]
 	if !ok {
 		return ""
@@ -84,7 +84,7 @@ func (s *session) settingString(st *settings.Settings, key string) string {
 // sessionPrices returns the session's price overrides: the modelPricing
 // setting with Options.ModelPricing over it. A malformed setting is
 // reported and ignored as a whole.
-func (s *session) sessionPrices(st *settings.Settings) pricing.Overrides {
+func (s *Session) sessionPrices(st *settings.Settings) pricing.Overrides {
 	var out pricing.Overrides
 	if raw, ok := st.Extra["modelPricing"]; ok {
 		o, err := pricing.ParseOverrides(raw)
@@ -114,7 +114,7 @@ func (s *session) sessionPrices(st *settings.Settings) pricing.Overrides {
 
 // unknownPrice reports a model without a price, once per model and
 // session (the engine calls it once).
-func (s *session) unknownPrice(modelID string) {
+func (s *Session) unknownPrice(modelID string) {
 	s.diag.Add(DiagPricing, "model "+strconv.Quote(modelID)+
 		" has no price: its usage is counted at $0 (costUnknown in modelUsage); set Options.ModelPricing or the modelPricing setting to price it")
 }

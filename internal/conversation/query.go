@@ -35,58 +35,64 @@ func Query(ctx context.Context, prompt string, opts *Config) Stream {
 			yield(nil, ErrStreamUsed)
 			return
 		}
-		sess, err := newSessionContext(ctx, opts)
+		sess, err := NewSession(ctx, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		defer sess.close()
+		defer sess.Close()
 		runTurn(ctx, sess, prompt, yield)
 	}
 }
 
-// runTurn takes one prompt through the session, yielding init, the run's
-// messages and, after an error result, its error. The engine records the
-// conversation into the transcript (session.record) on its own, so what a
-// consumer that stops reading did not see is still written.
-func runTurn(ctx context.Context, sess *session, prompt string, yield func(Message, error) bool) {
+// runTurn takes one prompt through the session (see Session.Run); an
+// empty prompt is the main-thread agent's initial prompt (agent_main.go).
+func runTurn(ctx context.Context, sess *Session, prompt string, yield func(Message, error) bool) {
 	if prompt == "" {
-		prompt = sess.initialPrompt() // the main-thread agent's (agent_main.go)
+		prompt = sess.initialPrompt()
 	}
-	runContent(ctx, sess, []model.Content{model.TextBlock(prompt)}, yield)
+	sess.Run(ctx, []model.Content{model.TextBlock(prompt)}, yield)
 }
 
-// runContent is runTurn for a prompt of content blocks (text, images,
-// documents), as streaming input sends them (client_stream.go).
-func runContent(ctx context.Context, sess *session, prompt []model.Content, yield func(Message, error) bool) {
+// Run takes one prompt of content blocks (text, images, documents)
+// through the loop, yielding init, the run's messages and, after an error
+// result, its error; it returns when the run ends or yield returns false
+// (which cancels the run). A prompt that is a slash command ("/compact",
+// "/clear", a file command, a skill) runs that command. The engine
+// records the conversation into the transcript and the store on its own,
+// so what a consumer that stops reading did not see is still written.
+//
+// One Run at a time: the caller (Query, Client) serialises them. ctx
+// bounds the run.
+func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sess.retryMCP() // failed MCP servers reconnect in the background (mcp_policy.go)
-	if !yield(sess.initMessage(), nil) {
+	s.retryMCP() // failed MCP servers reconnect in the background (mcp_glue.go)
+	if !yield(s.initMessage(), nil) {
 		return
 	}
-	if n := sess.sandboxNotice(); n != nil && !yield(n, nil) {
+	if n := s.sandboxNotice(); n != nil && !yield(n, nil) {
 		return
 	}
-	for _, m := range sess.diag.Take(sess.eng.Notify) {
+	for _, m := range s.diag.Take(s.eng.Notify) {
 		if !yield(m, nil) {
 			return
 		}
 	}
-	if r := sess.resumeRejection(); r != nil { // resume_at.go
+	if r := s.resumeRejection(); r != nil { // resume_at.go
 		if yield(r, nil) {
 			yield(nil, r.Err())
 		}
 		return
 	}
-	sess.transcript.begin(time.Now())
-	defer sess.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
-	res, err := sess.eng.Run(ctx, prompt, func(m message.Message) bool {
+	s.transcript.begin(time.Now())
+	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
+	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
 			// Even when ctx is cancelled (an interrupt, a closed Client):
 			// the run's last lines must reach the store, and settle
 			// bounds its own wait.
-			for _, n := range sess.settle(context.WithoutCancel(ctx), r) {
+			for _, n := range s.settle(context.WithoutCancel(ctx), r) {
 				if !yield(n, nil) {
 					return false
 				}
@@ -102,4 +108,24 @@ func runContent(ctx context.Context, sess *session, prompt []model.Content, yiel
 	case res != nil && res.IsError:
 		yield(nil, res.Err())
 	}
+}
+
+// Clear ends the conversation and starts a new one, as "/clear" does:
+// SessionEnd (reason clear) and SessionStart (source clear) hooks run, the
+// session gets a new id (see ID) and transcript, and its history is empty.
+// It yields what Run yields for that command.
+func (s *Session) Clear(ctx context.Context, yield func(Message, error) bool) {
+	s.Run(ctx, []model.Content{model.TextBlock("/clear")}, yield)
+}
+
+// Compact summarises the conversation so far and goes on from the
+// summary, as "/compact" does; instructions, when not empty, tell the
+// summary what to keep. It yields what Run yields for that command,
+// compact_boundary included.
+func (s *Session) Compact(ctx context.Context, instructions string, yield func(Message, error) bool) {
+	cmd := "/compact"
+	if instructions != "" {
+		cmd += " " + instructions
+	}
+	s.Run(ctx, []model.Content{model.TextBlock(cmd)}, yield)
 }

@@ -26,7 +26,7 @@ const resultsDirName = "tool-results"
 // setupResultsDir sets env.ResultsDir. It runs after openTranscript and
 // before the permission checker is built. It cannot fail today; the error
 // is for a directory that must exist up front.
-func (s *session) setupResultsDir() error {
+func (s *Session) setupResultsDir() error {
 	if s.transcript != nil {
 		base := strings.TrimSuffix(s.transcript.w.Path(), ".jsonl")
 		s.env.ResultsDir = filepath.Join(base, resultsDirName)
@@ -42,7 +42,7 @@ func (s *session) setupResultsDir() error {
 
 // resultsReadRule is the session rule that lets the read tools read the
 // results directory.
-func (s *session) resultsReadRule() (permission.SourceRules, bool) {
+func (s *Session) resultsReadRule() (permission.SourceRules, bool) {
 	if s.env.ResultsDir == "" {
 		return permission.SourceRules{}, false
 	}
@@ -52,7 +52,7 @@ func (s *session) resultsReadRule() (permission.SourceRules, bool) {
 }
 
 // removeResultsDir removes a temporary results directory at close.
-func (s *session) removeResultsDir() {
+func (s *Session) removeResultsDir() {
 	if !s.tempResults || s.env.ResultsDir == "" {
 		return
 	}

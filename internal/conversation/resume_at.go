@@ -33,7 +33,7 @@ const resumeRejectedPrefix = "Resume rejected by --resume-drops-turn: "
 // copy it returns ends at that entry. An entry tr does not have is an
 // ErrInvalidOption. With ResumeDropsTurn, a cut that would drop more than
 // that turn leaves s.refusal set (the run then ends at once).
-func (s *session) cutAt(tr *sessions.Transcript) (*sessions.Transcript, error) {
+func (s *Session) cutAt(tr *sessions.Transcript) (*sessions.Transcript, error) {
 	at := s.opts.ResumeSessionAt
 	if tr == nil || at == "" {
 		return tr, nil
@@ -107,7 +107,7 @@ func onlyToolResults(cs []model.Content) bool {
 
 // resumeRejection is the result of a run whose truncating resume was
 // refused (see checkDropsTurn), nil when it was not.
-func (s *session) resumeRejection() *message.Result {
+func (s *Session) resumeRejection() *message.Result {
 	if s.refusal == "" {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (s *session) resumeRejection() *message.Result {
 // session id before it is forked: the fork gives its entries new uuids
 // (each remembers the original's in ForkedFrom), so the fork is cut at
 // the copy of the entry (forkedUUID) and not checked again.
-func (s *session) checkForkPoint(dir, id string) error {
+func (s *Session) checkForkPoint(dir, id string) error {
 	if s.opts.ResumeSessionAt == "" {
 		return nil
 	}

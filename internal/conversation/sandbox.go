@@ -119,7 +119,7 @@ const maxDenyWalk = 20000
 // setupSandbox prepares the session's sandbox from the merged settings and
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
-func (s *session) setupSandbox(st *settings.Settings) error {
+func (s *Session) setupSandbox(st *settings.Settings) error {
 	sb := &sandboxState{cfg: st.Sandbox, configPaths: s.configPaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
@@ -167,14 +167,14 @@ func (sb *sandboxState) on() bool { return sb.cfg.Enabled || sb.byDefault() }
 
 // sandboxEnabled reports whether Bash commands of the session run in the
 // kernel sandbox now.
-func (s *session) sandboxEnabled() bool {
+func (s *Session) sandboxEnabled() bool {
 	return s.sb != nil && s.sb.unavail == nil && !testDisableSandbox.Load() &&
 		(s.sb.on() || s.currentMode() == PermissionPlan)
 }
 
 // sandboxUnavailable is why Bash commands run unsandboxed although the
 // session wants them sandboxed (system/init's sandbox_unavailable), or "".
-func (s *session) sandboxUnavailable() string {
+func (s *Session) sandboxUnavailable() string {
 	if s.sb == nil || s.sb.unavail == nil || !(s.sb.on() || s.currentMode() == PermissionPlan) {
 		return ""
 	}
@@ -183,7 +183,7 @@ func (s *session) sandboxUnavailable() string {
 
 // sandboxNotice is the one-time system message with the sandbox's
 // warnings, or nil.
-func (s *session) sandboxNotice() *message.System {
+func (s *Session) sandboxNotice() *message.System {
 	if s.sb == nil || len(s.sb.warnings) == 0 || s.sb.noticed.Swap(true) {
 		return nil
 	}
@@ -196,7 +196,7 @@ func (s *session) sandboxNotice() *message.System {
 // unsandboxedByChoice reports whether the settings let this command run
 // outside the sandbox: an honoured dangerouslyDisableSandbox, or an
 // excluded command.
-func (s *session) unsandboxedByChoice(command string, disable bool) bool {
+func (s *Session) unsandboxedByChoice(command string, disable bool) bool {
 	cfg := &s.sb.cfg
 	if disable && cfg.AllowUnsandboxedCommands {
 		return true
@@ -216,7 +216,7 @@ func (s *session) unsandboxedByChoice(command string, disable bool) bool {
 
 // decideSandbox is the Bash tool's sandbox.Decider: the policy of one
 // command, or nil to run it unsandboxed.
-func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sandbox.Policy, error) {
+func (s *Session) decideSandbox(ctx context.Context, req sandbox.Request) (*sandbox.Policy, error) {
 	sb := s.sb
 	plan := s.currentMode() == PermissionPlan
 	switch {
@@ -232,7 +232,7 @@ func (s *session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 
 // sandboxPolicy is the policy of a sandboxed command of the session:
 // read-only in plan mode. The kernel must be able to sandbox.
-func (s *session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
+func (s *Session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
 	sb := s.sb
 	if err := os.MkdirAll(sb.tempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("session temp dir: %w", err)
@@ -274,7 +274,7 @@ func (s *session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
 // sandboxAutoAllows reports whether a Bash call that the checker would ask
 // about runs at once because it is sandboxed (autoAllowBashIfSandboxed).
 // Calls that a rule, a hook or a safety check asks about still ask.
-func (s *session) sandboxAutoAllows(input json.RawMessage, d permission.Decision) bool {
+func (s *Session) sandboxAutoAllows(input json.RawMessage, d permission.Decision) bool {
 	if s.sb == nil || !s.sb.cfg.Enabled || !s.sb.cfg.AutoAllowBashIfSandboxed || !s.sandboxEnabled() {
 		return false
 	}
@@ -299,7 +299,7 @@ func (s *session) sandboxAutoAllows(input json.RawMessage, d permission.Decision
 // swapped by an earlier command, say, is the sandbox's to stop). In
 // bypassPermissions, and with a sandbox the settings enable (the
 // reference's, where such calls take the usual permission), it is "".
-func (s *session) sandboxEscape(input json.RawMessage) string {
+func (s *Session) sandboxEscape(input json.RawMessage) string {
 	if s.sb == nil || !s.sb.byDefault() || !s.sb.cfg.AllowUnsandboxedCommands || !s.sandboxEnabled() ||
 		s.currentMode() == PermissionBypass || s.currentMode() == PermissionPlan {
 		return ""
@@ -316,7 +316,7 @@ func (s *session) sandboxEscape(input json.RawMessage) string {
 // sandboxDomains are the domains the proxy admits and refuses: the
 // settings' lists and the WebFetch(domain:…) allow and deny rules, as
 // they are now.
-func (s *session) sandboxDomains() (allowed, denied []string) {
+func (s *Session) sandboxDomains() (allowed, denied []string) {
 	allowed = slices.Clone(s.sb.cfg.Network.AllowedDomains)
 	denied = slices.Clone(s.sb.cfg.Network.DeniedDomains)
 	for _, src := range s.checker.Rules().Sources {
@@ -342,7 +342,7 @@ func webFetchDomains(rules []string) []string {
 
 // sandboxProxy returns the port of the session's filtering proxy,
 // starting it on first use.
-func (s *session) sandboxProxy() (int, error) {
+func (s *Session) sandboxProxy() (int, error) {
 	sb := s.sb
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -360,7 +360,7 @@ func (s *session) sandboxProxy() (int, error) {
 }
 
 // closeSandbox stops the session's proxy.
-func (s *session) closeSandbox() {
+func (s *Session) closeSandbox() {
 	if s.sb == nil {
 		return
 	}

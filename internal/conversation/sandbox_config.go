@@ -37,7 +37,7 @@ var foreignConfig = []string{
 // not write, create, remove, rename or link over: protect must hold
 // whether or not the path exists; existing holds only where it exists.
 // Paths are absolute and clean.
-func (s *session) configProtect() (protect, existing []string) {
+func (s *Session) configProtect() (protect, existing []string) {
 	if testNoConfigProtect.Load() {
 		return nil, nil
 	}
@@ -86,7 +86,7 @@ var testNoConfigProtect atomic.Bool
 // directory. The sandbox keeps them read-only (configProtect) and the
 // permission checker protects them from the file tools
 // (permission.Config.Protected).
-func (s *session) configPaths(st *settings.Settings) []string {
+func (s *Session) configPaths(st *settings.Settings) []string {
 	var out []string
 	for _, f := range st.Files {
 		if f.Path != "" {

@@ -95,7 +95,7 @@ func TestSandboxDefaultTurnedOff(t *testing.T) {
 			os.Remove(target)
 			os.RemoveAll(filepath.Join(w.cwd, ".claude"))
 			t.Cleanup(func() { os.RemoveAll(filepath.Join(w.cwd, ".claude")) })
-			var s *session
+			var s *Session
 			if tt.file == "" {
 				s = w.session(t, tt.opts)
 			} else {
@@ -107,12 +107,12 @@ func TestSandboxDefaultTurnedOff(t *testing.T) {
 				}
 				p, _ := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1"})
 				var err error
-				s, err = newSession(&Config{Provider: p, Cwd: w.cwd, NoSessionPersistence: true,
+				s, err = NewSession(context.Background(), &Config{Provider: p, Cwd: w.cwd, NoSessionPersistence: true,
 					SettingSources: []settings.SettingSource{settings.Project}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(s.close)
+				t.Cleanup(s.Close)
 			}
 			if tt.stays {
 				if !s.sandboxEnabled() {
@@ -236,7 +236,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func TestSandboxDefaultNoAutoAllow(t *testing.T) {
 	needSandbox(t)
 	w := newSandboxWorld(t)
-	decide := func(opts Config) (engine.Decision, *session) {
+	decide := func(opts Config) (engine.Decision, *Session) {
 		s := w.session(t, opts)
 		raw, _ := json.Marshal(map[string]any{"command": "make build"})
 		return s.authorize(context.Background(), &engine.ToolCall{ID: "toolu_1", Name: "Bash", Input: raw, Tool: tools.Bash()}), s

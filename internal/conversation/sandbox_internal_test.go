@@ -100,7 +100,7 @@ func (w *sandboxWorld) udpGot() bool {
 
 // session builds a session for w with opts (Cwd, settings isolation and a
 // provider that is never called filled in).
-func (w *sandboxWorld) session(t *testing.T, opts Config) *session {
+func (w *sandboxWorld) session(t *testing.T, opts Config) *Session {
 	t.Helper()
 	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1"})
 	if err != nil {
@@ -108,17 +108,17 @@ func (w *sandboxWorld) session(t *testing.T, opts Config) *session {
 	}
 	opts.Provider, opts.Cwd, opts.SettingSources = p, w.cwd, []settings.SettingSource{}
 	opts.NoSessionPersistence = true
-	s, err := newSession(&opts)
+	s, err := NewSession(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.close)
+	t.Cleanup(s.Close)
 	return s
 }
 
 // bash runs a Bash call straight through the tool, as if the permission
 // check had let it through (a checker miss).
-func bash(t *testing.T, s *session, input map[string]any) tool.Result {
+func bash(t *testing.T, s *Session, input map[string]any) tool.Result {
 	t.Helper()
 	raw, _ := json.Marshal(input)
 	res, err := tools.Bash().Run(context.Background(), &tool.Call{ID: "toolu_x", Input: raw, Env: s.env})
@@ -132,7 +132,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // escapes runs the attempts every sandboxed session must stop, and
 // reports what got through.
-func (w *sandboxWorld) escapes(t *testing.T, s *session) []string {
+func (w *sandboxWorld) escapes(t *testing.T, s *Session) []string {
 	t.Helper()
 	var got []string
 	try := func(what, cmd string, escaped func(res tool.Result) bool) {
@@ -316,7 +316,7 @@ func TestSandboxUnavailable(t *testing.T) {
 	t.Cleanup(func() { sandboxAvailable = old })
 	w := newSandboxWorld(t)
 	p, _ := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: "http://127.0.0.1:1"})
-	_, err := newSession(&Config{Provider: p, Cwd: w.cwd, SettingSources: []settings.SettingSource{},
+	_, err := NewSession(context.Background(), &Config{Provider: p, Cwd: w.cwd, SettingSources: []settings.SettingSource{},
 		NoSessionPersistence: true, Sandbox: &SandboxSettings{Enabled: true}})
 	if !errors.Is(err, ErrSandboxUnavailable) {
 		t.Errorf("failIfUnavailable (the option's default): err = %v", err)

@@ -27,8 +27,17 @@ import (
 	"github.com/google/uuid"
 )
 
-// session is the configured state behind one Query.
-type session struct {
+// Session is one live conversation: the engine session of the main loop
+// with everything its options resolved to (settings, permissions, hooks,
+// sandbox, MCP servers, subagents, transcript and store). Query makes one
+// per run and Client one per client; it outlives its runs.
+//
+// NewSession builds it; Run takes a prompt through the loop; Clear,
+// Compact, Rewind and ContextUsage are the session's controls; ID is its
+// current id; Close releases it. Run, Clear, Compact, Rewind and
+// ContextUsage must not overlap (the caller serialises them: Client holds
+// one active query at a time); ID may be called at any time.
+type Session struct {
 	opts         Config
 	env          *tool.Env
 	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
@@ -72,12 +81,12 @@ type session struct {
 	getenv func(string) string
 }
 
-// newSession resolves opts into a ready engine session.
-func newSession(o *Config) (*session, error) { return newSessionContext(context.Background(), o) }
-
-// newSessionContext is newSession; ctx bounds the store I/O of resolving
-// the session (restoring it from Options.SessionStore).
-func newSessionContext(ctx context.Context, o *Config) (*session, error) {
+// NewSession resolves o (nil means defaults) into a ready session: it
+// validates the options, reads the settings, starts the MCP servers, the
+// sandbox and the transcript, and restores a resumed conversation. ctx
+// bounds the store I/O of that restore (Options.SessionStore). The caller
+// owns the session and must Close it.
+func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	var opts Config
 	if o != nil {
 		opts = *o
@@ -97,7 +106,7 @@ func newSessionContext(ctx context.Context, o *Config) (*session, error) {
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	s := &session{opts: opts, diag: diag.New(opts.Logger, id),
+	s := &Session{opts: opts, diag: diag.New(opts.Logger, id),
 		apiKeySource: assemble.APIKeySource(opts.Provider != nil, os.Getenv)}
 	provider := opts.Provider
 	if provider != nil && opts.API.set() {
@@ -278,7 +287,7 @@ func toolEnviron(c toolenv.Config) []string {
 // selectTools picks the session's tools (assemble.Select): the built-in
 // ones by Options.Tools, the Agent tool, the custom tools, less the
 // disallowed ones. The MCP servers' tools join the custom ones.
-func (s *session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
+func (s *Session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
 	out, warnings, err := assemble.Select(assemble.ToolSet{
 		Names: s.opts.Tools, Defaults: s.defaultToolNames(), Builtin: s.builtinTool,
 		AskUser: s.opts.AskUser != nil, Agent: s.mainAgentTool, Custom: append(slices.Clone(s.opts.CustomTools), mcpTools...),
@@ -289,7 +298,7 @@ func (s *session) selectTools(mcpTools []tool.Tool) ([]tool.Tool, error) {
 }
 
 // initMessage is the system/init line that opens the stream.
-func (s *session) initMessage() *message.System {
+func (s *Session) initMessage() *message.System {
 	return &message.System{
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
@@ -309,8 +318,8 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// close releases what the session's tools left running.
-func (s *session) close() {
+// Close releases what the session's tools left running.
+func (s *Session) Close() {
 	s.endSession()
 	s.closeMCP()
 	tools.Cleanup(s.env)

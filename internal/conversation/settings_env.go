@@ -62,7 +62,7 @@ func clientEnvGuarded(key string) bool {
 // and model choice: the settings' env (less the guarded variables of the
 // files a repository can ship, each reported) over the process
 // environment.
-func (s *session) clientEnv(st *settings.Settings) func(string) string {
+func (s *Session) clientEnv(st *settings.Settings) func(string) string {
 	env, ignored := st.TrustedEnv(func(src settings.Source, key string) bool {
 		return settings.RepoShipped(src) && clientEnvGuarded(key)
 	})
@@ -105,7 +105,7 @@ const EnvModel = "ANTHROPIC_MODEL"
 
 // modelChoice is the model asked for before the settings' model key:
 // Options.Model, else ANTHROPIC_MODEL from the client's environment.
-func (s *session) modelChoice(option string) string {
+func (s *Session) modelChoice(option string) string {
 	if option != "" || s.getenv == nil {
 		return option
 	}
@@ -114,7 +114,7 @@ func (s *session) modelChoice(option string) string {
 
 // clientGetenv reads a variable of the model client's environment (the
 // process's before the settings are read).
-func (s *session) clientGetenv(key string) string {
+func (s *Session) clientGetenv(key string) string {
 	if s.getenv == nil {
 		return os.Getenv(key)
 	}

@@ -58,9 +58,6 @@ func ParseThinkingDisplay(s string) (string, error) {
 	return string(d), err
 }
 
-// effortEnum is the effort vocabulary as a JSON schema enum.
-var effortEnum = string(vocab.Efforts.Enum())
-
 // effortError is why e is not an effort level, nil when it is one.
 func effortError(e string) error {
 	_, err := ParseEffort(e)

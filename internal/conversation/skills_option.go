@@ -32,7 +32,7 @@ func checkSkillsOption(names []string) error {
 
 // offeredSkills are the skills offered to the model: all those found, or
 // those Options.Skills names.
-func (s *session) offeredSkills() []projectfiles.Skill {
+func (s *Session) offeredSkills() []projectfiles.Skill {
 	f := s.opts.Skills
 	if f == nil || slices.Equal(f, []string{AllSkills}) {
 		return s.files.skills
@@ -49,7 +49,7 @@ func (s *session) offeredSkills() []projectfiles.Skill {
 // applySkillsOption reports the names Options.Skills gives that no skill
 // has, and grants the allow rules the reference's SDK adds for the
 // option: Skill for AllSkills, Skill(name) for each name.
-func (s *session) applySkillsOption() {
+func (s *Session) applySkillsOption() {
 	f := s.opts.Skills
 	if f == nil {
 		return

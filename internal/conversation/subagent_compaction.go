@@ -20,7 +20,7 @@ import (
 // CLAUDE.md files apply unless def.OmitClaudeMd. "/compact" and "/clear"
 // are not commands in a subagent (its prompt is the model's text). It
 // returns nil when the session has no compaction at all.
-func (s *session) subagentCompaction(def AgentDefinition, agent lineage.Agent) *engine.Compaction {
+func (s *Session) subagentCompaction(def AgentDefinition, agent lineage.Agent) *engine.Compaction {
 	main := s.compactCfg
 	if main == nil {
 		return nil

@@ -16,7 +16,7 @@ const SubtypeSessionTitleChanged = "session_title_changed"
 
 // announceTitle queues the session_title_changed message of
 // Options.Title, if set, to follow the first system/init message.
-func (s *session) announceTitle() {
+func (s *Session) announceTitle() {
 	title := s.title()
 	if title == "" {
 		return
@@ -35,7 +35,7 @@ func titleChanged(sessionID, title string) *message.System {
 
 // writeTitle appends the custom-title entry of Options.Title, if set, to
 // the transcript w, before the recorder takes it over.
-func (s *session) writeTitle(w *sessions.Writer) error {
+func (s *Session) writeTitle(w *sessions.Writer) error {
 	if s.title() == "" {
 		return nil
 	}
@@ -47,4 +47,4 @@ func (s *session) writeTitle(w *sessions.Writer) error {
 
 // title is Options.Title without surrounding space; a title of spaces
 // alone is none, as session.Rename has it.
-func (s *session) title() string { return strings.TrimSpace(s.opts.Title) }
+func (s *Session) title() string { return strings.TrimSpace(s.opts.Title) }

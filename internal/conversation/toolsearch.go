@@ -61,7 +61,7 @@ const (
 // In the default mode (neither Options.ToolSearch nor ENABLE_TOOL_SEARCH
 // set) tool search is off, with a diagnostic, where the reference turns it
 // off (see autoOff).
-func (s *session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, error) {
+func (s *Session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, error) {
 	var mode toolsearch.Mode
 	chosen := true // the mode was set, rather than left to the default
 	if s.opts.ToolSearch != ToolSearchDefault {
@@ -126,7 +126,7 @@ var infoScratch = sync.Pool{New: func() any { s := make([]tool.Info, 0, 64); ret
 // set on the on-demand built-ins that Options.Tools does not name. A
 // built-in is a tool that is neither from an MCP server nor one of
 // Options.CustomTools.
-func (s *session) appendDeferrableInfos(dst []tool.Info, ts []tool.Tool) []tool.Info {
+func (s *Session) appendDeferrableInfos(dst []tool.Info, ts []tool.Tool) []tool.Info {
 	custom := map[string]bool{}
 	for _, t := range s.opts.CustomTools {
 		if t != nil {
@@ -150,7 +150,7 @@ func (s *session) appendDeferrableInfos(dst []tool.Info, ts []tool.Tool) []tool.
 // only when the session builds its own provider, since the address of an
 // Options.Provider is unknown), or CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS
 // set.
-func (s *session) autoOff() string {
+func (s *Session) autoOff() string {
 	if !toolsearch.ModelSupported(s.model) {
 		return fmt.Sprintf("for model %s (older than the 4.5 generation)", s.model)
 	}
@@ -167,7 +167,7 @@ func (s *session) autoOff() string {
 
 // environ is the environment the session's settings apply to: the one its
 // tools' processes get.
-func (s *session) environ() []string {
+func (s *Session) environ() []string {
 	if s.env.Environ == nil {
 		return os.Environ()
 	}

@@ -1,12 +1,14 @@
-// Package subagent runs the subagents of a session: one child engine
-// session at a time, in the foreground ([Run]) or in the background
-// ([Registry]), optionally in a git worktree of its own ([NewWorktree]).
+// Package subagent runs the subagents of a session. [Spawner] is the
+// Agent tool: it checks a call, resolves the child's model, effort and
+// tools, and starts it in the foreground ([Run]) or in the background
+// ([Registry]), optionally in a git worktree of its own ([NewWorktree]),
+// with the SubagentStart and SubagentStop hooks around it.
 //
-// The host (the root package) builds the child engine session, with its
-// prompt, tools and the session's lineage; this package runs it, collects
-// what the Agent tool reports, keeps the background tasks, tells their
-// parent loop when they end (as context for the model and as stream
-// messages), and creates and cleans up worktrees.
+// The host (internal/conversation) builds the child engine session from a
+// [Child] with its prompt, tools and the session's lineage; this package
+// runs it, collects what the Agent tool reports, keeps the background
+// tasks, tells their parent loop when they end (as context for the model
+// and as stream messages), and creates and cleans up worktrees.
 package subagent
 
 import (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -134,8 +135,10 @@ func (c *client) attempt(ctx context.Context, body []byte) (retry bool, wait tim
 		// connection (nothing listens there) is not retried, as the
 		// official exporter does not: a program exporting to a collector
 		// that is not running would otherwise wait out the whole timeout
-		// when it flushes at exit.
-		retry := ctx.Err() == nil && !errors.Is(err, syscall.ECONNREFUSED)
+		// when it flushes at exit. Nor is a certificate the client does
+		// not trust: no retry will change it.
+		var certErr *tls.CertificateVerificationError
+		retry := ctx.Err() == nil && !errors.Is(err, syscall.ECONNREFUSED) && !errors.As(err, &certErr)
 		return retry, 0, fmt.Errorf("otlp: POST %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
