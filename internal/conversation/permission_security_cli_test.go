@@ -62,7 +62,7 @@ func TestSecurityCLI(t *testing.T) {
 		t.Fatalf("found %d of the %d smoke cases in the case files", len(cases), len(cliSmokeCases))
 	}
 	for _, c := range cliOnlyCases {
-		c.file = "security_cli_test.go"
+		c.file = "permission_security_cli_test.go"
 		cases = append(cases, c)
 	}
 	for i := range cases {
