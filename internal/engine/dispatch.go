@@ -71,25 +71,23 @@ func (r *run) dispatch(resp *model.Response) bool {
 			batch = nil
 			return
 		}
-		ch := make(chan outcome, len(batch))
 		tctx := toolContext(ctx, r.s.Notify)
-		for _, p := range batch {
-			go func() { ch <- r.execute(tctx, p) }()
+		jobs := make([]func() any, len(batch))
+		for i, p := range batch {
+			jobs[i] = func() any { return r.execute(tctx, p) }
 		}
-		for left := len(batch); left > 0; {
-			select {
-			case o := <-ch:
-				left--
-				r.drain()
-				done(o)
-				if !ok || r.stopped {
-					ok = false
-					cancel()
-				}
-			case <-r.s.notes.wake:
-				r.drain()
+		fan := r.s.cfg.Fanout
+		if fan == nil {
+			fan = r.goroutines
+		}
+		fan(jobs, func(v any) {
+			r.drain()
+			done(v.(outcome))
+			if !ok || r.stopped {
+				ok = false
+				cancel()
 			}
-		}
+		})
 		batch = nil
 	}
 	interrupted := false
@@ -188,6 +186,32 @@ func (r *run) dispatch(resp *model.Response) bool {
 	}
 	r.commitResults()
 	return true
+}
+
+// A Fanout runs jobs concurrently and hands each one's value to done as it
+// completes, in completion order, on the caller's goroutine; it returns
+// once every job has completed and done has seen it. A job never panics
+// (execute turns a panic into an outcome) and returns promptly once the
+// run's context is done.
+type Fanout func(jobs []func() any, done func(v any))
+
+// goroutines is the default Fanout: a goroutine per job. While it waits,
+// it also emits the notes that arrive (a background subagent's progress),
+// so they stream before the calls end.
+func (r *run) goroutines(jobs []func() any, done func(any)) {
+	ch := make(chan any, len(jobs))
+	for _, job := range jobs {
+		go func() { ch <- job() }()
+	}
+	for left := len(jobs); left > 0; {
+		select {
+		case v := <-ch:
+			left--
+			done(v)
+		case <-r.s.notes.wake:
+			r.drain()
+		}
+	}
 }
 
 func errorOutcome(id, text string, structured any) outcome {

@@ -100,6 +100,11 @@ type Config struct {
 	// Now and NewID are the clock and id source; nil means the real ones.
 	Now   func() time.Time
 	NewID func() string
+	// Fanout, when set, runs the read-only tool calls of a batch
+	// concurrently in place of goroutines: a host whose code must be
+	// deterministic (a durable workflow) runs them on its own scheduler.
+	// Nil: a goroutine per call (see Fanout).
+	Fanout Fanout
 	// Prices replace the price table's for the models they name (the
 	// modelPricing setting, Options.ModelPricing); see
 	// pricing.Overrides.Quote. Nil: the table.
