@@ -14,6 +14,17 @@ import (
 // Go conversion, which the compiler checks: a field added to one and not
 // the other stops the build here.
 
+// init lends the wiring to hosts outside the root (conversation.FromOptions).
+func init() {
+	conversation.SetOptionsWiring(func(v any) (*conversation.Config, bool) {
+		o, ok := v.(*Options)
+		if !ok {
+			return nil, false
+		}
+		return o.config(), true
+	})
+}
+
 // config is o as the session reads it; nil stays nil (the defaults). It
 // runs the wiring steps in order; each carries one group of options.
 func (o *Options) config() *conversation.Config {

@@ -42,6 +42,7 @@ type Session struct {
 	env          *tool.Env
 	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
 	eng          *engine.Session
+	engCfg       engine.Config // what eng was built from (EngineConfig)
 	model        string
 	mode         PermissionMode
 	tools        []string
@@ -205,7 +206,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		return nil, err
 	}
 	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
-	eng, err := engine.New(engine.Config{
+	s.engCfg = engine.Config{
 		Provider:             provider,
 		Model:                s.model,
 		FallbackModels:       fallbacks,
@@ -234,7 +235,8 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		UnknownPrice:         s.unknownPrice,
 		APIProvider:          s.apiProvider,
 		Observer:             opts.Observer,
-	})
+	}
+	eng, err := engine.New(s.engCfg)
 	if err != nil {
 		s.closeMCP()
 		return nil, fmt.Errorf("agentloop: %w", err)
@@ -342,3 +344,15 @@ func outputSchema(o *Config) json.RawMessage {
 	}
 	return o.OutputFormat.Schema
 }
+
+// EngineConfig is the configuration the session built its main loop from:
+// provider, system prompt, tools, authoriser, hooks and limits, resolved
+// from the options and settings. A durable host (the temporal module)
+// runs the same loop elsewhere and calls these to carry out its effects:
+// the model request, a tool call, an authorisation. The functions and
+// tools in it belong to the session: they stop working after Close.
+func (s *Session) EngineConfig() engine.Config { return s.engCfg }
+
+// InitMessage is the system/init message Run starts with: the session's
+// id, model, mode, tools, MCP servers and the rest of what it resolved.
+func (s *Session) InitMessage() *message.System { return s.initMessage() }

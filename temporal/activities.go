@@ -1,0 +1,237 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/conversation"
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// errModel is the error type of a model call that failed for good (the
+// provider's retries are spent, or the request was refused): Temporal does
+// not retry it.
+const errModel = "agentloop.ModelError"
+
+// InterruptedByWorker is the text of the result a state-changing tool call
+// gets when the worker running it died: the call may have done part of its
+// work, so it is not run again.
+const InterruptedByWorker = "The call was interrupted by a worker failure and was not run again, " +
+	"because it may change state and may have partly run. Check what it was to change before you retry it."
+
+// Activities are the worker's side of a session workflow: they hold the
+// live sessions (one conversation.Session per workflow, built from the
+// worker's Options with the workflow's SessionInput on top) and carry out
+// the loop's effects with them. A worker that did not build a session
+// (it started after another died) builds it on first use.
+//
+// Methods are safe for concurrent use.
+type Activities struct {
+	base *agentloop.Options
+
+	mu       sync.Mutex
+	sessions map[string]*conversation.Session // by workflow id
+}
+
+// newActivities returns the activities of a worker whose sessions start
+// from base.
+func newActivities(base *agentloop.Options) *Activities {
+	return &Activities{base: base, sessions: map[string]*conversation.Session{}}
+}
+
+// session is the live session of the workflow the activity of ctx belongs
+// to.
+func (a *Activities) session(ctx context.Context, in SessionInput) (*conversation.Session, error) {
+	id := activity.GetInfo(ctx).WorkflowExecution.ID
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		return s, nil
+	}
+	cfg, err := conversation.FromOptions(overlay(a.base, in))
+	if err != nil {
+		return nil, err
+	}
+	s, err := conversation.NewSession(ctx, cfg)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("agentloop/temporal: starting the session", "agentloop.SessionError", err)
+	}
+	a.sessions[id] = s
+	return s, nil
+}
+
+// Describe returns what the workflow runs the session's loop from.
+func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Description, error) {
+	s, err := a.session(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	c := s.EngineConfig()
+	d := &Description{Model: c.Model, FallbackModels: c.FallbackModels, System: c.System, OpeningContext: c.OpeningContext,
+		MaxTurns: c.MaxTurns, MaxBudgetUSD: c.MaxBudgetUSD, MaxTokens: c.MaxTokens, Thinking: c.Thinking, Effort: c.Effort,
+		Betas: c.Betas, Cwd: c.Env.Cwd, Init: s.InitMessage()}
+	for _, t := range c.Tools {
+		d.Tools = append(d.Tools, t.Info())
+	}
+	d.NotCarried = notCarried(a.base, c)
+	return d, nil
+}
+
+// notCarried names what c has on that the durable loop does not do yet.
+func notCarried(base *agentloop.Options, c engine.Config) []string {
+	var out []string
+	if base != nil && len(base.Hooks) > 0 {
+		out = append(out, "callback hooks on the loop's steps (PreToolUse and the others run in the permission check)")
+	}
+	if c.Compaction != nil && !c.Compaction.Disabled {
+		out = append(out, "automatic compaction")
+	}
+	if c.OutputSchema != nil {
+		out = append(out, "structured output")
+	}
+	if c.Deferred != nil && c.Deferred.Len() > 0 {
+		out = append(out, "tool search (deferred tools)")
+	}
+	if c.Partial {
+		out = append(out, "partial messages")
+	}
+	return out
+}
+
+// CallModel sends one request with the session's provider and returns the
+// whole reply. It heartbeats while the reply streams, so a worker that
+// dies mid-reply is noticed and the call is made again on another.
+func (a *Activities) CallModel(ctx context.Context, call ModelCall) (*model.Response, error) {
+	s, err := a.session(ctx, call.Session)
+	if err != nil {
+		return nil, err
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	resp, err := s.EngineConfig().Provider.Stream(ctx, call.Request, model.NopHandler{})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errModel, err)
+	}
+	return resp, nil
+}
+
+// RunTool runs one tool call with the session's tool. A state-changing
+// call whose first attempt was cut short (the worker died) is not run
+// again: it gets an is_error result saying so (InterruptedByWorker). A
+// read-only call is simply run again.
+func (a *Activities) RunTool(ctx context.Context, call ToolRun) (*tool.Result, error) {
+	if !call.ReadOnly && activity.GetInfo(ctx).Attempt > 1 {
+		r := tool.Error(InterruptedByWorker)
+		return &r, nil
+	}
+	s, err := a.session(ctx, call.Session)
+	if err != nil {
+		return nil, err
+	}
+	c := s.EngineConfig()
+	var t tool.Tool
+	for _, x := range c.Tools {
+		if x.Info().Name == call.Name {
+			t = x
+		}
+	}
+	if t == nil {
+		r := tool.Error(fmt.Sprintf("No such tool on this worker: %s", call.Name))
+		return &r, nil
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	r, err := runTool(ctx, t, &tool.Call{ID: call.ID, Input: call.Input, Env: c.Env})
+	if err != nil {
+		r = tool.Error(err.Error())
+	}
+	return &r, nil
+}
+
+// runTool runs t, turning a panic into an error.
+func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (r tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the tool panicked: %v", p)
+		}
+	}()
+	return t.Run(ctx, call)
+}
+
+// Authorize makes the session's permission decision on one call: rules,
+// mode, hooks and the worker's CanUseTool.
+func (a *Activities) Authorize(ctx context.Context, call AuthorizeCall) (*engine.Decision, error) {
+	s, err := a.session(ctx, call.Session)
+	if err != nil {
+		return nil, err
+	}
+	c := s.EngineConfig()
+	if c.Authorize == nil {
+		return &engine.Decision{Allow: true, Source: "config", ReasonType: "mode"}, nil
+	}
+	var t tool.Tool
+	for _, x := range c.Tools {
+		if x.Info().Name == call.Name {
+			t = x
+		}
+	}
+	if t == nil {
+		return nil, errors.New("agentloop/temporal: no tool " + call.Name + " on this worker")
+	}
+	d := c.Authorize(ctx, &engine.ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Tool: t, Alone: call.Alone})
+	return &d, nil
+}
+
+// CloseSession releases the workflow's session on this worker, if it has
+// one.
+func (a *Activities) CloseSession(ctx context.Context, _ SessionInput) error {
+	id := activity.GetInfo(ctx).WorkflowExecution.ID
+	a.mu.Lock()
+	s := a.sessions[id]
+	delete(a.sessions, id)
+	a.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+	return nil
+}
+
+// close releases every session of the worker.
+func (a *Activities) close() {
+	a.mu.Lock()
+	all := a.sessions
+	a.sessions = map[string]*conversation.Session{}
+	a.mu.Unlock()
+	for _, s := range all {
+		s.Close()
+	}
+}
+
+// heartbeat records a heartbeat every second until the returned function
+// is called, so Temporal learns quickly of a worker that died.
+func heartbeat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,157 @@
+package temporal
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/settings"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// label names a message for sequence comparisons.
+func label(m agentloop.Message) string {
+	switch m := m.(type) {
+	case *agentloop.SystemMessage:
+		return "system/" + m.Subtype
+	case *agentloop.AssistantMessage:
+		return "assistant:" + m.Message.Content[0].Type
+	case *agentloop.UserMessage:
+		return "user"
+	case *agentloop.ResultMessage:
+		return "result/" + m.Subtype
+	}
+	return m.Kind()
+}
+
+// workerOptions are the base options of a test worker talking to srv.
+func workerOptions(t *testing.T, srv *agentlooptest.Server) *agentloop.Options {
+	t.Helper()
+	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &agentloop.Options{Provider: p, SettingSources: []settings.SettingSource{}, DisableAutoCompact: true}
+}
+
+// TestDurableMatchesInProcess runs one script twice, through
+// agentloop.Query and through a session workflow on a real (in-process)
+// Temporal server, and checks that the two streams have the same shape,
+// the same tool results and the same file written once.
+func TestDurableMatchesInProcess(t *testing.T) {
+	script := func(cwd string) []agentlooptest.Reply {
+		return []agentlooptest.Reply{
+			agentlooptest.Blocks(
+				agentlooptest.ToolUseBlock("toolu_r", "Read", map[string]any{"file_path": filepath.Join(cwd, "in.txt")}),
+				agentlooptest.ToolUseBlock("toolu_g", "Glob", map[string]any{"pattern": "*.txt"}),
+			),
+			agentlooptest.ToolUse("toolu_w", "Write", map[string]any{"file_path": filepath.Join(cwd, "out.txt"), "content": "written once\n"}),
+			agentlooptest.Text("All done."),
+		}
+	}
+	run := func(t *testing.T, durable bool) ([]string, []string, string) {
+		cwd := t.TempDir()
+		if err := os.WriteFile(filepath.Join(cwd, "in.txt"), []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		srv := agentlooptest.NewTB(t, script(cwd)...)
+		opts := &agentloop.Options{Cwd: cwd, Tools: []string{"Read", "Glob", "Write"}, PermissionMode: agentloop.PermissionAcceptEdits}
+		var stream agentloop.Stream
+		var c client.Client
+		if durable {
+			c = startWorkers(t, workerOptions(t, srv), 1)
+			opts.SessionID = uuid.NewString()
+			stream = Query(context.Background(), c, testQueue, "Copy it.", opts)
+		} else {
+			base := workerOptions(t, srv)
+			base.Cwd, base.Tools, base.PermissionMode = opts.Cwd, opts.Tools, opts.PermissionMode
+			stream = agentloop.Query(context.Background(), "Copy it.", base)
+		}
+		msgs, err := stream.Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if durable && *update {
+			writeHistory(context.Background(), t, c, "agentloop-"+opts.SessionID, "", sessionHistory)
+		}
+		var labels, results []string
+		for _, m := range msgs {
+			labels = append(labels, label(m))
+			if u, ok := m.(*agentloop.UserMessage); ok {
+				for _, b := range u.Message.Content {
+					results = append(results, b.ToolUseID+": "+strings.ReplaceAll(b.ResultText(), cwd, "$CWD"))
+				}
+			}
+		}
+		out, err := os.ReadFile(filepath.Join(cwd, "out.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return labels, results, string(out)
+	}
+	wantLabels, wantResults, wantOut := run(t, false)
+	gotLabels, gotResults, gotOut := run(t, true)
+	if d := cmp.Diff(wantLabels, gotLabels); d != "" {
+		t.Errorf("message sequence, in-process (-) and durable (+):\n%s", d)
+	}
+	if d := cmp.Diff(wantResults, gotResults, sortStrings); d != "" {
+		t.Errorf("tool results, in-process (-) and durable (+):\n%s", d)
+	}
+	if gotOut != wantOut || gotOut != "written once\n" {
+		t.Errorf("out.txt = %q durable, %q in-process", gotOut, wantOut)
+	}
+}
+
+// sessionHistory is the history of TestDurableMatchesInProcess's durable
+// run, rewritten with -update.
+var sessionHistory = filepath.Join("testdata", "session_history.json")
+
+// TestSessionReplay replays a recorded session (a parallel Read and Glob,
+// a Write, a final reply) against SessionWorkflow: a change that makes
+// the loop's steps schedule different activities fails here. A workflow
+// that asks for its description twice is the control: it must fail.
+func TestSessionReplay(t *testing.T) {
+	describeTwice := func(ctx workflow.Context, in SessionInput) (*Summary, error) {
+		var d Description
+		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, in).Get(ctx, &d)
+		return SessionWorkflow(ctx, in)
+	}
+	for _, tc := range []struct {
+		name    string
+		wf      any
+		wantErr bool
+	}{{"unchanged", SessionWorkflow, false}, {"describe twice", describeTwice, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(tc.wf, workflow.RegisterOptions{Name: WorkflowName})
+			quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+			err := r.ReplayWorkflowHistoryFromJSONFile(quiet, sessionHistory)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("replay error = %v, want error: %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestDurableRefusesWhatItCannotCarry: an option a SessionInput cannot
+// hold is an error naming it, before anything starts.
+func TestDurableRefusesWhatItCannotCarry(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Query(ctx, nil, testQueue, "hi", &agentloop.Options{MaxThinkingTokens: 10, Title: "x"}).Collect()
+	if err == nil || !strings.Contains(err.Error(), "MaxThinkingTokens, Title") {
+		t.Errorf("err = %v, want ErrUnsupported naming MaxThinkingTokens, Title", err)
+	}
+}

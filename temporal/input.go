@@ -1,0 +1,133 @@
+package temporal
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// ErrUnsupported reports an option the durable path does not carry yet; the
+// error names the fields. Set those on the worker's Options instead, or
+// run the session in-process.
+var ErrUnsupported = errors.New("agentloop/temporal: option not supported on the durable path")
+
+// SessionInput is what a session workflow starts from: the prompt and the
+// options of the session that travel with it. Everything that cannot be
+// written down (the provider, custom tools, hooks, the session store)
+// comes from the worker's Options (see NewWorker). It is recorded in the
+// workflow's history, so it holds no secret.
+type SessionInput struct {
+	SessionID          string   `json:"sessionId"`
+	Prompt             string   `json:"prompt"`
+	Model              string   `json:"model,omitempty"`
+	Cwd                string   `json:"cwd,omitempty"`
+	SystemPrompt       string   `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
+	Tools              []string `json:"tools,omitempty"`
+	AllowedTools       []string `json:"allowedTools,omitempty"`
+	DisallowedTools    []string `json:"disallowedTools,omitempty"`
+	PermissionMode     string   `json:"permissionMode,omitempty"`
+	MaxTurns           int      `json:"maxTurns,omitempty"`
+	MaxBudgetUSD       float64  `json:"maxBudgetUsd,omitempty"`
+	Effort             string   `json:"effort,omitempty"`
+}
+
+// carried are the Options fields a SessionInput holds.
+var carried = []string{"SessionID", "Model", "Cwd", "SystemPrompt", "AppendSystemPrompt", "Tools", "AllowedTools",
+	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort"}
+
+// inputOf is the SessionInput of a Query; a field of o set but not carried
+// is an ErrUnsupported naming it.
+func inputOf(prompt string, o *agentloop.Options) (SessionInput, error) {
+	in := SessionInput{Prompt: prompt}
+	if o == nil {
+		return in, nil
+	}
+	v := reflect.ValueOf(*o)
+	var unsupported []string
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if !v.Field(i).IsZero() && !slices.Contains(carried, name) {
+			unsupported = append(unsupported, name)
+		}
+	}
+	if len(unsupported) > 0 {
+		return in, fmt.Errorf("%w: %s (set them on the worker's Options)", ErrUnsupported, strings.Join(unsupported, ", "))
+	}
+	in.SessionID, in.Model, in.Cwd = o.SessionID, o.Model, o.Cwd
+	in.SystemPrompt, in.AppendSystemPrompt = o.SystemPrompt, o.AppendSystemPrompt
+	in.Tools, in.AllowedTools, in.DisallowedTools = o.Tools, o.AllowedTools, o.DisallowedTools
+	in.PermissionMode, in.MaxTurns, in.MaxBudgetUSD, in.Effort = string(o.PermissionMode), o.MaxTurns, o.MaxBudgetUSD, o.Effort
+	return in, nil
+}
+
+// overlay is the worker's options with in's on top: the session's
+// configuration as the worker builds it.
+func overlay(base *agentloop.Options, in SessionInput) *agentloop.Options {
+	var o agentloop.Options
+	if base != nil {
+		o = *base
+	}
+	o.SessionID = in.SessionID
+	o.NoSessionPersistence = true // the workflow's history is the record
+	if in.Model != "" {
+		o.Model = in.Model
+	}
+	if in.Cwd != "" {
+		o.Cwd = in.Cwd
+	}
+	if in.SystemPrompt != "" {
+		o.SystemPrompt = in.SystemPrompt
+	}
+	if in.AppendSystemPrompt != "" {
+		o.AppendSystemPrompt = in.AppendSystemPrompt
+	}
+	if in.Tools != nil {
+		o.Tools = in.Tools
+	}
+	o.AllowedTools = append(slices.Clone(o.AllowedTools), in.AllowedTools...)
+	o.DisallowedTools = append(slices.Clone(o.DisallowedTools), in.DisallowedTools...)
+	if in.PermissionMode != "" {
+		o.PermissionMode = agentloop.PermissionMode(in.PermissionMode)
+	}
+	if in.MaxTurns != 0 {
+		o.MaxTurns = in.MaxTurns
+	}
+	if in.MaxBudgetUSD != 0 {
+		o.MaxBudgetUSD = in.MaxBudgetUSD
+	}
+	if in.Effort != "" {
+		o.Effort = in.Effort
+	}
+	return &o
+}
+
+// Description is what the workflow needs to run the session's loop: the
+// parts of the worker's resolved session configuration that can be
+// written into the workflow's history. Nothing in it is a secret.
+type Description struct {
+	Model          string          `json:"model"`
+	FallbackModels []string        `json:"fallbackModels,omitempty"`
+	System         []model.Content `json:"system,omitempty"`
+	OpeningContext []model.Content `json:"openingContext,omitempty"`
+	Tools          []tool.Info     `json:"tools,omitempty"`
+	MaxTurns       int             `json:"maxTurns,omitempty"`
+	MaxBudgetUSD   float64         `json:"maxBudgetUsd,omitempty"`
+	MaxTokens      int             `json:"maxTokens,omitempty"`
+	Thinking       *model.Thinking `json:"thinking,omitempty"`
+	Effort         string          `json:"effort,omitempty"`
+	Betas          []string        `json:"betas,omitempty"`
+	Cwd            string          `json:"cwd"`
+	// Init is the session's system/init message, the stream's first.
+	Init *message.System `json:"init"`
+	// NotCarried names what the worker's session has on that the durable
+	// loop does not do yet; the workflow reports it in the stream.
+	NotCarried []string `json:"notCarried,omitempty"`
+}

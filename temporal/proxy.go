@@ -1,0 +1,90 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The workflow side of the loop's effects: each proxy turns one effect into
+// an activity and blocks the coroutine that asked (w.cur) until it is done.
+// The context.Context the loop passes is not used: cancellation reaches
+// activities through the workflow's own context.
+
+// ModelCall is the input of the CallModel activity.
+type ModelCall struct {
+	Session SessionInput   `json:"session"`
+	Request *model.Request `json:"request"`
+}
+
+// ToolRun is the input of the RunTool activity.
+type ToolRun struct {
+	Session  SessionInput    `json:"session"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	ReadOnly bool            `json:"readOnly"`
+}
+
+// AuthorizeCall is the input of the Authorize activity.
+type AuthorizeCall struct {
+	Session SessionInput    `json:"session"`
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Alone   bool            `json:"alone"`
+}
+
+// modelProxy is the loop's model.Provider: one CallModel activity per
+// request. The reply comes back whole; its stream is the worker's.
+type modelProxy struct{ w *wf }
+
+func (p *modelProxy) Stream(_ context.Context, req *model.Request, _ model.Handler) (*model.Response, error) {
+	ctx := workflow.WithActivityOptions(p.w.cur, modelOptions)
+	var resp model.Response
+	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.in, Request: req}).Get(ctx, &resp); err != nil {
+		return nil, fmt.Errorf("model call: %w", err)
+	}
+	return &resp, nil
+}
+
+// toolProxy is one of the session's tools as the loop sees it: its Info
+// from the worker, its calls run by the RunTool activity.
+type toolProxy struct {
+	w    *wf
+	info tool.Info
+}
+
+func (t *toolProxy) Info() tool.Info { return t.info }
+
+func (t *toolProxy) Run(_ context.Context, call *tool.Call) (tool.Result, error) {
+	opts := writeToolOptions
+	if t.info.ReadOnly {
+		opts = readToolOptions
+	}
+	ctx := workflow.WithActivityOptions(t.w.cur, opts)
+	var res tool.Result
+	in := ToolRun{Session: t.w.in, ID: call.ID, Name: t.info.Name, Input: call.Input, ReadOnly: t.info.ReadOnly}
+	if err := workflow.ExecuteActivity(ctx, actRunTool, in).Get(ctx, &res); err != nil {
+		return tool.Result{}, fmt.Errorf("the call could not be carried out: %w", err)
+	}
+	return res, nil
+}
+
+// authorize is the loop's Authorizer: the worker's permission check
+// (rules, mode, hooks, CanUseTool), one Authorize activity per call, so
+// the decision is in the history before the call runs.
+func (w *wf) authorize(_ context.Context, call *engine.ToolCall) engine.Decision {
+	ctx := workflow.WithActivityOptions(w.cur, authorizeOptions)
+	var d engine.Decision
+	in := AuthorizeCall{Session: w.in, ID: call.ID, Name: call.Name, Input: call.Input, Alone: call.Alone}
+	if err := workflow.ExecuteActivity(ctx, actAuthorize, in).Get(ctx, &d); err != nil {
+		return engine.Decision{Message: "The permission check could not be made: " + err.Error(), Source: "config", ReasonType: "other"}
+	}
+	return d
+}

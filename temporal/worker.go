@@ -1,0 +1,38 @@
+package temporal
+
+import (
+	"github.com/agentloop/agentloop"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Worker runs session workflows and their activities from one task queue.
+// Stop it with Stop, which also closes the sessions it holds.
+type Worker struct {
+	worker.Worker
+	acts *Activities
+}
+
+// NewWorker returns a worker for the session workflows of queue on c. opts
+// are the base of every session it runs (provider, custom tools, hooks,
+// CanUseTool, settings); a session's SessionInput goes on top (see
+// Query). The worker does not poll until Start or Run. wopts may be nil.
+func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *worker.Options) *Worker {
+	var o worker.Options
+	if wopts != nil {
+		o = *wopts
+	}
+	w := worker.New(c, queue, o)
+	acts := newActivities(opts)
+	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activityPrefix})
+	return &Worker{Worker: w, acts: acts}
+}
+
+// Stop stops polling and closes the sessions the worker holds.
+func (w *Worker) Stop() {
+	w.Worker.Stop()
+	w.acts.close()
+}

@@ -1,0 +1,223 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/internal/diag"
+	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Names under which NewWorker registers the workflow, its activities and
+// its query.
+const (
+	WorkflowName   = "agentloop.Session"
+	activityPrefix = "agentloop."
+	QueryEvents    = "agentloop.events"
+)
+
+// Activity type names (the methods of Activities, under activityPrefix).
+const (
+	actDescribe  = activityPrefix + "Describe"
+	actCallModel = activityPrefix + "CallModel"
+	actRunTool   = activityPrefix + "RunTool"
+	actAuthorize = activityPrefix + "Authorize"
+	actClose     = activityPrefix + "CloseSession"
+)
+
+// Events is what QueryEvents answers: the stream-json lines of the
+// session's messages from the index asked for, and whether the run is
+// over (Err is its infrastructure failure, "" for none).
+type Events struct {
+	Lines []json.RawMessage `json:"lines"`
+	Done  bool              `json:"done"`
+	Err   string            `json:"err,omitempty"`
+}
+
+// Summary is the workflow's result.
+type Summary struct {
+	Messages int    `json:"messages"`
+	Subtype  string `json:"subtype,omitempty"`
+}
+
+// SessionWorkflow runs one prompt of a session through agentloop's loop
+// (internal/engine, the loop Query runs in-process) inside the workflow:
+// the loop's steps are workflow code, and its effects are activities run
+// by a worker that holds the session's tools, provider and permission
+// rules. Each model request is an activity (retried: a model call has no
+// side effect); each tool call is one, after its permission decision (an
+// activity too) is in the history. A state-changing tool's activity is
+// never run again once a worker died while running it (see
+// Activities.RunTool). Read-only calls of one reply run concurrently, as
+// in-process, on workflow coroutines.
+//
+// The loop is deterministic on replay: its clock is workflow.Now, its ids
+// derive from the run id, and its concurrency is the workflow's.
+func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
+	w := &wf{root: ctx, cur: ctx, in: in, runID: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, w.events); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: query handler: %w", err)
+	}
+	defer w.closeSession()
+	var desc Description
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, in).Get(ctx, &desc); err != nil {
+		w.fail(fmt.Errorf("agentloop/temporal: preparing the session: %w", err))
+		return nil, err
+	}
+	if desc.Init != nil {
+		desc.Init.UUID = w.newID()
+		w.emit(desc.Init)
+	}
+	if len(desc.NotCarried) > 0 {
+		w.notice("Not carried by the durable loop yet, so off in this session: " + strings.Join(desc.NotCarried, ", "))
+	}
+	eng, err := engine.New(w.engineConfig(desc))
+	if err != nil {
+		w.fail(fmt.Errorf("agentloop/temporal: %w", err))
+		return nil, err
+	}
+	res, err := eng.Run(context.Background(), []model.Content{model.TextBlock(in.Prompt)}, w.emit)
+	if err != nil {
+		w.fail(fmt.Errorf("agentloop/temporal: run stopped: %w", err))
+		return nil, err
+	}
+	w.done = true
+	return &Summary{Messages: len(w.lines), Subtype: res.Subtype}, nil
+}
+
+// wf is one run of SessionWorkflow.
+type wf struct {
+	root  workflow.Context
+	cur   workflow.Context // the coroutine that runs now (see fanout)
+	in    SessionInput
+	runID string
+	ids   int
+	lines []json.RawMessage
+	done  bool
+	err   string
+}
+
+// emit records m for QueryEvents. It is the loop's Emit; it never stops
+// the run (a client that stops reading cancels the workflow instead).
+func (w *wf) emit(m message.Message) bool {
+	b, err := json.Marshal(m)
+	if err != nil {
+		w.notice("a message could not be encoded: " + err.Error())
+		return true
+	}
+	w.lines = append(w.lines, b)
+	return true
+}
+
+// notice puts a warning for the user into the stream.
+func (w *wf) notice(text string) {
+	m := diag.Informational(w.in.SessionID, diag.Diagnostic{Tag: "durable", Text: text})
+	m.UUID = w.newID()
+	b, _ := json.Marshal(m)
+	w.lines = append(w.lines, b)
+}
+
+func (w *wf) fail(err error) { w.done, w.err = true, err.Error() }
+
+// events answers QueryEvents.
+func (w *wf) events(from int) (Events, error) {
+	if from < 0 || from > len(w.lines) {
+		return Events{}, fmt.Errorf("agentloop/temporal: no event %d (have %d)", from, len(w.lines))
+	}
+	return Events{Lines: w.lines[from:], Done: w.done, Err: w.err}, nil
+}
+
+// newID is a message id: random-looking, the same on every replay.
+func (w *wf) newID() string {
+	w.ids++
+	return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%d", w.runID, w.ids)).String()
+}
+
+// engineConfig is the loop's configuration: desc, with every effect going
+// through an activity.
+func (w *wf) engineConfig(d Description) engine.Config {
+	tools := make([]tool.Tool, len(d.Tools))
+	for i, info := range d.Tools {
+		tools[i] = &toolProxy{w: w, info: info}
+	}
+	return engine.Config{
+		Provider:       &modelProxy{w: w},
+		Model:          d.Model,
+		FallbackModels: d.FallbackModels,
+		System:         d.System,
+		Tools:          tools,
+		MaxTurns:       d.MaxTurns,
+		MaxBudgetUSD:   d.MaxBudgetUSD,
+		MaxTokens:      d.MaxTokens,
+		Thinking:       d.Thinking,
+		Effort:         d.Effort,
+		Betas:          d.Betas,
+		Env:            &tool.Env{SessionID: w.in.SessionID, Cwd: d.Cwd, State: &tool.State{}},
+		OpeningContext: d.OpeningContext,
+		Authorize:      w.authorize,
+		Now:            func() time.Time { return workflow.Now(w.root) },
+		NewID:          w.newID,
+		Fanout:         w.fanout,
+	}
+}
+
+// fanout runs a batch of read-only calls on workflow coroutines and hands
+// their outcomes to done in completion order, on the loop's coroutine.
+// Each coroutine makes itself w.cur before its call, so the proxies block
+// the coroutine that runs them (coroutines take turns: nothing else runs
+// between that assignment and the activity's Get).
+func (w *wf) fanout(jobs []func() any, done func(any)) {
+	root := w.cur
+	results := make([]any, len(jobs))
+	ch := workflow.NewChannel(root)
+	for i, job := range jobs {
+		workflow.Go(root, func(g workflow.Context) {
+			w.cur = g
+			results[i] = job()
+			ch.Send(g, i)
+		})
+	}
+	for range jobs {
+		var i int
+		ch.Receive(root, &i)
+		w.cur = root
+		done(results[i])
+	}
+	w.cur = root
+}
+
+// closeSession lets the worker release the session's tools (background
+// shells, MCP servers, the sandbox). It runs however the workflow ends.
+func (w *wf) closeSession() {
+	ctx, _ := workflow.NewDisconnectedContext(w.root)
+	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, closeOptions), actClose, w.in).Get(ctx, nil)
+}
+
+// Activity options: a model call is retried (the provider has retried
+// transient failures already; a worker that died mid-reply is the case
+// here), a read-only tool too; a state-changing tool gets a second attempt
+// only to learn that the first one was cut short (Activities.RunTool).
+var (
+	describeOptions = workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5}}
+	modelOptions = workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: 5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{errModel}}}
+	readToolOptions = workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Hour, HeartbeatTimeout: 5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3}}
+	writeToolOptions = workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Hour, HeartbeatTimeout: 5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 2}}
+	authorizeOptions = workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5}}
+	closeOptions = workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
+)
