@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -167,27 +168,38 @@ func runTool(ctx context.Context, t tool.Tool, call *tool.Call) (r tool.Result, 
 }
 
 // Authorize makes the session's permission decision on one call: rules,
-// mode, hooks and the worker's CanUseTool.
-func (a *Activities) Authorize(ctx context.Context, call AuthorizeCall) (*engine.Decision, error) {
+// mode, hooks and CanUseTool. When the client answers permission requests
+// and the check needs one, the outcome is an Ask instead; the workflow
+// calls again with the client's answer.
+func (a *Activities) Authorize(ctx context.Context, call AuthorizeCall) (*AuthorizeOutcome, error) {
 	s, err := a.session(ctx, call.Session)
 	if err != nil {
 		return nil, err
 	}
 	c := s.EngineConfig()
-	if c.Authorize == nil {
-		return &engine.Decision{Allow: true, Source: "config", ReasonType: "mode"}, nil
-	}
-	var t tool.Tool
-	for _, x := range c.Tools {
-		if x.Info().Name == call.Name {
-			t = x
+	d := engine.Decision{Allow: true, Source: "config", ReasonType: "mode"}
+	if c.Authorize != nil {
+		var t tool.Tool
+		for _, x := range c.Tools {
+			if x.Info().Name == call.Name {
+				t = x
+			}
+		}
+		if t == nil {
+			return nil, errors.New("agentloop/temporal: no tool " + call.Name + " on this worker")
+		}
+		slot := &askSlot{answer: call.Answer}
+		d = c.Authorize(context.WithValue(ctx, askKey{}, slot),
+			&engine.ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Tool: t, Alone: call.Alone})
+		if slot.asked != nil && call.Answer == nil {
+			return &AuthorizeOutcome{Ask: &Ask{ID: call.ID, Request: *slot.asked}}, nil
 		}
 	}
-	if t == nil {
-		return nil, errors.New("agentloop/temporal: no tool " + call.Name + " on this worker")
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: encoding the decision: %w", err)
 	}
-	d := c.Authorize(ctx, &engine.ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Tool: t, Alone: call.Alone})
-	return &d, nil
+	return &AuthorizeOutcome{Decision: b}, nil
 }
 
 // CloseSession releases the workflow's session on this worker, if it has

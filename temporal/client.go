@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop"
@@ -12,99 +14,210 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// PollInterval is how often Query asks the workflow for new messages, and
-// QueryPatience how long it goes on asking while no worker answers.
+// PollInterval is how often a session asks its workflow for new messages,
+// and QueryPatience how long it goes on asking while no worker answers.
 var (
 	PollInterval  = 50 * time.Millisecond
 	QueryPatience = time.Minute
 )
 
-// Query runs prompt as a durable session on the workers of queue and
-// returns its messages as agentloop.Query does: the same stream, ending in
-// a result (and, after an error result, its error). opts carries only the
-// options a SessionInput holds; anything else is ErrUnsupported (set it
-// on the workers' Options). Nothing happens until the stream is consumed.
-// Breaking out of the range cancels the workflow.
+// ErrSessionBusy is returned for a prompt sent while the session's last
+// one still runs.
+var ErrSessionBusy = errors.New("agentloop/temporal: the session is busy with a prompt")
+
+// Query runs prompt as a one-prompt durable session on the workers of
+// queue and returns its messages as agentloop.Query does: the same
+// stream, ending in a result (and, after an error result, its error).
+// opts carries only the options a SessionInput holds; anything else is
+// ErrUnsupported (set it on the workers' Options). Nothing happens until
+// the stream is consumed. Breaking out of the range cancels the workflow.
 //
 // The session id is opts.SessionID, or a new one; the workflow id is
 // "agentloop-" followed by it.
 func Query(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options) agentloop.Stream {
 	return func(yield func(agentloop.Message, error) bool) {
-		in, err := inputOf(prompt, opts)
+		s, err := start(ctx, c, queue, prompt, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if in.SessionID == "" {
-			in.SessionID = uuid.NewString()
-		}
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "agentloop-" + in.SessionID, TaskQueue: queue},
-			WorkflowName, in)
-		if err != nil {
-			yield(nil, fmt.Errorf("agentloop/temporal: starting the session: %w", err))
+		if s.read(ctx, 0, yield) {
+			_ = s.Close(ctx)
 			return
 		}
-		finished := false
-		defer func() {
-			if !finished {
-				_ = c.CancelWorkflow(context.WithoutCancel(ctx), run.GetID(), run.GetRunID())
+		_ = c.CancelWorkflow(context.WithoutCancel(ctx), s.run.GetID(), s.run.GetRunID())
+	}
+}
+
+// Session is a durable session held by a client: its workflow keeps the
+// conversation between prompts, on whichever worker runs it, until Close
+// or until it has waited SessionInput.IdleTimeout for a prompt. One prompt
+// runs at a time. Methods are safe for concurrent use.
+type Session struct {
+	c    client.Client
+	run  client.WorkflowRun
+	opts *agentloop.Options
+
+	mu       sync.Mutex
+	answered map[string]bool // permission requests this client answered
+}
+
+// Open starts a durable session with no prompt yet; see Session.Query.
+func Open(ctx context.Context, c client.Client, queue string, opts *agentloop.Options) (*Session, error) {
+	return start(ctx, c, queue, "", opts)
+}
+
+// start starts the session's workflow, with its first prompt if any.
+func start(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options) (*Session, error) {
+	in, err := inputOf(prompt, opts)
+	if err != nil {
+		return nil, err
+	}
+	if in.SessionID == "" {
+		in.SessionID = uuid.NewString()
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "agentloop-" + in.SessionID, TaskQueue: queue},
+		WorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: starting the session: %w", err)
+	}
+	return &Session{c: c, run: run, opts: opts, answered: map[string]bool{}}, nil
+}
+
+// ID is the session's workflow id.
+func (s *Session) ID() string { return s.run.GetID() }
+
+// Query sends prompt to the session and streams its run's messages, as
+// agentloop.Client.Query does. Breaking out of the range stops reading but
+// not the run (Close, or cancel the workflow, to stop it).
+func (s *Session) Query(ctx context.Context, prompt string) agentloop.Stream {
+	return func(yield func(agentloop.Message, error) bool) {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
+			UpdateName: UpdatePrompt, Args: []any{prompt}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		var from int
+		if err == nil {
+			err = h.Get(ctx, &from)
+		}
+		if err != nil {
+			if strings.Contains(err.Error(), errBusyText) {
+				err = fmt.Errorf("%w (%w)", ErrSessionBusy, err)
 			}
-		}()
-		var failingSince time.Time
-		for from := 0; ; {
-			ev, err := events(ctx, c, run, from)
+			yield(nil, fmt.Errorf("agentloop/temporal: sending the prompt: %w", err))
+			return
+		}
+		s.read(ctx, from, yield)
+	}
+}
+
+// Close ends the session once its current run is over and waits for the
+// workflow to complete.
+func (s *Session) Close(ctx context.Context) error {
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
+		UpdateName: UpdateClose, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err == nil {
+		err = s.run.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("agentloop/temporal: closing the session: %w", err)
+	}
+	return nil
+}
+
+// read yields the session's messages from line from until a run's result
+// (and its error, for an error result), answering the client's permission
+// requests on the way. It returns true when the run's messages were all
+// read, false when yield stopped it or reading failed.
+func (s *Session) read(ctx context.Context, from int, yield func(agentloop.Message, error) bool) bool {
+	var failingSince time.Time
+	for {
+		ev, err := events(ctx, s.c, s.run, from)
+		if err != nil {
+			// A query fails while no worker can answer it (the one
+			// holding the session died and another is taking over): the
+			// messages are in the history, so ask again, for up to
+			// QueryPatience.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(failingSince) > QueryPatience || ctx.Err() != nil {
+				yield(nil, err)
+				return false
+			}
+			sleep(ctx, 4*PollInterval)
+			continue
+		}
+		failingSince = time.Time{}
+		if err := s.answerAsks(ctx, ev.Asks); err != nil {
+			yield(nil, err)
+			return false
+		}
+		for _, line := range ev.Lines {
+			from++
+			m, err := message.Decode(line)
 			if err != nil {
-				// A query fails while no worker can answer it (the one
-				// holding the session died and another is taking over):
-				// the messages are in the history, so ask again, for up
-				// to QueryPatience.
-				if failingSince.IsZero() {
-					failingSince = time.Now()
-				}
-				if time.Since(failingSince) > QueryPatience || ctx.Err() != nil {
-					yield(nil, err)
-					return
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(4 * PollInterval):
-				}
-				continue
+				yield(nil, fmt.Errorf("agentloop/temporal: message %d: %w", from, err))
+				return false
 			}
-			failingSince = time.Time{}
-			for _, line := range ev.Lines {
-				from++
-				m, err := message.Decode(line)
-				if err != nil {
-					yield(nil, fmt.Errorf("agentloop/temporal: message %d: %w", from, err))
-					return
-				}
-				if !yield(m, nil) {
-					return
-				}
-				if r, ok := m.(*message.Result); ok && r.IsError {
-					finished = true
+			if !yield(m, nil) {
+				return false
+			}
+			if r, ok := m.(*message.Result); ok {
+				if r.IsError {
 					yield(nil, r.Err())
-					return
 				}
-			}
-			if ev.Done && len(ev.Lines) == 0 {
-				finished = true
-				if ev.Err != "" {
-					yield(nil, errors.New(ev.Err))
-				}
-				return
-			}
-			if len(ev.Lines) == 0 {
-				select {
-				case <-ctx.Done():
-					yield(nil, ctx.Err())
-					return
-				case <-time.After(PollInterval):
-				}
+				return true
 			}
 		}
+		if ev.Done && len(ev.Lines) == 0 {
+			if ev.Err != "" {
+				yield(nil, errors.New(ev.Err))
+				return false
+			}
+			yield(nil, errors.New("agentloop/temporal: the session ended before the run's result"))
+			return false
+		}
+		if len(ev.Lines) == 0 {
+			if ctx.Err() != nil {
+				yield(nil, ctx.Err())
+				return false
+			}
+			sleep(ctx, PollInterval)
+		}
 	}
+}
+
+// answerAsks answers, with the client's CanUseTool, the permission
+// requests it has not answered yet. An error of the callback is a denial
+// with its text, as in-process.
+func (s *Session) answerAsks(ctx context.Context, asks []Ask) error {
+	for _, a := range asks {
+		s.mu.Lock()
+		done := s.answered[a.ID]
+		s.mu.Unlock()
+		if done || s.opts == nil || s.opts.CanUseTool == nil {
+			continue
+		}
+		res, err := s.opts.CanUseTool(ctx, a.Request)
+		if err != nil {
+			res = agentloop.Deny(err.Error())
+		}
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
+			UpdateName: UpdatePermission, Args: []any{PermissionAnswer{ID: a.ID, Result: res}},
+			WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("agentloop/temporal: answering the permission request of %s: %w", a.ID, err)
+		}
+		s.mu.Lock()
+		s.answered[a.ID] = true
+		s.mu.Unlock()
+	}
+	return nil
 }
 
 // events asks the workflow for its messages from index from.
@@ -118,4 +231,14 @@ func events(ctx context.Context, c client.Client, run client.WorkflowRun, from i
 		return Events{}, fmt.Errorf("agentloop/temporal: reading the session's messages: %w", err)
 	}
 	return ev, nil
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

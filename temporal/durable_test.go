@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func label(m agentloop.Message) string {
 }
 
 // workerOptions are the base options of a test worker talking to srv.
-func workerOptions(t *testing.T, srv *agentlooptest.Server) *agentloop.Options {
+func workerOptions(t testing.TB, srv *agentlooptest.Server) *agentloop.Options {
 	t.Helper()
 	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: srv.URL})
 	if err != nil {
@@ -153,5 +154,40 @@ func TestDurableRefusesWhatItCannotCarry(t *testing.T) {
 	_, err := Query(ctx, nil, testQueue, "hi", &agentloop.Options{MaxThinkingTokens: 10, Title: "x"}).Collect()
 	if err == nil || !strings.Contains(err.Error(), "MaxThinkingTokens, Title") {
 		t.Errorf("err = %v, want ErrUnsupported naming MaxThinkingTokens, Title", err)
+	}
+}
+
+// TestDurableSessionPrompts: a Session keeps its conversation between
+// prompts (the second request carries the first exchange), refuses a
+// prompt once closed, and its workflow completes on Close.
+func TestDurableSessionPrompts(t *testing.T) {
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"))
+	c := startWorkers(t, workerOptions(t, srv), 1)
+	ctx := context.Background()
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"one", "two"} {
+		res, err := s.Query(ctx, fmt.Sprintf("prompt %d", i+1)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Result == nil || *res.Result != want {
+			t.Errorf("prompt %d: result %v, want %q", i+1, res.Result, want)
+		}
+	}
+	var roles []string
+	for _, m := range srv.LastRequest().Params.Messages {
+		roles = append(roles, m.Role)
+	}
+	if d := cmp.Diff([]string{"user", "assistant", "user"}, roles); d != "" {
+		t.Errorf("second request's history (-want +got):\n%s", d)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(ctx, "three").Result(); err == nil {
+		t.Error("a prompt after Close was accepted")
 	}
 }

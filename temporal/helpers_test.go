@@ -21,7 +21,7 @@ var sortStrings = cmp.Options{cmpopts.SortSlices(func(a, b string) bool { return
 // startWorkers starts an in-process Temporal server and n session workers
 // on testQueue with base options opts, all stopped when the test ends, and
 // returns a client of the server.
-func startWorkers(t *testing.T, opts *agentloop.Options, n int) client.Client {
+func startWorkers(t testing.TB, opts *agentloop.Options, n int) client.Client {
 	t.Helper()
 	ts := newTestServer(t)
 	c := ts.GetDefaultClient()

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/message"
@@ -37,11 +38,18 @@ type SessionInput struct {
 	MaxTurns           int      `json:"maxTurns,omitempty"`
 	MaxBudgetUSD       float64  `json:"maxBudgetUsd,omitempty"`
 	Effort             string   `json:"effort,omitempty"`
+	// AskClient says the client answers the permission requests
+	// (Options.CanUseTool given to Query): they wait in the workflow for
+	// its answer (see Ask).
+	AskClient bool `json:"askClient,omitempty"`
+	// IdleTimeout is how long the session waits for its next prompt
+	// before it ends; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
 }
 
 // carried are the Options fields a SessionInput holds.
 var carried = []string{"SessionID", "Model", "Cwd", "SystemPrompt", "AppendSystemPrompt", "Tools", "AllowedTools",
-	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort"}
+	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort", "CanUseTool"}
 
 // inputOf is the SessionInput of a Query; a field of o set but not carried
 // is an ErrUnsupported naming it.
@@ -65,6 +73,7 @@ func inputOf(prompt string, o *agentloop.Options) (SessionInput, error) {
 	in.SystemPrompt, in.AppendSystemPrompt = o.SystemPrompt, o.AppendSystemPrompt
 	in.Tools, in.AllowedTools, in.DisallowedTools = o.Tools, o.AllowedTools, o.DisallowedTools
 	in.PermissionMode, in.MaxTurns, in.MaxBudgetUSD, in.Effort = string(o.PermissionMode), o.MaxTurns, o.MaxBudgetUSD, o.Effort
+	in.AskClient = o.CanUseTool != nil
 	return in, nil
 }
 
@@ -105,6 +114,9 @@ func overlay(base *agentloop.Options, in SessionInput) *agentloop.Options {
 	}
 	if in.Effort != "" {
 		o.Effort = in.Effort
+	}
+	if in.AskClient {
+		o.CanUseTool = askClient
 	}
 	return &o
 }

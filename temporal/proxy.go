@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+
+	"github.com/agentloop/agentloop"
 
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/model"
@@ -38,6 +41,8 @@ type AuthorizeCall struct {
 	Name    string          `json:"name"`
 	Input   json.RawMessage `json:"input"`
 	Alone   bool            `json:"alone"`
+	// Answer is the client's answer to the call's Ask, when it has one.
+	Answer *agentloop.PermissionResult `json:"answer,omitempty"`
 }
 
 // modelProxy is the loop's model.Provider: one CallModel activity per
@@ -78,13 +83,32 @@ func (t *toolProxy) Run(_ context.Context, call *tool.Call) (tool.Result, error)
 
 // authorize is the loop's Authorizer: the worker's permission check
 // (rules, mode, hooks, CanUseTool), one Authorize activity per call, so
-// the decision is in the history before the call runs.
+// the decision is in the history before the call runs. When the client is
+// to answer, the request waits in the workflow (an Ask, read by Query)
+// until UpdatePermission brings the answer, and the check runs again with
+// it.
 func (w *wf) authorize(_ context.Context, call *engine.ToolCall) engine.Decision {
-	ctx := workflow.WithActivityOptions(w.cur, authorizeOptions)
-	var d engine.Decision
 	in := AuthorizeCall{Session: w.in, ID: call.ID, Name: call.Name, Input: call.Input, Alone: call.Alone}
-	if err := workflow.ExecuteActivity(ctx, actAuthorize, in).Get(ctx, &d); err != nil {
-		return engine.Decision{Message: "The permission check could not be made: " + err.Error(), Source: "config", ReasonType: "other"}
+	for {
+		ctx := workflow.WithActivityOptions(w.cur, authorizeOptions)
+		var out AuthorizeOutcome
+		if err := workflow.ExecuteActivity(ctx, actAuthorize, in).Get(ctx, &out); err != nil {
+			return engine.Decision{Message: "The permission check could not be made: " + err.Error(), Source: "config", ReasonType: "other"}
+		}
+		if out.Ask == nil || in.Answer != nil {
+			var d engine.Decision
+			if err := json.Unmarshal(out.Decision, &d); err != nil {
+				return engine.Decision{Message: "The permission check gave no decision: " + err.Error(), Source: "config", ReasonType: "other"}
+			}
+			return d
+		}
+		w.asks = append(w.asks, *out.Ask)
+		if err := workflow.Await(w.cur, func() bool { _, ok := w.answers[call.ID]; return ok }); err != nil {
+			return engine.Decision{Message: "The run was stopped while the permission request waited: " + err.Error(),
+				Source: "config", ReasonType: "other", Interrupt: true}
+		}
+		answer := w.answers[call.ID]
+		in.Answer = &answer
+		w.asks = slices.DeleteFunc(w.asks, func(a Ask) bool { return a.ID == call.ID })
 	}
-	return d
 }

@@ -30,10 +30,18 @@ var smokeHistory = filepath.Join("testdata", "smoke_history.json")
 
 // newTestServer starts an in-process Temporal server that the test stops
 // on cleanup, and logs how long it took to start.
-func newTestServer(t *testing.T) *temporaltest.TestServer {
+func newTestServer(t testing.TB) *temporaltest.TestServer {
 	t.Helper()
 	start := time.Now()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	var ts *temporaltest.TestServer
+	if tt, ok := t.(*testing.T); ok {
+		ts = temporaltest.NewServer(temporaltest.WithT(tt))
+	} else {
+		// A benchmark: no per-test logging, and stop it by hand.
+		quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+		ts = temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: quiet}))
+		t.Cleanup(ts.Stop)
+	}
 	t.Logf("temporaltest server up at %s in %v", ts.GetFrontendHostPort(), time.Since(start))
 	return ts
 }

@@ -3,10 +3,13 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/diag"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/message"
@@ -23,6 +26,11 @@ const (
 	WorkflowName   = "agentloop.Session"
 	activityPrefix = "agentloop."
 	QueryEvents    = "agentloop.events"
+	// UpdatePrompt sends the next prompt of an idle session; its result
+	// is the index of the stream line the prompt's messages start at.
+	UpdatePrompt = "agentloop.prompt"
+	// UpdateClose ends the session after its current run.
+	UpdateClose = "agentloop.close"
 )
 
 // Activity type names (the methods of Activities, under activityPrefix).
@@ -41,10 +49,13 @@ type Events struct {
 	Lines []json.RawMessage `json:"lines"`
 	Done  bool              `json:"done"`
 	Err   string            `json:"err,omitempty"`
+	// Asks are the permission requests waiting for the client's answer.
+	Asks []Ask `json:"asks,omitempty"`
 }
 
 // Summary is the workflow's result.
 type Summary struct {
+	Runs     int    `json:"runs"`
 	Messages int    `json:"messages"`
 	Subtype  string `json:"subtype,omitempty"`
 }
@@ -67,6 +78,18 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, w.events); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: query handler: %w", err)
 	}
+	w.answers = map[string]agentloop.PermissionResult{}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePrompt, w.prompt,
+		workflow.UpdateHandlerOptions{Validator: w.validPrompt}); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateClose, w.close); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePermission, w.answer,
+		workflow.UpdateHandlerOptions{Validator: w.validAnswer}); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
 	defer w.closeSession()
 	var desc Description
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, in).Get(ctx, &desc); err != nil {
@@ -85,25 +108,93 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		w.fail(fmt.Errorf("agentloop/temporal: %w", err))
 		return nil, err
 	}
-	res, err := eng.Run(context.Background(), []model.Content{model.TextBlock(in.Prompt)}, w.emit)
-	if err != nil {
-		w.fail(fmt.Errorf("agentloop/temporal: run stopped: %w", err))
-		return nil, err
+	sum := &Summary{}
+	for prompt := in.Prompt; ; {
+		if prompt != "" {
+			w.running = true
+			res, err := eng.Run(context.Background(), []model.Content{model.TextBlock(prompt)}, w.emit)
+			w.running = false
+			if err != nil {
+				w.fail(fmt.Errorf("agentloop/temporal: run stopped: %w", err))
+				return nil, err
+			}
+			sum.Runs, sum.Subtype = sum.Runs+1, res.Subtype
+		}
+		next, ok := w.nextPrompt(in.IdleTimeout)
+		if !ok {
+			break
+		}
+		prompt = next
 	}
 	w.done = true
-	return &Summary{Messages: len(w.lines), Subtype: res.Subtype}, nil
+	sum.Messages = len(w.lines)
+	return sum, nil
+}
+
+// errBusyText is the validator's refusal of a prompt while another runs;
+// the client maps it to ErrSessionBusy.
+const errBusyText = "agentloop/temporal: the session is busy with a prompt"
+
+// DefaultIdleTimeout is how long a session waits for its next prompt when
+// SessionInput.IdleTimeout is 0; then the workflow completes.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// nextPrompt waits for the next prompt (UpdatePrompt), at most idle; ok is
+// false when the session ends instead: closed, idle or cancelled.
+func (w *wf) nextPrompt(idle time.Duration) (string, bool) {
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	got, err := workflow.AwaitWithTimeout(w.root, idle, func() bool { return w.queued != "" || w.closing })
+	if err != nil || !got || w.queued == "" {
+		return "", false
+	}
+	p := w.queued
+	w.queued = ""
+	return p, true
+}
+
+// prompt takes the next prompt (UpdatePrompt) and returns the index of
+// the stream line its run's messages start at.
+func (w *wf) prompt(_ workflow.Context, p string) (int, error) {
+	w.queued = p
+	return len(w.lines), nil
+}
+
+// validPrompt accepts a prompt only while the session is idle and open.
+func (w *wf) validPrompt(_ workflow.Context, p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("agentloop/temporal: empty prompt")
+	case w.done || w.closing:
+		return fmt.Errorf("agentloop/temporal: the session is closed")
+	case w.running || w.queued != "":
+		return errors.New(errBusyText)
+	}
+	return nil
+}
+
+// close ends the session once its run, if any, is over (UpdateClose).
+func (w *wf) close(_ workflow.Context) error {
+	w.closing = true
+	return nil
 }
 
 // wf is one run of SessionWorkflow.
 type wf struct {
-	root  workflow.Context
-	cur   workflow.Context // the coroutine that runs now (see fanout)
-	in    SessionInput
-	runID string
-	ids   int
-	lines []json.RawMessage
-	done  bool
-	err   string
+	root    workflow.Context
+	cur     workflow.Context // the coroutine that runs now (see fanout)
+	in      SessionInput
+	runID   string
+	ids     int
+	lines   []json.RawMessage
+	done    bool
+	err     string
+	running bool                                  // a prompt's run is under way
+	queued  string                                // the next prompt, "" for none
+	closing bool                                  // UpdateClose came
+	asks    []Ask                                 // waiting for the client
+	answers map[string]agentloop.PermissionResult // by tool_use id
 }
 
 // emit records m for QueryEvents. It is the loop's Emit; it never stops
@@ -128,12 +219,30 @@ func (w *wf) notice(text string) {
 
 func (w *wf) fail(err error) { w.done, w.err = true, err.Error() }
 
+// answer records the client's answer to an Ask.
+func (w *wf) answer(_ workflow.Context, a PermissionAnswer) error {
+	w.answers[a.ID] = a.Result
+	return nil
+}
+
+// validAnswer accepts an answer only to a request that waits for one, and
+// only allow or deny.
+func (w *wf) validAnswer(_ workflow.Context, a PermissionAnswer) error {
+	if a.Result.Behavior != "allow" && a.Result.Behavior != "deny" {
+		return fmt.Errorf("agentloop/temporal: behavior %q is not allow or deny", a.Result.Behavior)
+	}
+	if !slices.ContainsFunc(w.asks, func(x Ask) bool { return x.ID == a.ID }) {
+		return fmt.Errorf("agentloop/temporal: no permission request %q waits for an answer", a.ID)
+	}
+	return nil
+}
+
 // events answers QueryEvents.
 func (w *wf) events(from int) (Events, error) {
 	if from < 0 || from > len(w.lines) {
 		return Events{}, fmt.Errorf("agentloop/temporal: no event %d (have %d)", from, len(w.lines))
 	}
-	return Events{Lines: w.lines[from:], Done: w.done, Err: w.err}, nil
+	return Events{Lines: w.lines[from:], Done: w.done, Err: w.err, Asks: w.asks}, nil
 }
 
 // newID is a message id: random-looking, the same on every replay.
