@@ -45,9 +45,21 @@ func BenchmarkSessions(b *testing.B) {
 			}
 			if mode == "temporal" {
 				c := startWorkers(b, base, 2)
+				// Sessions start 32 at a time: a thousand starts at
+				// once time out against a server that shares two cores
+				// with everything else here. They run concurrently.
+				starting := make(chan struct{}, 32)
 				run = func(ctx context.Context, cwd string) error {
-					_, err := Query(ctx, c, testQueue, "Look around.", &agentloop.Options{SessionID: uuid.NewString(), Cwd: cwd}).Result()
-					return err
+					starting <- struct{}{}
+					s, err := Open(ctx, c, testQueue, &agentloop.Options{SessionID: uuid.NewString(), Cwd: cwd})
+					<-starting
+					if err != nil {
+						return err
+					}
+					if _, err := s.Query(ctx, "Look around.").Result(); err != nil {
+						return err
+					}
+					return s.Close(ctx)
 				}
 			}
 			cwd := b.TempDir()

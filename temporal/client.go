@@ -14,11 +14,14 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// PollInterval is how often a session asks its workflow for new messages,
-// and QueryPatience how long it goes on asking while no worker answers.
+// PollInterval is how soon a session asks its workflow again for new
+// messages after an answer with none; the wait doubles with each empty
+// answer up to MaxPollInterval, and starts over when messages come.
+// QueryPatience is how long it goes on asking while no worker answers.
 var (
-	PollInterval  = 50 * time.Millisecond
-	QueryPatience = time.Minute
+	PollInterval    = 20 * time.Millisecond
+	MaxPollInterval = 500 * time.Millisecond
+	QueryPatience   = time.Minute
 )
 
 // ErrSessionBusy is returned for a prompt sent while the session's last
@@ -132,6 +135,7 @@ func (s *Session) Close(ctx context.Context) error {
 // read, false when yield stopped it or reading failed.
 func (s *Session) read(ctx context.Context, from int, yield func(agentloop.Message, error) bool) bool {
 	var failingSince time.Time
+	wait := PollInterval
 	for {
 		ev, err := events(ctx, s.c, s.run, from)
 		if err != nil {
@@ -179,13 +183,16 @@ func (s *Session) read(ctx context.Context, from int, yield func(agentloop.Messa
 			yield(nil, errors.New("agentloop/temporal: the session ended before the run's result"))
 			return false
 		}
-		if len(ev.Lines) == 0 {
-			if ctx.Err() != nil {
-				yield(nil, ctx.Err())
-				return false
-			}
-			sleep(ctx, PollInterval)
+		if len(ev.Lines) > 0 {
+			wait = PollInterval
+			continue
 		}
+		if ctx.Err() != nil {
+			yield(nil, ctx.Err())
+			return false
+		}
+		sleep(ctx, wait)
+		wait = min(2*wait, MaxPollInterval)
 	}
 }
 
