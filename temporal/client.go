@@ -112,18 +112,40 @@ func (s *Session) Query(ctx context.Context, prompt string) agentloop.Stream {
 	}
 }
 
-// Close ends the session once its current run is over and waits for the
-// workflow to complete.
-func (s *Session) Close(ctx context.Context) error {
+// Interrupt stops the run under way, as agentloop.Client.Interrupt does:
+// the calls it leaves open get interrupted results, its stream ends with
+// its result, and the session waits for the next prompt. Without a run it
+// does nothing.
+func (s *Session) Interrupt(ctx context.Context) error {
+	return s.update(ctx, UpdateInterrupt)
+}
+
+// SetModel changes the model of the session's next requests (an alias
+// such as "sonnet" is resolved).
+func (s *Session) SetModel(ctx context.Context, model string) error {
+	return s.update(ctx, UpdateSetModel, model)
+}
+
+// update sends the Update name with args and waits for it to complete.
+func (s *Session) update(ctx context.Context, name string, args ...any) error {
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
-		UpdateName: UpdateClose, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: name, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}
-	if err == nil {
-		err = s.run.Get(ctx, nil)
-	}
 	if err != nil {
+		return fmt.Errorf("agentloop/temporal: %s: %w", name, err)
+	}
+	return nil
+}
+
+// Close ends the session once its current run is over and waits for the
+// workflow to complete.
+func (s *Session) Close(ctx context.Context) error {
+	if err := s.update(ctx, UpdateClose); err != nil {
+		return err
+	}
+	if err := s.run.Get(ctx, nil); err != nil {
 		return fmt.Errorf("agentloop/temporal: closing the session: %w", err)
 	}
 	return nil

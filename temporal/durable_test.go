@@ -13,6 +13,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -189,5 +190,58 @@ func TestDurableSessionPrompts(t *testing.T) {
 	}
 	if _, err := s.Query(ctx, "three").Result(); err == nil {
 		t.Error("a prompt after Close was accepted")
+	}
+}
+
+// TestDurableInterruptAndSetModel: an interrupt stops a run in the middle
+// of a streamed reply (its stream ends with a result, nothing of the cut
+// reply is kept), the next prompt runs on a valid history, and SetModel
+// changes the model of the next request.
+func TestDurableInterruptAndSetModel(t *testing.T) {
+	srv := agentlooptest.NewTB(t, slowText("never finished. ", 100), agentlooptest.Text("after"))
+	c := startWorkers(t, workerOptions(t, srv), 1)
+	ctx := context.Background()
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	done := make(chan []agentloop.Message, 1)
+	go func() {
+		msgs, _ := s.Query(ctx, "first").Collect()
+		done <- msgs
+	}()
+	waitFor(t, 30*time.Second, func() bool { return len(srv.Requests()) == 1 })
+	if err := s.Interrupt(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msgs := <-done:
+		last, ok := msgs[len(msgs)-1].(*agentloop.ResultMessage)
+		if !ok {
+			t.Fatalf("the interrupted run's stream ends with %T", msgs[len(msgs)-1])
+		}
+		for _, m := range msgs {
+			if a, ok := m.(*agentloop.AssistantMessage); ok {
+				t.Errorf("the cut reply reached the stream: %+v", a.Message.Content)
+			}
+		}
+		t.Logf("interrupted run: %s %v", last.Subtype, last.Errors)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not stop on Interrupt")
+	}
+	if err := s.SetModel(ctx, "haiku"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Query(ctx, "second").Result()
+	if err != nil || res.Result == nil || *res.Result != "after" {
+		t.Fatalf("after the interrupt: %+v, %v", res, err)
+	}
+	last := srv.LastRequest()
+	if err := agentlooptest.ValidateHistory(last.Params.Messages); err != nil {
+		t.Errorf("the request after the interrupt is not one the API accepts: %v", err)
+	}
+	if last.Params.Model != pricing.Resolve("haiku") {
+		t.Errorf("model after SetModel = %q", last.Params.Model)
 	}
 }

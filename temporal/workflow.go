@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
@@ -31,6 +32,11 @@ const (
 	UpdatePrompt = "agentloop.prompt"
 	// UpdateClose ends the session after its current run.
 	UpdateClose = "agentloop.close"
+	// UpdateInterrupt stops the run under way; the session waits for its
+	// next prompt.
+	UpdateInterrupt = "agentloop.interrupt"
+	// UpdateSetModel changes the model of the next requests.
+	UpdateSetModel = "agentloop.setModel"
 )
 
 // Activity type names (the methods of Activities, under activityPrefix).
@@ -86,6 +92,13 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	if err := workflow.SetUpdateHandler(ctx, UpdateClose, w.close); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
 	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateInterrupt, w.interruptRun); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetModel, w.setModel,
+		workflow.UpdateHandlerOptions{Validator: w.validModel}); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePermission, w.answer,
 		workflow.UpdateHandlerOptions{Validator: w.validAnswer}); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
@@ -108,17 +121,19 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		w.fail(fmt.Errorf("agentloop/temporal: %w", err))
 		return nil, err
 	}
+	w.eng = eng
 	sum := &Summary{}
 	for prompt := in.Prompt; ; {
 		if prompt != "" {
-			w.running = true
-			res, err := eng.Run(context.Background(), []model.Content{model.TextBlock(prompt)}, w.emit)
-			w.running = false
+			res, err := w.runPrompt(eng, prompt)
 			if err != nil {
 				w.fail(fmt.Errorf("agentloop/temporal: run stopped: %w", err))
 				return nil, err
 			}
-			sum.Runs, sum.Subtype = sum.Runs+1, res.Subtype
+			sum.Runs++
+			if res != nil {
+				sum.Subtype = res.Subtype
+			}
 		}
 		next, ok := w.nextPrompt(in.IdleTimeout)
 		if !ok {
@@ -134,6 +149,35 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 // errBusyText is the validator's refusal of a prompt while another runs;
 // the client maps it to ErrSessionBusy.
 const errBusyText = "agentloop/temporal: the session is busy with a prompt"
+
+// runPrompt runs one prompt through the loop. An interrupt
+// (UpdateInterrupt) cancels both the loop's context, so it stops between
+// steps and answers the calls it leaves open, and the workflow context its
+// activities run under, so a model call or a tool call under way is
+// cancelled on its worker.
+func (w *wf) runPrompt(eng *engine.Session, prompt string) (*message.Result, error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	wctx, wcancel := workflow.WithCancel(w.root)
+	w.running, w.cur = true, wctx
+	w.interrupt = func() {
+		cancel(errInterrupted)
+		wcancel()
+	}
+	defer func() {
+		w.running, w.cur, w.interrupt = false, w.root, nil
+		cancel(nil)
+		wcancel()
+	}()
+	res, err := eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, w.emit)
+	if err != nil && errors.Is(context.Cause(ctx), errInterrupted) {
+		// The loop has given the run its result; the session goes on.
+		return res, nil
+	}
+	return res, err
+}
+
+// errInterrupted is the cause of a run's cancellation by UpdateInterrupt.
+var errInterrupted = errors.New("interrupted by the client")
 
 // DefaultIdleTimeout is how long a session waits for its next prompt when
 // SessionInput.IdleTimeout is 0; then the workflow completes.
@@ -174,6 +218,32 @@ func (w *wf) validPrompt(_ workflow.Context, p string) error {
 	return nil
 }
 
+// interruptRun stops the run under way, if any (UpdateInterrupt).
+func (w *wf) interruptRun(_ workflow.Context) error {
+	if w.interrupt != nil {
+		w.interrupt()
+	}
+	return nil
+}
+
+// setModel changes the model of the session's next requests
+// (UpdateSetModel); an alias ("sonnet") is resolved.
+func (w *wf) setModel(_ workflow.Context, m string) error {
+	w.eng.SetModel(pricing.Resolve(m))
+	return nil
+}
+
+// validModel refuses an empty model, and a change before the loop exists.
+func (w *wf) validModel(_ workflow.Context, m string) error {
+	if strings.TrimSpace(m) == "" {
+		return errors.New("agentloop/temporal: empty model")
+	}
+	if w.eng == nil {
+		return errors.New("agentloop/temporal: the session is still starting")
+	}
+	return nil
+}
+
 // close ends the session once its run, if any, is over (UpdateClose).
 func (w *wf) close(_ workflow.Context) error {
 	w.closing = true
@@ -182,19 +252,21 @@ func (w *wf) close(_ workflow.Context) error {
 
 // wf is one run of SessionWorkflow.
 type wf struct {
-	root    workflow.Context
-	cur     workflow.Context // the coroutine that runs now (see fanout)
-	in      SessionInput
-	runID   string
-	ids     int
-	lines   []json.RawMessage
-	done    bool
-	err     string
-	running bool                                  // a prompt's run is under way
-	queued  string                                // the next prompt, "" for none
-	closing bool                                  // UpdateClose came
-	asks    []Ask                                 // waiting for the client
-	answers map[string]agentloop.PermissionResult // by tool_use id
+	root      workflow.Context
+	cur       workflow.Context // the coroutine that runs now (see fanout)
+	in        SessionInput
+	runID     string
+	ids       int
+	lines     []json.RawMessage
+	done      bool
+	err       string
+	eng       *engine.Session
+	interrupt func()                                // cancels the run under way; nil when none
+	running   bool                                  // a prompt's run is under way
+	queued    string                                // the next prompt, "" for none
+	closing   bool                                  // UpdateClose came
+	asks      []Ask                                 // waiting for the client
+	answers   map[string]agentloop.PermissionResult // by tool_use id
 }
 
 // emit records m for QueryEvents. It is the loop's Emit; it never stops
