@@ -51,7 +51,7 @@ func BenchmarkSessions(b *testing.B) {
 				starting := make(chan struct{}, 32)
 				run = func(ctx context.Context, cwd string) error {
 					starting <- struct{}{}
-					s, err := Open(ctx, c, testQueue, &agentloop.Options{SessionID: uuid.NewString(), Cwd: cwd})
+					s, err := Open(ctx, c, testQueue, &agentloop.Options{SessionID: uuid.NewString(), Cwd: cwd}, nil)
 					<-starting
 					if err != nil {
 						return err

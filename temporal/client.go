@@ -39,7 +39,7 @@ var ErrSessionBusy = errors.New("agentloop/temporal: the session is busy with a 
 // "agentloop-" followed by it.
 func Query(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options) agentloop.Stream {
 	return func(yield func(agentloop.Message, error) bool) {
-		s, err := start(ctx, c, queue, prompt, opts)
+		s, err := start(ctx, c, queue, prompt, opts, nil)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -48,7 +48,7 @@ func Query(ctx context.Context, c client.Client, queue, prompt string, opts *age
 			_ = s.Close(ctx)
 			return
 		}
-		_ = c.CancelWorkflow(context.WithoutCancel(ctx), s.run.GetID(), s.run.GetRunID())
+		_ = c.CancelWorkflow(context.WithoutCancel(ctx), s.run.GetID(), "")
 	}
 }
 
@@ -65,16 +65,35 @@ type Session struct {
 	answered map[string]bool // permission requests this client answered
 }
 
+// SessionOptions are the durable session's own settings; the zero value
+// gives the defaults.
+type SessionOptions struct {
+	// IdleTimeout is how long the session waits for its next prompt
+	// before it ends; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// ContinueAfter is the workflow history length (events) past which
+	// the session goes on in a new run between prompts; 0 means
+	// DefaultContinueAfter.
+	ContinueAfter int
+}
+
 // Open starts a durable session with no prompt yet; see Session.Query.
-func Open(ctx context.Context, c client.Client, queue string, opts *agentloop.Options) (*Session, error) {
-	return start(ctx, c, queue, "", opts)
+// so may be nil.
+func Open(ctx context.Context, c client.Client, queue string, opts *agentloop.Options, so *SessionOptions) (*Session, error) {
+	return start(ctx, c, queue, "", opts, so)
 }
 
 // start starts the session's workflow, with its first prompt if any.
-func start(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options) (*Session, error) {
+func start(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options, so *SessionOptions) (*Session, error) {
 	in, err := inputOf(prompt, opts)
 	if err != nil {
 		return nil, err
+	}
+	if so != nil {
+		if so.IdleTimeout < 0 || so.ContinueAfter < 0 {
+			return nil, fmt.Errorf("%w: SessionOptions: negative IdleTimeout or ContinueAfter", agentloop.ErrInvalidOption)
+		}
+		in.IdleTimeout, in.ContinueAfter = so.IdleTimeout, so.ContinueAfter
 	}
 	if in.SessionID == "" {
 		in.SessionID = uuid.NewString()
@@ -95,12 +114,8 @@ func (s *Session) ID() string { return s.run.GetID() }
 // not the run (Close, or cancel the workflow, to stop it).
 func (s *Session) Query(ctx context.Context, prompt string) agentloop.Stream {
 	return func(yield func(agentloop.Message, error) bool) {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
-			UpdateName: UpdatePrompt, Args: []any{prompt}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		var from int
-		if err == nil {
-			err = h.Get(ctx, &from)
-		}
+		err := s.updateResult(ctx, &from, UpdatePrompt, prompt)
 		if err != nil {
 			if strings.Contains(err.Error(), errBusyText) {
 				err = fmt.Errorf("%w (%w)", ErrSessionBusy, err)
@@ -128,15 +143,28 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 
 // update sends the Update name with args and waits for it to complete.
 func (s *Session) update(ctx context.Context, name string, args ...any) error {
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
-		UpdateName: name, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err != nil {
+	if err := s.updateResult(ctx, nil, name, args...); err != nil {
 		return fmt.Errorf("agentloop/temporal: %s: %w", name, err)
 	}
 	return nil
+}
+
+// updateResult sends the Update name to the session's current run and
+// stores its result in out (nil: none). An Update that reaches a run as it
+// hands over to the next one (continue-as-new, between prompts) is sent
+// again, to the new run.
+func (s *Session) updateResult(ctx context.Context, out any, name string, args ...any) error {
+	for attempt := 0; ; attempt++ {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(),
+			UpdateName: name, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, out)
+		}
+		if err == nil || attempt >= 20 || !strings.Contains(err.Error(), "already completed") {
+			return err
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
 }
 
 // Close ends the session once its current run is over and waits for the
@@ -145,7 +173,7 @@ func (s *Session) Close(ctx context.Context) error {
 	if err := s.update(ctx, UpdateClose); err != nil {
 		return err
 	}
-	if err := s.run.Get(ctx, nil); err != nil {
+	if err := s.c.GetWorkflow(ctx, s.run.GetID(), "").Get(ctx, nil); err != nil {
 		return fmt.Errorf("agentloop/temporal: closing the session: %w", err)
 	}
 	return nil
@@ -233,13 +261,7 @@ func (s *Session) answerAsks(ctx context.Context, asks []Ask) error {
 		if err != nil {
 			res = agentloop.Deny(err.Error())
 		}
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.run.GetID(), RunID: s.run.GetRunID(),
-			UpdateName: UpdatePermission, Args: []any{PermissionAnswer{ID: a.ID, Result: res}},
-			WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err == nil {
-			err = h.Get(ctx, nil)
-		}
-		if err != nil {
+		if err := s.updateResult(ctx, nil, UpdatePermission, PermissionAnswer{ID: a.ID, Result: res}); err != nil {
 			return fmt.Errorf("agentloop/temporal: answering the permission request of %s: %w", a.ID, err)
 		}
 		s.mu.Lock()
@@ -251,7 +273,7 @@ func (s *Session) answerAsks(ctx context.Context, asks []Ask) error {
 
 // events asks the workflow for its messages from index from.
 func events(ctx context.Context, c client.Client, run client.WorkflowRun, from int) (Events, error) {
-	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), QueryEvents, from)
+	v, err := c.QueryWorkflow(ctx, run.GetID(), "", QueryEvents, from) // the current run
 	if err != nil {
 		return Events{}, fmt.Errorf("agentloop/temporal: reading the session's messages: %w", err)
 	}

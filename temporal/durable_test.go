@@ -159,37 +159,58 @@ func TestDurableRefusesWhatItCannotCarry(t *testing.T) {
 }
 
 // TestDurableSessionPrompts: a Session keeps its conversation between
-// prompts (the second request carries the first exchange), refuses a
-// prompt once closed, and its workflow completes on Close.
+// prompts (the second request carries the first exchange), also across a
+// continue-as-new (ContinueAfter 1: a new run after every prompt), refuses
+// a prompt once closed, and its workflow completes on Close.
 func TestDurableSessionPrompts(t *testing.T) {
-	srv := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"))
-	c := startWorkers(t, workerOptions(t, srv), 1)
-	ctx := context.Background()
-	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []string{"one", "two"} {
-		res, err := s.Query(ctx, fmt.Sprintf("prompt %d", i+1)).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Result == nil || *res.Result != want {
-			t.Errorf("prompt %d: result %v, want %q", i+1, res.Result, want)
-		}
-	}
-	var roles []string
-	for _, m := range srv.LastRequest().Params.Messages {
-		roles = append(roles, m.Role)
-	}
-	if d := cmp.Diff([]string{"user", "assistant", "user"}, roles); d != "" {
-		t.Errorf("second request's history (-want +got):\n%s", d)
-	}
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Query(ctx, "three").Result(); err == nil {
-		t.Error("a prompt after Close was accepted")
+	for _, so := range []*SessionOptions{nil, {ContinueAfter: 1}} {
+		t.Run(fmt.Sprintf("continueAfter=%d", map[bool]int{true: 0, false: 1}[so == nil]), func(t *testing.T) {
+			srv := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"), agentlooptest.Text("three"))
+			c := startWorkers(t, workerOptions(t, srv), 1)
+			ctx := context.Background()
+			s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}}, so)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{"one", "two", "three"} {
+				msgs, err := s.Query(ctx, fmt.Sprintf("prompt %d", i+1)).Collect()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var labels []string
+				for _, m := range msgs {
+					labels = append(labels, label(m))
+				}
+				if d := cmp.Diff([]string{"system/init", "assistant:text", "result/success"}, labels); d != "" {
+					t.Errorf("prompt %d's stream (-want +got):\n%s", i+1, d)
+				}
+				if r := msgs[len(msgs)-1].(*agentloop.ResultMessage); r.Result == nil || *r.Result != want {
+					t.Errorf("prompt %d: result %v, want %q", i+1, r.Result, want)
+				}
+
+			}
+			var roles []string
+			for _, m := range srv.LastRequest().Params.Messages {
+				roles = append(roles, m.Role)
+			}
+			if d := cmp.Diff([]string{"user", "assistant", "user", "assistant", "user"}, roles); d != "" {
+				t.Errorf("third request's history (-want +got):\n%s", d)
+			}
+			d, err := c.DescribeWorkflowExecution(ctx, s.ID(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			continued := d.GetWorkflowExecutionInfo().GetExecution().GetRunId() != s.run.GetRunID()
+			if continued != (so != nil) {
+				t.Errorf("the session continued as new: %v, want %v", continued, so != nil)
+			}
+			if err := s.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Query(ctx, "four").Result(); err == nil {
+				t.Error("a prompt after Close was accepted")
+			}
+		})
 	}
 }
 
@@ -201,7 +222,7 @@ func TestDurableInterruptAndSetModel(t *testing.T) {
 	srv := agentlooptest.NewTB(t, slowText("never finished. ", 100), agentlooptest.Text("after"))
 	c := startWorkers(t, workerOptions(t, srv), 1)
 	ctx := context.Background()
-	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}})
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -31,7 +32,7 @@ type SessionInput struct {
 	Cwd                string   `json:"cwd,omitempty"`
 	SystemPrompt       string   `json:"systemPrompt,omitempty"`
 	AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
-	Tools              []string `json:"tools,omitempty"`
+	Tools              []string `json:"tools"` // nil: the worker's; empty: none
 	AllowedTools       []string `json:"allowedTools,omitempty"`
 	DisallowedTools    []string `json:"disallowedTools,omitempty"`
 	PermissionMode     string   `json:"permissionMode,omitempty"`
@@ -45,6 +46,24 @@ type SessionInput struct {
 	// IdleTimeout is how long the session waits for its next prompt
 	// before it ends; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
+	// ContinueAfter is the history length (events) past which the
+	// session goes on in a new run between prompts; 0 means
+	// DefaultContinueAfter.
+	ContinueAfter int `json:"continueAfter,omitempty"`
+	// Carry is what a run started by continue-as-new goes on from.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is the conversation a session's new run (continue-as-new) goes on
+// from: the loop's history and model, the stream lines of the last prompt
+// (Tail, from index Lines: the client may still be reading them), and how
+// many runs came before.
+type Carry struct {
+	History []model.Message   `json:"history"`
+	Model   string            `json:"model,omitempty"`
+	Lines   int               `json:"lines"` // the index of Tail's first line
+	Tail    []json.RawMessage `json:"tail,omitempty"`
+	Runs    int               `json:"runs"`
 }
 
 // carried are the Options fields a SessionInput holds.

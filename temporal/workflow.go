@@ -81,6 +81,13 @@ type Summary struct {
 // derive from the run id, and its concurrency is the workflow's.
 func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	w := &wf{root: ctx, cur: ctx, in: in, runID: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+	// Before any handler is set: an Update that waited for this run is
+	// handled as soon as its handler is.
+	if in.Carry != nil {
+		// The last run's lines come along: the client may not have read
+		// them all when the session moved to this run.
+		w.base, w.lines = in.Carry.Lines, append([]json.RawMessage(nil), in.Carry.Tail...)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, w.events); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: query handler: %w", err)
 	}
@@ -103,18 +110,19 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		workflow.UpdateHandlerOptions{Validator: w.validAnswer}); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
 	}
-	defer w.closeSession()
+	defer func() {
+		if !w.continuing {
+			w.closeSession()
+		}
+	}()
 	var desc Description
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, in).Get(ctx, &desc); err != nil {
 		w.fail(fmt.Errorf("agentloop/temporal: preparing the session: %w", err))
 		return nil, err
 	}
-	if desc.Init != nil {
-		desc.Init.UUID = w.newID()
-		w.emit(desc.Init)
-	}
-	if len(desc.NotCarried) > 0 {
-		w.notice("Not carried by the durable loop yet, so off in this session: " + strings.Join(desc.NotCarried, ", "))
+	w.init = desc.Init
+	if len(desc.NotCarried) > 0 && in.Carry == nil {
+		w.notices = append(w.notices, "Not carried by the durable loop yet, so off in this session: "+strings.Join(desc.NotCarried, ", "))
 	}
 	eng, err := engine.New(w.engineConfig(desc))
 	if err != nil {
@@ -123,6 +131,15 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	}
 	w.eng = eng
 	sum := &Summary{}
+	runsBefore := 0
+	if c := in.Carry; c != nil {
+		runsBefore = c.Runs
+		eng.SetHistory(c.History)
+		if c.Model != "" {
+			eng.SetModel(c.Model)
+		}
+		sum.Runs = c.Runs
+	}
 	for prompt := in.Prompt; ; {
 		if prompt != "" {
 			res, err := w.runPrompt(eng, prompt)
@@ -134,6 +151,16 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 			if res != nil {
 				sum.Subtype = res.Subtype
 			}
+		}
+		if sum.Runs > runsBefore && w.shouldContinue(in) && !w.closing && w.queued == "" {
+			// The history nears Temporal's limits: go on in a new run of
+			// the same workflow id with the conversation, not the events.
+			next := in
+			next.Prompt = ""
+			tail := w.lines[w.lastRun-w.base:]
+			next.Carry = &Carry{History: eng.History(), Model: eng.Model(), Lines: w.lastRun, Tail: tail, Runs: sum.Runs}
+			w.continuing = true
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
 		next, ok := w.nextPrompt(in.IdleTimeout)
 		if !ok {
@@ -168,6 +195,16 @@ func (w *wf) runPrompt(eng *engine.Session, prompt string) (*message.Result, err
 		cancel(nil)
 		wcancel()
 	}()
+	w.lastRun = w.base + len(w.lines)
+	if w.init != nil {
+		init := *w.init
+		init.UUID = w.newID()
+		w.emit(&init)
+	}
+	for _, n := range w.notices {
+		w.notice(n)
+	}
+	w.notices = nil
 	res, err := eng.Run(ctx, []model.Content{model.TextBlock(prompt)}, w.emit)
 	if err != nil && errors.Is(context.Cause(ctx), errInterrupted) {
 		// The loop has given the run its result; the session goes on.
@@ -202,7 +239,22 @@ func (w *wf) nextPrompt(idle time.Duration) (string, bool) {
 // the stream line its run's messages start at.
 func (w *wf) prompt(_ workflow.Context, p string) (int, error) {
 	w.queued = p
-	return len(w.lines), nil
+	return w.base + len(w.lines), nil
+}
+
+// DefaultContinueAfter is the history length (events) past which a
+// session goes on in a new run (continue-as-new) between two prompts,
+// well below Temporal's limits; the server's own suggestion counts too.
+const DefaultContinueAfter = 10_000
+
+// shouldContinue says whether the session should go on in a new run.
+func (w *wf) shouldContinue(in SessionInput) bool {
+	limit := in.ContinueAfter
+	if limit <= 0 {
+		limit = DefaultContinueAfter
+	}
+	info := workflow.GetInfo(w.root)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > limit
 }
 
 // validPrompt accepts a prompt only while the session is idle and open.
@@ -252,21 +304,26 @@ func (w *wf) close(_ workflow.Context) error {
 
 // wf is one run of SessionWorkflow.
 type wf struct {
-	root      workflow.Context
-	cur       workflow.Context // the coroutine that runs now (see fanout)
-	in        SessionInput
-	runID     string
-	ids       int
-	lines     []json.RawMessage
-	done      bool
-	err       string
-	eng       *engine.Session
-	interrupt func()                                // cancels the run under way; nil when none
-	running   bool                                  // a prompt's run is under way
-	queued    string                                // the next prompt, "" for none
-	closing   bool                                  // UpdateClose came
-	asks      []Ask                                 // waiting for the client
-	answers   map[string]agentloop.PermissionResult // by tool_use id
+	root       workflow.Context
+	cur        workflow.Context // the coroutine that runs now (see fanout)
+	in         SessionInput
+	runID      string
+	ids        int
+	lines      []json.RawMessage
+	done       bool
+	err        string
+	eng        *engine.Session
+	init       *message.System                       // the session's system/init, sent before each run
+	base       int                                   // stream lines before this run of the workflow (continue-as-new)
+	continuing bool                                  // this run ends in continue-as-new
+	lastRun    int                                   // the stream line the last prompt's run started at
+	notices    []string                              // warnings for the stream, sent after the next init
+	interrupt  func()                                // cancels the run under way; nil when none
+	running    bool                                  // a prompt's run is under way
+	queued     string                                // the next prompt, "" for none
+	closing    bool                                  // UpdateClose came
+	asks       []Ask                                 // waiting for the client
+	answers    map[string]agentloop.PermissionResult // by tool_use id
 }
 
 // emit records m for QueryEvents. It is the loop's Emit; it never stops
@@ -311,10 +368,11 @@ func (w *wf) validAnswer(_ workflow.Context, a PermissionAnswer) error {
 
 // events answers QueryEvents.
 func (w *wf) events(from int) (Events, error) {
-	if from < 0 || from > len(w.lines) {
-		return Events{}, fmt.Errorf("agentloop/temporal: no event %d (have %d)", from, len(w.lines))
+	if from < w.base || from > w.base+len(w.lines) {
+		return Events{}, fmt.Errorf("agentloop/temporal: no event %d here (this run of the session holds %d to %d)",
+			from, w.base, w.base+len(w.lines))
 	}
-	return Events{Lines: w.lines[from:], Done: w.done, Err: w.err, Asks: w.asks}, nil
+	return Events{Lines: w.lines[from-w.base:], Done: w.done, Err: w.err, Asks: w.asks}, nil
 }
 
 // newID is a message id: random-looking, the same on every replay.
