@@ -40,12 +40,13 @@ type Activities struct {
 
 	mu       sync.Mutex
 	sessions map[string]*conversation.Session // by workflow id
+	modes    map[string]string                // the client's mode last applied, by workflow id
 }
 
 // newActivities returns the activities of a worker whose sessions start
 // from base.
 func newActivities(base *agentloop.Options) *Activities {
-	return &Activities{base: base, sessions: map[string]*conversation.Session{}}
+	return &Activities{base: base, sessions: map[string]*conversation.Session{}, modes: map[string]string{}}
 }
 
 // session is the live session of the workflow the activity of ctx belongs
@@ -176,6 +177,9 @@ func (a *Activities) Authorize(ctx context.Context, call AuthorizeCall) (*Author
 	if err != nil {
 		return nil, err
 	}
+	if err := a.applyMode(ctx, s, call.Session.PermissionMode); err != nil {
+		return nil, err
+	}
 	c := s.EngineConfig()
 	d := engine.Decision{Allow: true, Source: "config", ReasonType: "mode"}
 	if c.Authorize != nil {
@@ -202,6 +206,32 @@ func (a *Activities) Authorize(ctx context.Context, call AuthorizeCall) (*Author
 	return &AuthorizeOutcome{Decision: b}, nil
 }
 
+// applyMode gives s the permission mode the workflow holds, when it
+// differs from the one this worker last applied for it: the client may
+// have changed it since (UpdateSetPermissionMode), and a worker that took
+// the session over starts from the SessionInput's. A mode the session
+// changed itself since (a permission update) stands until the client
+// asks for another.
+func (a *Activities) applyMode(ctx context.Context, s *conversation.Session, mode string) error {
+	if mode == "" {
+		return nil
+	}
+	id := activity.GetInfo(ctx).WorkflowExecution.ID
+	a.mu.Lock()
+	last := a.modes[id]
+	a.mu.Unlock()
+	if last == mode {
+		return nil
+	}
+	if err := s.SetPermissionMode(agentloop.PermissionMode(mode)); err != nil {
+		return temporal.NewNonRetryableApplicationError("agentloop/temporal: setting the permission mode", "agentloop.ModeError", err)
+	}
+	a.mu.Lock()
+	a.modes[id] = mode
+	a.mu.Unlock()
+	return nil
+}
+
 // CloseSession releases the workflow's session on this worker, if it has
 // one.
 func (a *Activities) CloseSession(ctx context.Context, _ SessionInput) error {
@@ -209,6 +239,7 @@ func (a *Activities) CloseSession(ctx context.Context, _ SessionInput) error {
 	a.mu.Lock()
 	s := a.sessions[id]
 	delete(a.sessions, id)
+	delete(a.modes, id)
 	a.mu.Unlock()
 	if s != nil {
 		s.Close()

@@ -141,6 +141,12 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 	return s.update(ctx, UpdateSetModel, model)
 }
 
+// SetPermissionMode changes the permission mode of the session's next
+// decisions, on whichever worker makes them.
+func (s *Session) SetPermissionMode(ctx context.Context, mode agentloop.PermissionMode) error {
+	return s.update(ctx, UpdateSetPermissionMode, string(mode))
+}
+
 // update sends the Update name with args and waits for it to complete.
 func (s *Session) update(ctx context.Context, name string, args ...any) error {
 	if err := s.updateResult(ctx, nil, name, args...); err != nil {

@@ -266,3 +266,44 @@ func TestDurableInterruptAndSetModel(t *testing.T) {
 		t.Errorf("model after SetModel = %q", last.Params.Model)
 	}
 }
+
+// TestDurableSetPermissionMode: a mode set by the client decides the next
+// calls: a Write that default mode denies runs after acceptEdits is set.
+func TestDurableSetPermissionMode(t *testing.T) {
+	cwd := t.TempDir()
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Write", map[string]any{"file_path": filepath.Join(cwd, "a.txt"), "content": "a"}),
+		agentlooptest.Text("denied"),
+		agentlooptest.ToolUse("toolu_2", "Write", map[string]any{"file_path": filepath.Join(cwd, "b.txt"), "content": "b"}),
+		agentlooptest.Text("written"))
+	c := startWorkers(t, workerOptions(t, srv), 1)
+	ctx := context.Background()
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: cwd, Tools: []string{"Write"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	msgs, err := s.Query(ctx, "one").Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, isErr := resultText(msgs, "toolu_1"); !isErr {
+		t.Error("default mode let the first Write run")
+	}
+	if err := s.SetPermissionMode(ctx, "nonsense"); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+	if err := s.SetPermissionMode(ctx, agentloop.PermissionAcceptEdits); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err = s.Query(ctx, "two").Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := resultText(msgs, "toolu_2"); isErr {
+		t.Errorf("acceptEdits did not let the second Write run: %s", text)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "b.txt")); err != nil {
+		t.Error(err)
+	}
+}

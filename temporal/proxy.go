@@ -52,7 +52,7 @@ type modelProxy struct{ w *wf }
 func (p *modelProxy) Stream(_ context.Context, req *model.Request, _ model.Handler) (*model.Response, error) {
 	ctx := workflow.WithActivityOptions(p.w.cur, modelOptions)
 	var resp model.Response
-	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.in, Request: req}).Get(ctx, &resp); err != nil {
+	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.session(), Request: req}).Get(ctx, &resp); err != nil {
 		return nil, fmt.Errorf("model call: %w", err)
 	}
 	return &resp, nil
@@ -74,7 +74,7 @@ func (t *toolProxy) Run(_ context.Context, call *tool.Call) (tool.Result, error)
 	}
 	ctx := workflow.WithActivityOptions(t.w.cur, opts)
 	var res tool.Result
-	in := ToolRun{Session: t.w.in, ID: call.ID, Name: t.info.Name, Input: call.Input, ReadOnly: t.info.ReadOnly}
+	in := ToolRun{Session: t.w.session(), ID: call.ID, Name: t.info.Name, Input: call.Input, ReadOnly: t.info.ReadOnly}
 	if err := workflow.ExecuteActivity(ctx, actRunTool, in).Get(ctx, &res); err != nil {
 		return tool.Result{}, fmt.Errorf("the call could not be carried out: %w", err)
 	}
@@ -88,7 +88,7 @@ func (t *toolProxy) Run(_ context.Context, call *tool.Call) (tool.Result, error)
 // until UpdatePermission brings the answer, and the check runs again with
 // it.
 func (w *wf) authorize(_ context.Context, call *engine.ToolCall) engine.Decision {
-	in := AuthorizeCall{Session: w.in, ID: call.ID, Name: call.Name, Input: call.Input, Alone: call.Alone}
+	in := AuthorizeCall{Session: w.session(), ID: call.ID, Name: call.Name, Input: call.Input, Alone: call.Alone}
 	for {
 		ctx := workflow.WithActivityOptions(w.cur, authorizeOptions)
 		var out AuthorizeOutcome

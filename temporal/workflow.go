@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/diag"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
@@ -37,6 +38,9 @@ const (
 	UpdateInterrupt = "agentloop.interrupt"
 	// UpdateSetModel changes the model of the next requests.
 	UpdateSetModel = "agentloop.setModel"
+	// UpdateSetPermissionMode changes the permission mode of the next
+	// decisions.
+	UpdateSetPermissionMode = "agentloop.setPermissionMode"
 )
 
 // Activity type names (the methods of Activities, under activityPrefix).
@@ -106,6 +110,10 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		workflow.UpdateHandlerOptions{Validator: w.validModel}); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetPermissionMode, w.setMode,
+		workflow.UpdateHandlerOptions{Validator: validMode}); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePermission, w.answer,
 		workflow.UpdateHandlerOptions{Validator: w.validAnswer}); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: update handler: %w", err)
@@ -116,7 +124,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		}
 	}()
 	var desc Description
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, in).Get(ctx, &desc); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, describeOptions), actDescribe, w.session()).Get(ctx, &desc); err != nil {
 		w.fail(fmt.Errorf("agentloop/temporal: preparing the session: %w", err))
 		return nil, err
 	}
@@ -296,6 +304,22 @@ func (w *wf) validModel(_ workflow.Context, m string) error {
 	return nil
 }
 
+// setMode records the permission mode the client asked for
+// (UpdateSetPermissionMode); every Authorize activity carries it, so the
+// worker that decides, whichever it is, uses it.
+func (w *wf) setMode(_ workflow.Context, mode string) error {
+	w.in.PermissionMode = mode
+	return nil
+}
+
+// validMode accepts a permission mode agentloop knows.
+func validMode(_ workflow.Context, mode string) error {
+	if _, err := vocab.ParsePermissionMode(mode); err != nil {
+		return fmt.Errorf("agentloop/temporal: %w", err)
+	}
+	return nil
+}
+
 // close ends the session once its run, if any, is over (UpdateClose).
 func (w *wf) close(_ workflow.Context) error {
 	w.closing = true
@@ -438,7 +462,7 @@ func (w *wf) fanout(jobs []func() any, done func(any)) {
 // shells, MCP servers, the sandbox). It runs however the workflow ends.
 func (w *wf) closeSession() {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
-	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, closeOptions), actClose, w.in).Get(ctx, nil)
+	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, closeOptions), actClose, w.session()).Get(ctx, nil)
 }
 
 // Activity options: a model call is retried (the provider has retried
@@ -460,3 +484,12 @@ var (
 	closeOptions = workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
 )
+
+// session is the SessionInput the activities get: what a worker builds the
+// session from, without the conversation a continued run carries.
+func (w *wf) session() SessionInput {
+	in := w.in
+	in.Carry = nil
+	in.Prompt = ""
+	return in
+}

@@ -366,14 +366,21 @@ func (c *Client) SetPermissionMode(mode PermissionMode) error {
 	if err := c.checkOpen(); err != nil {
 		return err
 	}
+	return c.sess.SetPermissionMode(mode)
+}
+
+// SetPermissionMode changes the mode the session's permission check uses
+// from its next decision on. A mode the managed policy disables is
+// refused (ErrPermissionModeDisabled).
+func (s *Session) SetPermissionMode(mode PermissionMode) error {
 	m, err := ParsePermissionMode(string(mode))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
-	if c.sess.checker == nil {
+	if s.checker == nil {
 		return errors.New("agentloop: set permission mode: the session has no permission checker")
 	}
-	if err := c.sess.checker.SetMode(permission.Mode(m)); errors.Is(err, ErrPermissionModeDisabled) {
+	if err := s.checker.SetMode(permission.Mode(m)); errors.Is(err, ErrPermissionModeDisabled) {
 		return fmt.Errorf("agentloop: set permission mode: %w", err) // the error names the mode
 	} else if err != nil {
 		return fmt.Errorf("agentloop: set permission mode %s: %w", m, err)
@@ -382,4 +389,7 @@ func (c *Client) SetPermissionMode(mode PermissionMode) error {
 }
 
 // PermissionMode is agentloop's Client.PermissionMode; see its doc there.
-func (c *Client) PermissionMode() PermissionMode { return c.sess.currentMode() }
+func (c *Client) PermissionMode() PermissionMode { return c.sess.PermissionMode() }
+
+// PermissionMode is the mode the session's permission check uses now.
+func (s *Session) PermissionMode() PermissionMode { return s.currentMode() }
