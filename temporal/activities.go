@@ -83,6 +83,9 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	for _, t := range c.Tools {
 		d.Tools = append(d.Tools, t.Info())
 	}
+	if cp := c.Compaction; cp != nil {
+		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
+	}
 	d.NotCarried = notCarried(a.base, c)
 	return d, nil
 }
@@ -90,11 +93,11 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 // notCarried names what c has on that the durable loop does not do yet.
 func notCarried(base *agentloop.Options, c engine.Config) []string {
 	var out []string
-	if base != nil && len(base.Hooks) > 0 {
-		out = append(out, "callback hooks on the loop's steps (PreToolUse and the others run in the permission check)")
-	}
-	if c.Compaction != nil && !c.Compaction.Disabled {
-		out = append(out, "automatic compaction")
+	// Hooks come from Options.Hooks and from settings files: a worker
+	// that reads settings files may have some.
+	if base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0 {
+		out = append(out, "hooks, if any are configured, other than those of the permission check "+
+			"(PostToolUse, Stop, UserPromptSubmit, PreCompact, PostCompact, SessionStart and SessionEnd do not run)")
 	}
 	if c.OutputSchema != nil {
 		out = append(out, "structured output")

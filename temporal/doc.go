@@ -18,13 +18,16 @@
 //		…
 //	}
 //
+// A Session (Open) holds a conversation across prompts, with Interrupt,
+// SetModel and SetPermissionMode, as agentloop.Client does; it continues
+// as new between prompts before the workflow's history grows too long.
+//
 // Query's options are those a SessionInput holds (model, directory,
 // prompts, tools and rules, mode, limits); the rest live on the workers'
 // Options, and Query refuses them (ErrUnsupported) rather than drop them.
-// What the durable loop does not do yet (automatic compaction, structured
-// output, tool search, partial messages, hooks on the loop's steps other
-// than the permission check) is reported in the stream when a worker's
-// options turn it on.
+// What the durable loop does not do yet (structured output, tool search,
+// partial messages, hooks other than the permission check's) is reported
+// in the stream when a worker's options turn it on.
 //
 // This is its own module: the core module and the CLI do not link
 // Temporal. Its tests start a real Temporal server in the test process

@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
@@ -305,5 +307,44 @@ func TestDurableSetPermissionMode(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cwd, "b.txt")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDurableAutoCompaction: past the worker's compaction threshold, the
+// workflow's loop compacts (the summary is a model call like any other)
+// and the next request starts from the summary.
+func TestDurableAutoCompaction(t *testing.T) {
+	big := agentlooptest.Text("a long answer")
+	big.Usage = model.Usage{InputTokens: 9_500, OutputTokens: 10}
+	srv := agentlooptest.NewTB(t, big, agentlooptest.Text("SUMMARY: one long answer"), agentlooptest.Text("after"))
+	opts := workerOptions(t, srv)
+	opts.DisableAutoCompact, opts.AutoCompactWindow = false, 10_000
+	c := startWorkers(t, opts, 1)
+	ctx := context.Background()
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if _, err := s.Query(ctx, "first").Result(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Query(ctx, "second").Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, m := range msgs {
+		labels = append(labels, label(m))
+	}
+	if !slices.Contains(labels, "system/compact_boundary") {
+		t.Errorf("no compact_boundary in %v", labels)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (first, summary, second)", len(reqs))
+	}
+	if body := string(reqs[2].Body); !strings.Contains(body, "SUMMARY: one long answer") {
+		t.Errorf("the request after compaction does not start from the summary: %.500s", body)
 	}
 }

@@ -54,6 +54,15 @@ type SessionInput struct {
 	Carry *Carry `json:"carry,omitempty"`
 }
 
+// CompactionSpec is what the workflow's loop compacts by: the summary
+// request is a model call like any other (an activity); the compaction
+// hooks of the worker's settings do not run on this path.
+type CompactionSpec struct {
+	Disabled     bool   `json:"disabled,omitempty"`
+	Window       int64  `json:"window,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
 // Carry is the conversation a session's new run (continue-as-new) goes on
 // from: the loop's history and model, the stream lines of the last prompt
 // (Tail, from index Lines: the client may still be reading them), and how
@@ -156,6 +165,8 @@ type Description struct {
 	Effort         string          `json:"effort,omitempty"`
 	Betas          []string        `json:"betas,omitempty"`
 	Cwd            string          `json:"cwd"`
+	// Compaction is the session's compaction, nil when it has none.
+	Compaction *CompactionSpec `json:"compaction,omitempty"`
 	// Init is the session's system/init message, the stream's first.
 	Init *message.System `json:"init"`
 	// NotCarried names what the worker's session has on that the durable

@@ -412,7 +412,12 @@ func (w *wf) engineConfig(d Description) engine.Config {
 	for i, info := range d.Tools {
 		tools[i] = &toolProxy{w: w, info: info}
 	}
+	var cp *engine.Compaction
+	if d.Compaction != nil {
+		cp = &engine.Compaction{Disabled: d.Compaction.Disabled, Window: d.Compaction.Window, Instructions: d.Compaction.Instructions}
+	}
 	return engine.Config{
+		Compaction:     cp,
 		Provider:       &modelProxy{w: w},
 		Model:          d.Model,
 		FallbackModels: d.FallbackModels,
