@@ -83,6 +83,7 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	for _, t := range c.Tools {
 		d.Tools = append(d.Tools, t.Info())
 	}
+	d.OutputSchema, d.MaxStructuredRetries = c.OutputSchema, c.MaxStructuredRetries
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
@@ -98,9 +99,6 @@ func notCarried(base *agentloop.Options, c engine.Config) []string {
 	if base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0 {
 		out = append(out, "hooks, if any are configured, other than those of the permission check "+
 			"(PostToolUse, Stop, UserPromptSubmit, PreCompact, PostCompact, SessionStart and SessionEnd do not run)")
-	}
-	if c.OutputSchema != nil {
-		out = append(out, "structured output")
 	}
 	if c.Deferred != nil && c.Deferred.Len() > 0 {
 		out = append(out, "tool search (deferred tools)")

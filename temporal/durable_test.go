@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -346,5 +347,26 @@ func TestDurableAutoCompaction(t *testing.T) {
 	}
 	if body := string(reqs[2].Body); !strings.Contains(body, "SUMMARY: one long answer") {
 		t.Errorf("the request after compaction does not start from the summary: %.500s", body)
+	}
+}
+
+// TestDurableStructuredOutput: Options.OutputFormat travels with the
+// session and its run ends with the structured value, as in-process.
+func TestDurableStructuredOutput(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_s", "StructuredOutput", map[string]any{"answer": 7}),
+		agentlooptest.Text("done"))
+	c := startWorkers(t, workerOptions(t, srv), 1)
+	schema := json.RawMessage(`{"type":"object","properties":{"answer":{"type":"integer"}},"required":["answer"]}`)
+	res, err := Query(context.Background(), c, testQueue, "Answer.", &agentloop.Options{Cwd: t.TempDir(), Tools: []string{},
+		OutputFormat: &agentloop.OutputFormat{Type: "json_schema", Schema: schema}}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.StructuredOutput) != `{"answer":7}` {
+		t.Errorf("structured output = %s", res.StructuredOutput)
+	}
+	if tools := srv.Requests()[0].Params.Tools; len(tools) != 1 || tools[0].Name != "StructuredOutput" {
+		t.Errorf("tools offered: %+v", tools)
 	}
 }

@@ -43,6 +43,10 @@ type SessionInput struct {
 	// (Options.CanUseTool given to Query): they wait in the workflow for
 	// its answer (see Ask).
 	AskClient bool `json:"askClient,omitempty"`
+	// OutputFormat asks for structured output (Options.OutputFormat),
+	// with at most MaxStructuredOutputRetries failed attempts.
+	OutputFormat               *agentloop.OutputFormat `json:"outputFormat,omitempty"`
+	MaxStructuredOutputRetries int                     `json:"maxStructuredOutputRetries,omitempty"`
 	// IdleTimeout is how long the session waits for its next prompt
 	// before it ends; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
@@ -77,7 +81,8 @@ type Carry struct {
 
 // carried are the Options fields a SessionInput holds.
 var carried = []string{"SessionID", "Model", "Cwd", "SystemPrompt", "AppendSystemPrompt", "Tools", "AllowedTools",
-	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort", "CanUseTool"}
+	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort", "CanUseTool", "OutputFormat",
+	"MaxStructuredOutputRetries"}
 
 // inputOf is the SessionInput of a Query; a field of o set but not carried
 // is an ErrUnsupported naming it.
@@ -102,6 +107,7 @@ func inputOf(prompt string, o *agentloop.Options) (SessionInput, error) {
 	in.Tools, in.AllowedTools, in.DisallowedTools = o.Tools, o.AllowedTools, o.DisallowedTools
 	in.PermissionMode, in.MaxTurns, in.MaxBudgetUSD, in.Effort = string(o.PermissionMode), o.MaxTurns, o.MaxBudgetUSD, o.Effort
 	in.AskClient = o.CanUseTool != nil
+	in.OutputFormat, in.MaxStructuredOutputRetries = o.OutputFormat, o.MaxStructuredOutputRetries
 	return in, nil
 }
 
@@ -146,6 +152,12 @@ func overlay(base *agentloop.Options, in SessionInput) *agentloop.Options {
 	if in.AskClient {
 		o.CanUseTool = askClient
 	}
+	if in.OutputFormat != nil {
+		o.OutputFormat = in.OutputFormat
+	}
+	if in.MaxStructuredOutputRetries != 0 {
+		o.MaxStructuredOutputRetries = in.MaxStructuredOutputRetries
+	}
 	return &o
 }
 
@@ -165,6 +177,10 @@ type Description struct {
 	Effort         string          `json:"effort,omitempty"`
 	Betas          []string        `json:"betas,omitempty"`
 	Cwd            string          `json:"cwd"`
+	// OutputSchema and MaxStructuredRetries are the session's structured
+	// output (see engine.Config).
+	OutputSchema         json.RawMessage `json:"outputSchema,omitempty"`
+	MaxStructuredRetries int             `json:"maxStructuredRetries,omitempty"`
 	// Compaction is the session's compaction, nil when it has none.
 	Compaction *CompactionSpec `json:"compaction,omitempty"`
 	// Init is the session's system/init message, the stream's first.
