@@ -84,6 +84,9 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 		d.Tools = append(d.Tools, t.Info())
 	}
 	d.OutputSchema, d.MaxStructuredRetries = c.OutputSchema, c.MaxStructuredRetries
+	if c.Deferred != nil {
+		d.Deferred = c.Deferred.Infos()
+	}
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
@@ -99,9 +102,6 @@ func notCarried(base *agentloop.Options, c engine.Config) []string {
 	if base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0 {
 		out = append(out, "hooks, if any are configured, other than those of the permission check "+
 			"(PostToolUse, Stop, UserPromptSubmit, PreCompact, PostCompact, SessionStart and SessionEnd do not run)")
-	}
-	if c.Deferred != nil && c.Deferred.Len() > 0 {
-		out = append(out, "tool search (deferred tools)")
 	}
 	if c.Partial {
 		out = append(out, "partial messages")

@@ -370,3 +370,46 @@ func TestDurableStructuredOutput(t *testing.T) {
 		t.Errorf("tools offered: %+v", tools)
 	}
 }
+
+// TestDurableToolSearch: with the default tools, some of which are
+// deferred, the durable loop declares the same tools and system prompt to
+// the model as the in-process one, and a ToolSearch call loads a deferred
+// tool for the next request in both.
+func TestDurableToolSearch(t *testing.T) {
+	script := []agentlooptest.Reply{
+		agentlooptest.ToolUse("toolu_ts", "ToolSearch", map[string]any{"query": "select:WebFetch"}),
+		agentlooptest.Text("found"),
+	}
+	requests := func(durable bool) [][]string {
+		srv := agentlooptest.NewTB(t, script...)
+		base := workerOptions(t, srv)
+		cwd := t.TempDir()
+		var err error
+		if durable {
+			c := startWorkers(t, base, 1)
+			_, err = Query(context.Background(), c, testQueue, "Find a web tool.", &agentloop.Options{Cwd: cwd}).Result()
+		} else {
+			base.Cwd = cwd
+			_, err = agentloop.Query(context.Background(), "Find a web tool.", base).Result()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]string
+		for _, r := range srv.Requests() {
+			var names []string
+			for _, td := range r.Params.Tools {
+				names = append(names, td.Name)
+			}
+			out = append(out, names)
+		}
+		return out
+	}
+	want, got := requests(false), requests(true)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("tools declared per request, in-process (-) and durable (+):\n%s", d)
+	}
+	if len(want) != 2 || slices.Contains(want[0], "WebFetch") || !slices.Contains(want[1], "WebFetch") {
+		t.Errorf("in-process: %v (want WebFetch deferred, then loaded)", want)
+	}
+}

@@ -181,6 +181,9 @@ type Description struct {
 	// output (see engine.Config).
 	OutputSchema         json.RawMessage `json:"outputSchema,omitempty"`
 	MaxStructuredRetries int             `json:"maxStructuredRetries,omitempty"`
+	// Deferred are the tools declared to the model only once ToolSearch
+	// has loaded them (the session's tool search catalog).
+	Deferred []tool.Info `json:"deferred,omitempty"`
 	// Compaction is the session's compaction, nil when it has none.
 	Compaction *CompactionSpec `json:"compaction,omitempty"`
 	// Init is the session's system/init message, the stream's first.

@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/diag"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
@@ -412,12 +413,17 @@ func (w *wf) engineConfig(d Description) engine.Config {
 	for i, info := range d.Tools {
 		tools[i] = &toolProxy{w: w, info: info}
 	}
+	var deferred *toolsearch.Catalog
+	if len(d.Deferred) > 0 {
+		deferred = toolsearch.NewCatalog(d.Deferred)
+	}
 	var cp *engine.Compaction
 	if d.Compaction != nil {
 		cp = &engine.Compaction{Disabled: d.Compaction.Disabled, Window: d.Compaction.Window, Instructions: d.Compaction.Instructions}
 	}
 	return engine.Config{
 		Compaction:           cp,
+		Deferred:             deferred,
 		OutputSchema:         d.OutputSchema,
 		MaxStructuredRetries: d.MaxStructuredRetries,
 		Provider:             &modelProxy{w: w},
