@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -36,7 +37,8 @@ const InterruptedByWorker = "The call was interrupted by a worker failure and wa
 //
 // Methods are safe for concurrent use.
 type Activities struct {
-	base *agentloop.Options
+	base   *agentloop.Options
+	client client.Client // signals the partial events of a model call to its workflow
 
 	mu       sync.Mutex
 	sessions map[string]*conversation.Session // by workflow id
@@ -45,8 +47,8 @@ type Activities struct {
 
 // newActivities returns the activities of a worker whose sessions start
 // from base.
-func newActivities(base *agentloop.Options) *Activities {
-	return &Activities{base: base, sessions: map[string]*conversation.Session{}, modes: map[string]string{}}
+func newActivities(c client.Client, base *agentloop.Options) *Activities {
+	return &Activities{base: base, client: c, sessions: map[string]*conversation.Session{}, modes: map[string]string{}}
 }
 
 // session is the live session of the workflow the activity of ctx belongs
@@ -87,6 +89,7 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	if c.Deferred != nil {
 		d.Deferred = c.Deferred.Infos()
 	}
+	d.Partial = c.Partial
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
@@ -103,9 +106,6 @@ func notCarried(base *agentloop.Options, c engine.Config) []string {
 		out = append(out, "hooks, if any are configured, other than those of the permission check "+
 			"(PostToolUse, Stop, UserPromptSubmit, PreCompact, PostCompact, SessionStart and SessionEnd do not run)")
 	}
-	if c.Partial {
-		out = append(out, "partial messages")
-	}
 	return out
 }
 
@@ -119,7 +119,13 @@ func (a *Activities) CallModel(ctx context.Context, call ModelCall) (*model.Resp
 	}
 	stop := heartbeat(ctx)
 	defer stop()
-	resp, err := s.EngineConfig().Provider.Stream(ctx, call.Request, model.NopHandler{})
+	var h model.Handler = model.NopHandler{}
+	if call.Partial && a.client != nil {
+		p := newPartialSink(ctx, a.client)
+		defer p.close()
+		h = p
+	}
+	resp, err := s.EngineConfig().Provider.Stream(ctx, call.Request, h)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errModel, err)
 	}

@@ -413,3 +413,41 @@ func TestDurableToolSearch(t *testing.T) {
 		t.Errorf("in-process: %v (want WebFetch deferred, then loaded)", want)
 	}
 }
+
+// TestDurablePartialMessages: with IncludePartialMessages the reply's
+// stream events reach the client, signalled by the model call while it
+// streams: as many as in-process, all before the reply's message.
+func TestDurablePartialMessages(t *testing.T) {
+	count := func(durable bool) (events int, labels []string) {
+		srv := agentlooptest.NewTB(t, agentlooptest.Text("a reply streamed in several deltas, long enough to split"))
+		base := workerOptions(t, srv)
+		opts := &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}, IncludePartialMessages: true}
+		var msgs []agentloop.Message
+		var err error
+		if durable {
+			c := startWorkers(t, base, 1)
+			msgs, err = Query(context.Background(), c, testQueue, "Say it.", opts).Collect()
+		} else {
+			base.Cwd, base.Tools, base.IncludePartialMessages = opts.Cwd, opts.Tools, true
+			msgs, err = agentloop.Query(context.Background(), "Say it.", base).Collect()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			labels = append(labels, label(m))
+			if m.Kind() == "stream_event" {
+				events++
+			}
+		}
+		return events, labels
+	}
+	want, _ := count(false)
+	got, labels := count(true)
+	if want == 0 || got != want {
+		t.Errorf("%d stream events durable, %d in-process", got, want)
+	}
+	if i, j := slices.Index(labels, "assistant:text"), slices.Index(labels, "stream_event"); i < 0 || j < 0 || j > i {
+		t.Errorf("durable stream %v: want the events before the reply", labels)
+	}
+}

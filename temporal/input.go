@@ -43,6 +43,9 @@ type SessionInput struct {
 	// (Options.CanUseTool given to Query): they wait in the workflow for
 	// its answer (see Ask).
 	AskClient bool `json:"askClient,omitempty"`
+	// IncludePartialMessages streams the model's events as they arrive
+	// (Options.IncludePartialMessages).
+	IncludePartialMessages bool `json:"includePartialMessages,omitempty"`
 	// OutputFormat asks for structured output (Options.OutputFormat),
 	// with at most MaxStructuredOutputRetries failed attempts.
 	OutputFormat               *agentloop.OutputFormat `json:"outputFormat,omitempty"`
@@ -82,7 +85,7 @@ type Carry struct {
 // carried are the Options fields a SessionInput holds.
 var carried = []string{"SessionID", "Model", "Cwd", "SystemPrompt", "AppendSystemPrompt", "Tools", "AllowedTools",
 	"DisallowedTools", "PermissionMode", "MaxTurns", "MaxBudgetUSD", "Effort", "CanUseTool", "OutputFormat",
-	"MaxStructuredOutputRetries"}
+	"MaxStructuredOutputRetries", "IncludePartialMessages"}
 
 // inputOf is the SessionInput of a Query; a field of o set but not carried
 // is an ErrUnsupported naming it.
@@ -108,6 +111,7 @@ func inputOf(prompt string, o *agentloop.Options) (SessionInput, error) {
 	in.PermissionMode, in.MaxTurns, in.MaxBudgetUSD, in.Effort = string(o.PermissionMode), o.MaxTurns, o.MaxBudgetUSD, o.Effort
 	in.AskClient = o.CanUseTool != nil
 	in.OutputFormat, in.MaxStructuredOutputRetries = o.OutputFormat, o.MaxStructuredOutputRetries
+	in.IncludePartialMessages = o.IncludePartialMessages
 	return in, nil
 }
 
@@ -155,6 +159,9 @@ func overlay(base *agentloop.Options, in SessionInput) *agentloop.Options {
 	if in.OutputFormat != nil {
 		o.OutputFormat = in.OutputFormat
 	}
+	if in.IncludePartialMessages {
+		o.IncludePartialMessages = true
+	}
 	if in.MaxStructuredOutputRetries != 0 {
 		o.MaxStructuredOutputRetries = in.MaxStructuredOutputRetries
 	}
@@ -181,6 +188,8 @@ type Description struct {
 	// output (see engine.Config).
 	OutputSchema         json.RawMessage `json:"outputSchema,omitempty"`
 	MaxStructuredRetries int             `json:"maxStructuredRetries,omitempty"`
+	// Partial streams the model's events (stream_event messages).
+	Partial bool `json:"partial,omitempty"`
 	// Deferred are the tools declared to the model only once ToolSearch
 	// has loaded them (the session's tool search catalog).
 	Deferred []tool.Info `json:"deferred,omitempty"`

@@ -23,6 +23,9 @@ import (
 type ModelCall struct {
 	Session SessionInput   `json:"session"`
 	Request *model.Request `json:"request"`
+	// Partial asks for the reply's stream events, signalled to the
+	// workflow as they arrive (SignalPartial).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // ToolRun is the input of the RunTool activity.
@@ -52,7 +55,7 @@ type modelProxy struct{ w *wf }
 func (p *modelProxy) Stream(_ context.Context, req *model.Request, _ model.Handler) (*model.Response, error) {
 	ctx := workflow.WithActivityOptions(p.w.cur, modelOptions)
 	var resp model.Response
-	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.session(), Request: req}).Get(ctx, &resp); err != nil {
+	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.session(), Request: req, Partial: p.w.partial}).Get(ctx, &resp); err != nil {
 		return nil, fmt.Errorf("model call: %w", err)
 	}
 	return &resp, nil

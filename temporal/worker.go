@@ -25,7 +25,7 @@ func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *wo
 		o = *wopts
 	}
 	w := worker.New(c, queue, o)
-	acts := newActivities(opts)
+	acts := newActivities(c, opts)
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activityPrefix})
 	return &Worker{Worker: w, acts: acts}

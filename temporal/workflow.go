@@ -139,6 +139,8 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		return nil, err
 	}
 	w.eng = eng
+	w.partial = desc.Partial
+	w.receivePartials()
 	sum := &Summary{}
 	runsBefore := 0
 	if c := in.Carry; c != nil {
@@ -342,6 +344,7 @@ type wf struct {
 	base       int                                   // stream lines before this run of the workflow (continue-as-new)
 	continuing bool                                  // this run ends in continue-as-new
 	lastRun    int                                   // the stream line the last prompt's run started at
+	partial    bool                                  // the loop streams the model's events
 	notices    []string                              // warnings for the stream, sent after the next init
 	interrupt  func()                                // cancels the run under way; nil when none
 	running    bool                                  // a prompt's run is under way
@@ -423,6 +426,7 @@ func (w *wf) engineConfig(d Description) engine.Config {
 	}
 	return engine.Config{
 		Compaction:           cp,
+		Partial:              d.Partial,
 		Deferred:             deferred,
 		OutputSchema:         d.OutputSchema,
 		MaxStructuredRetries: d.MaxStructuredRetries,
