@@ -90,6 +90,7 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 		d.Deferred = c.Deferred.Infos()
 	}
 	d.Partial = c.Partial
+	d.Hooks = mayHaveHooks(a.base)
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
@@ -97,14 +98,18 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	return d, nil
 }
 
+// mayHaveHooks says whether sessions from base may have hooks: from
+// Options.Hooks, or from the settings files they read.
+func mayHaveHooks(base *agentloop.Options) bool {
+	return base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0
+}
+
 // notCarried names what c has on that the durable loop does not do yet.
 func notCarried(base *agentloop.Options, c engine.Config) []string {
 	var out []string
-	// Hooks come from Options.Hooks and from settings files: a worker
-	// that reads settings files may have some.
-	if base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0 {
-		out = append(out, "hooks, if any are configured, other than those of the permission check "+
-			"(PostToolUse, Stop, UserPromptSubmit, PreCompact, PostCompact, SessionStart and SessionEnd do not run)")
+	if mayHaveHooks(base) {
+		out = append(out, "SessionStart, SessionEnd, PreCompact and PostCompact hooks, if any are configured "+
+			"(those of prompts, tools, permissions, Stop and subagents run)")
 	}
 	return out
 }
@@ -112,7 +117,7 @@ func notCarried(base *agentloop.Options, c engine.Config) []string {
 // CallModel sends one request with the session's provider and returns the
 // whole reply. It heartbeats while the reply streams, so a worker that
 // dies mid-reply is noticed and the call is made again on another.
-func (a *Activities) CallModel(ctx context.Context, call ModelCall) (*model.Response, error) {
+func (a *Activities) CallModel(ctx context.Context, call ModelCall) (*ModelReply, error) {
 	s, err := a.session(ctx, call.Session)
 	if err != nil {
 		return nil, err
@@ -120,16 +125,20 @@ func (a *Activities) CallModel(ctx context.Context, call ModelCall) (*model.Resp
 	stop := heartbeat(ctx)
 	defer stop()
 	var h model.Handler = model.NopHandler{}
+	var sink *partialSink
 	if call.Partial && a.client != nil {
-		p := newPartialSink(ctx, a.client)
-		defer p.close()
-		h = p
+		sink = newPartialSink(ctx, a.client)
+		h = sink
 	}
 	resp, err := s.EngineConfig().Provider.Stream(ctx, call.Request, h)
+	reply := &ModelReply{Response: resp}
+	if sink != nil {
+		reply.Events = sink.close()
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errModel, err)
 	}
-	return resp, nil
+	return reply, nil
 }
 
 // RunTool runs one tool call with the session's tool. A state-changing

@@ -25,8 +25,8 @@
 // Query's options are those a SessionInput holds (model, directory,
 // prompts, tools and rules, mode, limits); the rest live on the workers'
 // Options, and Query refuses them (ErrUnsupported) rather than drop them.
-// What the durable loop does not do yet (hooks other than the permission
-// check's) is reported
+// What the durable loop does not do yet (SessionStart, SessionEnd,
+// PreCompact and PostCompact hooks) is reported
 // in the stream when a worker's options turn it on.
 //
 // This is its own module: the core module and the CLI do not link

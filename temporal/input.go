@@ -188,6 +188,9 @@ type Description struct {
 	// output (see engine.Config).
 	OutputSchema         json.RawMessage `json:"outputSchema,omitempty"`
 	MaxStructuredRetries int             `json:"maxStructuredRetries,omitempty"`
+	// Hooks says the worker's session may have hooks (Options.Hooks, or
+	// settings files read), so the loop's hook points run (as activities).
+	Hooks bool `json:"hooks,omitempty"`
 	// Partial streams the model's events (stream_event messages).
 	Partial bool `json:"partial,omitempty"`
 	// Deferred are the tools declared to the model only once ToolSearch

@@ -32,15 +32,15 @@ type PartialEvent struct {
 
 // partialSink is the model.Handler of a streaming CallModel activity.
 type partialSink struct {
-	ctx    context.Context
-	c      client.Client
-	wid    string
-	runID  string
-	mu     sync.Mutex
-	batch  []PartialEvent
-	msgID  string
-	last   time.Time
-	closed bool
+	ctx   context.Context
+	c     client.Client
+	wid   string
+	runID string
+	mu    sync.Mutex
+	batch []PartialEvent
+	msgID string
+	last  time.Time
+	sent  int // events signalled
 }
 
 func newPartialSink(ctx context.Context, c client.Client) *partialSink {
@@ -83,28 +83,52 @@ func (p *partialSink) flush() {
 	p.batch, p.last = nil, time.Now()
 	p.mu.Unlock()
 	if len(batch) > 0 {
-		_ = p.c.SignalWorkflow(p.ctx, p.wid, p.runID, SignalPartial, batch)
+		if p.c.SignalWorkflow(p.ctx, p.wid, p.runID, SignalPartial, batch) == nil {
+			p.mu.Lock()
+			p.sent += len(batch)
+			p.mu.Unlock()
+		}
 	}
 }
 
-// close sends what is left.
-func (p *partialSink) close() { p.flush() }
+// close sends what is left and returns how many events were signalled.
+func (p *partialSink) close() int {
+	p.flush()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sent
+}
 
 // receivePartials appends the stream events the model calls signal to the
 // session's stream, in the order they arrive, for as long as the workflow
 // runs.
 func (w *wf) receivePartials() {
-	ch := workflow.GetSignalChannel(w.root, SignalPartial)
+	w.partials = workflow.GetSignalChannel(w.root, SignalPartial)
 	workflow.Go(w.root, func(ctx workflow.Context) {
 		for {
 			var batch []PartialEvent
-			if !ch.Receive(ctx, &batch) {
+			if !w.partials.Receive(ctx, &batch) {
 				return
 			}
-			for _, e := range batch {
-				w.emit(&message.StreamEvent{Event: e.Data, SessionID: w.in.SessionID, UUID: w.newID(),
-					APIMessageID: e.MessageID, TTFTMs: e.TTFTMs})
-			}
+			w.emitPartials(batch)
 		}
 	})
+}
+
+// awaitPartials waits until the stream holds the n events a model call
+// signalled: those signalled just before it returned arrive in the same
+// workflow task as its reply, and must reach the stream before it.
+func (w *wf) awaitPartials(n int) {
+	if n <= w.partialSeen {
+		return
+	}
+	_ = workflow.Await(w.cur, func() bool { return w.partialSeen >= n })
+}
+
+func (w *wf) emitPartials(batch []PartialEvent) {
+	w.partialSeen += len(batch)
+	for _, e := range batch {
+		w.emit(&message.StreamEvent{Event: e.Data, SessionID: w.in.SessionID, UUID: w.newID(),
+			APIMessageID: e.MessageID, TTFTMs: e.TTFTMs})
+	}
 }

@@ -37,6 +37,13 @@ type ToolRun struct {
 	ReadOnly bool            `json:"readOnly"`
 }
 
+// ModelReply is the CallModel activity's result: the reply, and how many
+// stream events it signalled (SignalPartial) before it returned.
+type ModelReply struct {
+	Response *model.Response `json:"response"`
+	Events   int             `json:"events,omitempty"`
+}
+
 // AuthorizeCall is the input of the Authorize activity.
 type AuthorizeCall struct {
 	Session SessionInput    `json:"session"`
@@ -54,11 +61,16 @@ type modelProxy struct{ w *wf }
 
 func (p *modelProxy) Stream(_ context.Context, req *model.Request, _ model.Handler) (*model.Response, error) {
 	ctx := workflow.WithActivityOptions(p.w.cur, modelOptions)
-	var resp model.Response
-	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.session(), Request: req, Partial: p.w.partial}).Get(ctx, &resp); err != nil {
+	p.w.partialSeen = 0
+	var reply ModelReply
+	if err := workflow.ExecuteActivity(ctx, actCallModel, ModelCall{Session: p.w.session(), Request: req, Partial: p.w.partial}).Get(ctx, &reply); err != nil {
 		return nil, fmt.Errorf("model call: %w", err)
 	}
-	return &resp, nil
+	p.w.awaitPartials(reply.Events)
+	if reply.Response == nil {
+		return nil, fmt.Errorf("model call: no reply")
+	}
+	return reply.Response, nil
 }
 
 // toolProxy is one of the session's tools as the loop sees it: its Info

@@ -51,6 +51,7 @@ const (
 	actRunTool   = activityPrefix + "RunTool"
 	actAuthorize = activityPrefix + "Authorize"
 	actClose     = activityPrefix + "CloseSession"
+	actHook      = activityPrefix + "Hook"
 )
 
 // Events is what QueryEvents answers: the stream-json lines of the
@@ -331,27 +332,29 @@ func (w *wf) close(_ workflow.Context) error {
 
 // wf is one run of SessionWorkflow.
 type wf struct {
-	root       workflow.Context
-	cur        workflow.Context // the coroutine that runs now (see fanout)
-	in         SessionInput
-	runID      string
-	ids        int
-	lines      []json.RawMessage
-	done       bool
-	err        string
-	eng        *engine.Session
-	init       *message.System                       // the session's system/init, sent before each run
-	base       int                                   // stream lines before this run of the workflow (continue-as-new)
-	continuing bool                                  // this run ends in continue-as-new
-	lastRun    int                                   // the stream line the last prompt's run started at
-	partial    bool                                  // the loop streams the model's events
-	notices    []string                              // warnings for the stream, sent after the next init
-	interrupt  func()                                // cancels the run under way; nil when none
-	running    bool                                  // a prompt's run is under way
-	queued     string                                // the next prompt, "" for none
-	closing    bool                                  // UpdateClose came
-	asks       []Ask                                 // waiting for the client
-	answers    map[string]agentloop.PermissionResult // by tool_use id
+	root        workflow.Context
+	cur         workflow.Context // the coroutine that runs now (see fanout)
+	in          SessionInput
+	runID       string
+	ids         int
+	lines       []json.RawMessage
+	done        bool
+	err         string
+	eng         *engine.Session
+	init        *message.System                       // the session's system/init, sent before each run
+	base        int                                   // stream lines before this run of the workflow (continue-as-new)
+	continuing  bool                                  // this run ends in continue-as-new
+	lastRun     int                                   // the stream line the last prompt's run started at
+	partial     bool                                  // the loop streams the model's events
+	partials    workflow.ReceiveChannel               // SignalPartial
+	partialSeen int                                   // events of the current model call in the stream
+	notices     []string                              // warnings for the stream, sent after the next init
+	interrupt   func()                                // cancels the run under way; nil when none
+	running     bool                                  // a prompt's run is under way
+	queued      string                                // the next prompt, "" for none
+	closing     bool                                  // UpdateClose came
+	asks        []Ask                                 // waiting for the client
+	answers     map[string]agentloop.PermissionResult // by tool_use id
 }
 
 // emit records m for QueryEvents. It is the loop's Emit; it never stops
@@ -427,6 +430,7 @@ func (w *wf) engineConfig(d Description) engine.Config {
 	return engine.Config{
 		Compaction:           cp,
 		Partial:              d.Partial,
+		Hooks:                w.hooksIf(d.Hooks),
 		Deferred:             deferred,
 		OutputSchema:         d.OutputSchema,
 		MaxStructuredRetries: d.MaxStructuredRetries,
@@ -498,9 +502,19 @@ var (
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 2}}
 	authorizeOptions = workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5}}
+	hookOptions = workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3}}
 	closeOptions = workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
 )
+
+// hooksIf is the loop's hook points when the worker may have hooks.
+func (w *wf) hooksIf(on bool) engine.HookPoints {
+	if !on {
+		return engine.HookPoints{}
+	}
+	return w.hookPoints()
+}
 
 // session is the SessionInput the activities get: what a worker builds the
 // session from, without the conversation a continued run carries.

@@ -1,0 +1,79 @@
+package temporal
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/hooks"
+)
+
+// TestDurableHooks: the worker's hooks run on the durable path as they do
+// in-process: UserPromptSubmit's context reaches the model, PostToolUse
+// sees the call's output and adds context, and a Stop hook that blocks
+// once keeps the run going with its reason.
+func TestDurableHooks(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_g", "Glob", map[string]any{"pattern": "*"}),
+		agentlooptest.Text("finished"),
+		agentlooptest.Text("tests pass"))
+	var mu sync.Mutex
+	var seen []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, s)
+	}
+	cb := func(f func(hooks.Input) hooks.Output) []hooks.Matcher {
+		return []hooks.Matcher{{Hooks: []hooks.Callback{func(_ context.Context, in hooks.Input, _ string) (hooks.Output, error) {
+			return f(in), nil
+		}}}}
+	}
+	stops := 0
+	opts := workerOptions(t, srv)
+	opts.Hooks = map[hooks.Event][]hooks.Matcher{
+		hooks.UserPromptSubmit: cb(func(in hooks.Input) hooks.Output {
+			record("prompt " + in.(hooks.UserPromptSubmitInput).Prompt)
+			return hooks.Output{HookSpecificOutput: &hooks.HookSpecificOutput{HookEventName: hooks.UserPromptSubmit,
+				AdditionalContext: "today is Tuesday"}}
+		}),
+		hooks.PostToolUse: cb(func(in hooks.Input) hooks.Output {
+			record("post " + in.(hooks.PostToolUseInput).ToolName)
+			return hooks.Output{HookSpecificOutput: &hooks.HookSpecificOutput{HookEventName: hooks.PostToolUse,
+				AdditionalContext: "the listing was checked"}}
+		}),
+		hooks.Stop: cb(func(in hooks.Input) hooks.Output {
+			record("stop")
+			mu.Lock()
+			defer mu.Unlock()
+			if stops++; stops == 1 {
+				return hooks.Output{Decision: "block", Reason: "run the tests first"}
+			}
+			return hooks.Output{}
+		}),
+	}
+	c := startWorkers(t, opts, 1)
+	res, err := Query(context.Background(), c, testQueue, "go", &agentloop.Options{Cwd: t.TempDir(), Tools: []string{"Glob"},
+		AllowedTools: []string{"Glob"}}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result == nil || *res.Result != "tests pass" {
+		t.Errorf("result %v, want the reply after the Stop hook's block", res.Result)
+	}
+	if got := strings.Join(seen, ", "); got != "prompt go, post Glob, stop, stop" {
+		t.Errorf("hooks ran: %s", got)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, want := range []string{"today is Tuesday", "the listing was checked", "run the tests first"} {
+		if !strings.Contains(string(reqs[i].Body), want) {
+			t.Errorf("request %d lacks %q", i+1, want)
+		}
+	}
+}
