@@ -62,7 +62,7 @@ func (a *Activities) session(ctx context.Context, in SessionInput) (*conversatio
 	}
 	cfg, err := conversation.FromOptions(overlay(a.base, in))
 	if err != nil {
-		return nil, err
+		return nil, temporal.NewNonRetryableApplicationError("agentloop/temporal: the worker's options", "agentloop.SessionError", err)
 	}
 	s, err := conversation.NewSession(ctx, cfg)
 	if err != nil {

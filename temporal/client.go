@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentloop/agentloop"
@@ -38,7 +39,16 @@ var ErrSessionBusy = errors.New("agentloop/temporal: the session is busy with a 
 // The session id is opts.SessionID, or a new one; the workflow id is
 // "agentloop-" followed by it.
 func Query(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options) agentloop.Stream {
+	var used atomic.Bool
 	return func(yield func(agentloop.Message, error) bool) {
+		if used.Swap(true) {
+			yield(nil, agentloop.ErrStreamUsed)
+			return
+		}
+		if prompt == "" {
+			yield(nil, fmt.Errorf("%w: empty prompt", agentloop.ErrInvalidOption))
+			return
+		}
 		s, err := start(ctx, c, queue, prompt, opts, nil)
 		if err != nil {
 			yield(nil, err)
@@ -85,6 +95,12 @@ func Open(ctx context.Context, c client.Client, queue string, opts *agentloop.Op
 
 // start starts the session's workflow, with its first prompt if any.
 func start(ctx context.Context, c client.Client, queue, prompt string, opts *agentloop.Options, so *SessionOptions) (*Session, error) {
+	switch {
+	case c == nil:
+		return nil, fmt.Errorf("%w: no Temporal client", agentloop.ErrInvalidOption)
+	case queue == "":
+		return nil, fmt.Errorf("%w: no task queue", agentloop.ErrInvalidOption)
+	}
 	in, err := inputOf(prompt, opts)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,9 @@
 // (InterruptedByWorker).
 //
 //	c, _ := client.Dial(client.Options{HostPort: "127.0.0.1:7233"})
-//	w := temporal.NewWorker(c, "agents", &agentloop.Options{Provider: p}, nil)
-//	_ = w.Start()
+//	w, err := temporal.NewWorker(c, "agents", &agentloop.Options{Provider: p}, nil)
+//	if err != nil { … }
+//	if err := w.Start(); err != nil { … }
 //	for m, err := range temporal.Query(ctx, c, "agents", "Fix the test.", &agentloop.Options{Cwd: dir}) {
 //		…
 //	}

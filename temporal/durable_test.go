@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -150,16 +151,54 @@ func TestSessionReplay(t *testing.T) {
 	}
 }
 
-// TestDurableRefusesWhatItCannotCarry: an option a SessionInput cannot
-// hold is an error naming it, before anything starts.
-func TestDurableRefusesWhatItCannotCarry(t *testing.T) {
+// TestDurableRefusesBadInput: what a SessionInput cannot hold, and input
+// no session could start from, is an error naming it before anything
+// starts; a Query's stream runs once.
+func TestDurableRefusesBadInput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := Query(ctx, nil, testQueue, "hi", &agentloop.Options{MaxThinkingTokens: 10, Title: "x"}).Collect()
-	if err == nil || !strings.Contains(err.Error(), "MaxThinkingTokens, Title") {
-		t.Errorf("err = %v, want ErrUnsupported naming MaxThinkingTokens, Title", err)
+	tests := []struct {
+		name   string
+		client bool // an unusedClient; false: none
+		queue  string
+		prompt string
+		opts   *agentloop.Options
+		want   string
+	}{
+		{"unsupported options", true, testQueue, "hi", &agentloop.Options{MaxThinkingTokens: 10, Title: "x"}, "MaxThinkingTokens, Title"},
+		{"no client", false, testQueue, "hi", nil, "no Temporal client"},
+		{"no queue", true, "", "hi", nil, "no task queue"},
+		{"empty prompt", true, testQueue, "", nil, "empty prompt"},
+		{"session id", true, testQueue, "hi", &agentloop.Options{SessionID: "s1"}, `session id "s1" is not a UUID`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var c client.Client
+			if tc.client {
+				c = unusedClient{}
+			}
+			_, err := Query(ctx, c, tc.queue, tc.prompt, tc.opts).Collect()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Open(ctx, unusedClient{}, testQueue, nil, &SessionOptions{IdleTimeout: -1}); !errors.Is(err, agentloop.ErrInvalidOption) {
+		t.Errorf("negative IdleTimeout: %v", err)
+	}
+	if _, err := NewWorker(nil, testQueue, nil, nil); !errors.Is(err, agentloop.ErrInvalidOption) {
+		t.Errorf("NewWorker without a client: %v", err)
+	}
+	s := Query(ctx, nil, testQueue, "hi", nil)
+	_, _ = s.Collect()
+	if _, err := s.Collect(); !errors.Is(err, agentloop.ErrStreamUsed) {
+		t.Errorf("second range: %v, want ErrStreamUsed", err)
 	}
 }
+
+// unusedClient is a Temporal client that no test case may reach: each of
+// its methods fails the call.
+type unusedClient struct{ client.Client }
 
 // TestDurableSessionPrompts: a Session keeps its conversation between
 // prompts (the second request carries the first exchange), also across a

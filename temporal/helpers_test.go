@@ -26,7 +26,10 @@ func startWorkers(t testing.TB, opts *agentloop.Options, n int) client.Client {
 	ts := newTestServer(t)
 	c := ts.GetDefaultClient()
 	for range n {
-		w := NewWorker(c, testQueue, opts, &worker.Options{})
+		w, err := NewWorker(c, testQueue, opts, &worker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}

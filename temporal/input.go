@@ -13,6 +13,7 @@ import (
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/google/uuid"
 )
 
 // ErrUnsupported reports an option the durable path does not carry yet; the
@@ -104,6 +105,11 @@ func inputOf(prompt string, o *agentloop.Options) (SessionInput, error) {
 	}
 	if len(unsupported) > 0 {
 		return in, fmt.Errorf("%w: %s (set them on the worker's Options)", ErrUnsupported, strings.Join(unsupported, ", "))
+	}
+	if o.SessionID != "" {
+		if _, err := uuid.Parse(o.SessionID); err != nil {
+			return in, fmt.Errorf("%w: session id %q is not a UUID", agentloop.ErrInvalidOption, o.SessionID)
+		}
 	}
 	in.SessionID, in.Model, in.Cwd = o.SessionID, o.Model, o.Cwd
 	in.SystemPrompt, in.AppendSystemPrompt = o.SystemPrompt, o.AppendSystemPrompt

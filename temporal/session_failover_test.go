@@ -40,7 +40,10 @@ func TestHelperSessionWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := &agentloop.Options{Provider: p, SettingSources: []settings.SettingSource{}, DisableAutoCompact: true}
-	w := NewWorker(c, testQueue, opts, &worker.Options{StickyScheduleToStartTimeout: time.Second})
+	w, err := NewWorker(c, testQueue, opts, &worker.Options{StickyScheduleToStartTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Start(); err != nil {
 		t.Fatalf("worker start: %v", err)
 	}

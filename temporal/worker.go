@@ -1,6 +1,8 @@
 package temporal
 
 import (
+	"fmt"
+
 	"github.com/agentloop/agentloop"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -19,7 +21,14 @@ type Worker struct {
 // are the base of every session it runs (provider, custom tools, hooks,
 // CanUseTool, settings); a session's SessionInput goes on top (see
 // Query). The worker does not poll until Start or Run. wopts may be nil.
-func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *worker.Options) *Worker {
+// A nil client or an empty queue is an error.
+func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *worker.Options) (*Worker, error) {
+	switch {
+	case c == nil:
+		return nil, fmt.Errorf("%w: no Temporal client", agentloop.ErrInvalidOption)
+	case queue == "":
+		return nil, fmt.Errorf("%w: no task queue", agentloop.ErrInvalidOption)
+	}
 	var o worker.Options
 	if wopts != nil {
 		o = *wopts
@@ -28,7 +37,15 @@ func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *wo
 	acts := newActivities(c, opts)
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activityPrefix})
-	return &Worker{Worker: w, acts: acts}
+	return &Worker{Worker: w, acts: acts}, nil
+}
+
+// Run polls until interruptCh delivers (see worker.InterruptCh), then
+// stops and closes the sessions the worker holds.
+func (w *Worker) Run(interruptCh <-chan any) error {
+	err := w.Worker.Run(interruptCh)
+	w.acts.close()
+	return err
 }
 
 // Stop stops polling and closes the sessions the worker holds.
