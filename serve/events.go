@@ -83,6 +83,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 			drained = true // send what is left, then end
 		case <-wake:
 		case <-poll.C:
+			s.takeOver(ctx, rec, t)
 		case <-ping.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return
@@ -141,12 +142,13 @@ func (s *Server) Drain(ctx context.Context) error {
 	var interrupted error
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	durable := s.backend.Durable()
 wait:
-	for {
+	for !durable { // a durable session's turn goes on without this replica
 		busy := 0
 		s.mu.Lock()
 		for _, l := range s.live {
-			if l.currentState() != stateIdle || len(l.client.Queued()) > 0 {
+			if l.currentState() != stateIdle || l.conn.Queued() > 0 {
 				busy++
 			}
 		}
@@ -172,7 +174,7 @@ wait:
 		go func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			l.shutdown(sctx, true)
+			l.shutdown(sctx, !durable)
 			done <- struct{}{}
 		}()
 	}

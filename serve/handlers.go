@@ -191,6 +191,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, t Tenant) 
 		return
 	}
 	ctx := r.Context()
+	if e, ok := s.backend.(Ender); ok {
+		if err := e.End(ctx, id); err != nil {
+			s.fail(w, fmt.Errorf("serve: ending session %s in its backend: %w", id, err))
+			return
+		}
+	}
 	if abs, err := s.resolveCwd(t.ID, rec.Cwd); err == nil {
 		if err := s.store.Delete(ctx, session.Key{ProjectKey: session.ProjectKey(abs), SessionID: id}); err != nil {
 			s.fail(w, fmt.Errorf("serve: deleting the transcript of %s: %w", id, err))

@@ -44,7 +44,7 @@ type live struct {
 	id      string
 	tenant  Tenant
 	rec     *record
-	client  *agentloop.Client
+	conn    Conn
 	lease   *session.Lease
 	slot    *session.Lease // the tenant's concurrency slot (slots.go); nil without a limit
 	cfgDir  string         // scratch ConfigDir, removed at shutdown
@@ -65,6 +65,7 @@ type live struct {
 	closed  bool
 	idle    *time.Timer
 	cost    float64 // the session's cost as of the last result
+	pos     int64   // the backend position of the last message published
 }
 
 type pendingPerm struct {
@@ -208,6 +209,17 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 	}
 	l := &live{s: s, id: rec.ID, tenant: t, rec: rec, lease: lease, done: make(chan struct{}),
 		notify: make(chan struct{}), pending: map[string]*pendingPerm{}, handled: map[string]bool{}, state: stateIdle}
+	if s.backend.Durable() && (rec.State == stateRunning || rec.State == stateRequiresAction) {
+		// Taken over while its turn goes on in the backend: it runs until
+		// the backend's stream brings the turn's result.
+		l.running, l.state, l.started = true, stateRunning, time.Now()
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Pos > 0 {
+			l.pos = evs[i].Pos
+			break
+		}
+	}
 	if n := len(evs); n > 0 {
 		l.nextSeq = evs[n-1].Seq
 		if n > s.cfg.MaxEvents {
@@ -245,25 +257,19 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 	if s.cfg.Observer != nil {
 		opts.Observer = s.cfg.Observer
 	}
-	opts.Resume = rec.ID
-	c, err := agentloop.NewClient(opts)
-	if errors.Is(err, agentloop.ErrSessionNotFound) {
-		// Nothing was said in it yet.
-		opts.Resume, opts.SessionID = "", rec.ID
-		c, err = agentloop.NewClient(opts)
-	}
+	conn, err := s.backend.Open(ctx, OpenRequest{ID: rec.ID, Options: opts, After: l.pos})
 	if err != nil {
 		os.RemoveAll(l.cfgDir)
 		return nil, fmt.Errorf("serve: opening session %s: %w", rec.ID, err)
 	}
-	// Recorded once the client holds the transcript too, so that a 409
+	// Recorded once the backend holds the transcript too, so that a 409
 	// for a session whose previous holder died names that holder.
 	if err := s.writeHolder(ctx, t.ID, rec.ID); err != nil {
-		c.Close()
+		conn.Close()
 		os.RemoveAll(l.cfgDir)
 		return nil, fmt.Errorf("serve: recording the holder of %s: %w", rec.ID, err)
 	}
-	l.client = c
+	l.conn = conn
 	lctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.loop(lctx)
@@ -381,7 +387,7 @@ func (l *live) renew() {
 			cancel()
 			if errors.Is(err, session.ErrLeaseLost) {
 				l.s.log.Error("session lease lost; closing the session here", "session", l.id, "err", err)
-				go l.shutdown(context.Background(), true)
+				go l.shutdown(context.Background(), !l.s.backend.Durable())
 				return
 			}
 			if err != nil {
@@ -394,7 +400,7 @@ func (l *live) renew() {
 // loop runs the client's streaming input and publishes its messages.
 func (l *live) loop(ctx context.Context) {
 	defer close(l.done)
-	for m, err := range l.client.Messages(ctx) {
+	for d, err := range l.conn.Messages(ctx) {
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, agentloop.ErrClosed) {
 				return
@@ -402,11 +408,12 @@ func (l *live) loop(ctx context.Context) {
 			l.s.log.Warn("session stream error", "session", l.id, "err", err)
 			continue
 		}
-		l.onMessage(m)
+		l.onMessage(d)
 	}
 }
 
-func (l *live) onMessage(m agentloop.Message) {
+func (l *live) onMessage(d Delivery) {
+	m := d.Message
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -425,7 +432,7 @@ func (l *live) onMessage(m agentloop.Message) {
 	case *agentloop.ResultMessage:
 		l.countResult(v)
 	}
-	l.publish(kindMessage, data)
+	l.publishAt(kindMessage, data, d.Pos)
 	if v, ok := m.(*agentloop.ResultMessage); ok {
 		l.onResult(v)
 	}
@@ -498,7 +505,7 @@ func (l *live) onResult(r *agentloop.ResultMessage) {
 	// Idle only once the record and the tenant's spend say what the turn
 	// cost: a reader that sees the session idle sees its cost too.
 	l.mu.Lock()
-	if len(l.client.Queued()) == 0 {
+	if l.conn.Queued() == 0 {
 		l.running = false
 	}
 	l.mu.Unlock()
@@ -566,7 +573,7 @@ func (l *live) storeState(st string) {
 // idleRelease closes the session here when it stayed idle.
 func (l *live) idleRelease() {
 	l.mu.Lock()
-	idle := l.stateLocked() == stateIdle && !l.closed && len(l.client.Queued()) == 0
+	idle := l.stateLocked() == stateIdle && !l.closed && l.conn.Queued() == 0
 	if idle {
 		l.closed = true // under the same lock as the check: send sees it
 	}
@@ -578,16 +585,35 @@ func (l *live) idleRelease() {
 
 // publish numbers an event, keeps it, stores it and wakes the streams.
 func (l *live) publish(kind string, data json.RawMessage) {
+	l.publishAt(kind, data, 0)
+}
+
+// publishAt is publish for a message at the backend position pos (0: not
+// numbered). A durable backend's message at or before the last position
+// published was published already (by the replica that held the session
+// before): it is dropped.
+func (l *live) publishAt(kind string, data json.RawMessage, pos int64) {
 	l.evMu.Lock()
 	defer l.evMu.Unlock()
-	l.publishLocked(kind, data)
+	l.publishPosLocked(kind, data, pos)
 }
 
 // publishLocked is publish for a caller that holds evMu.
 func (l *live) publishLocked(kind string, data json.RawMessage) {
+	l.publishPosLocked(kind, data, 0)
+}
+
+func (l *live) publishPosLocked(kind string, data json.RawMessage, pos int64) {
 	l.mu.Lock()
+	if pos > 0 && pos <= l.pos {
+		l.mu.Unlock()
+		return
+	}
+	if pos > 0 {
+		l.pos = pos
+	}
 	l.nextSeq++ // only under evMu, so events are stored and shown in order
-	ev := event{Seq: l.nextSeq, Kind: kind, Data: data}
+	ev := event{Seq: l.nextSeq, Kind: kind, Data: data, Pos: pos}
 	l.mu.Unlock()
 	// Stored before it is shown: a client that sees the event here and
 	// asks another replica (which reads the store) finds it there too.
@@ -642,7 +668,7 @@ func (l *live) send(text string) error {
 	// (system/init) must not come before "running" and the prompt. Send
 	// only queues; it never waits for the goroutine that publishes them.
 	l.evMu.Lock()
-	id, err := l.client.Send(agentloop.UserInput{Text: text})
+	id, err := l.conn.Send(text)
 	if afterSend != nil {
 		afterSend()
 	}
@@ -672,7 +698,7 @@ func (l *live) publishUserLocked(id, text string) {
 		"message":            map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}},
 		"parent_tool_use_id": nil,
 		"uuid":               id,
-		"session_id":         l.client.SessionID(),
+		"session_id":         l.id,
 		"isReplay":           true,
 	}
 	data, err := json.Marshal(line)
@@ -687,7 +713,7 @@ func (l *live) publishUserLocked(id, text string) {
 func (l *live) interrupt(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := l.client.Interrupt(ctx, nil); err != nil && !errors.Is(err, agentloop.ErrClosed) {
+	if err := l.conn.Interrupt(ctx); err != nil && !errors.Is(err, agentloop.ErrClosed) {
 		l.s.log.Warn("interrupting a turn", "session", l.id, "err", err)
 	}
 }
@@ -714,6 +740,11 @@ func (l *live) canUseTool(ctx context.Context, req agentloop.PermissionRequest) 
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		if l.s.backend.Durable() {
+			// The request waits in the backend for the replica that
+			// takes the session over.
+			return agentloop.PermissionResult{}, fmt.Errorf("permission request: %w", agentloop.ErrClosed)
+		}
 		return agentloop.Deny("The session is closing."), nil
 	}
 	l.pending[id] = p
@@ -820,11 +851,22 @@ func (l *live) close(ctx context.Context, interrupt bool) {
 	if interrupt {
 		l.interrupt(ctx)
 	}
-	if err := l.client.Close(); err != nil {
+	if err := l.conn.Close(); err != nil {
 		l.s.log.Warn("closing a session", "session", l.id, "err", err)
 	}
 	l.cancel()
 	<-l.done
+	if l.s.backend.Durable() && !interrupt {
+		// The turn goes on in the backend: the record keeps saying it
+		// runs, so that the replica that takes the session over relays
+		// the rest.
+		l.mu.Lock()
+		l.pending = map[string]*pendingPerm{}
+		l.order = nil
+		l.mu.Unlock()
+		l.release()
+		return
+	}
 	l.mu.Lock()
 	wasRunning := l.running || len(l.pending) > 0
 	l.running = false
@@ -834,6 +876,12 @@ func (l *live) close(ctx context.Context, interrupt bool) {
 	if wasRunning {
 		l.updateState()
 	}
+	l.release()
+}
+
+// release gives the session's lease and slot back and removes its scratch
+// directory.
+func (l *live) release() {
 	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := l.lease.Release(rctx); err != nil {

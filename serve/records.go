@@ -216,6 +216,9 @@ type event struct {
 	Seq  int64           `json:"seq"`
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
+	// Pos is a message's position in a durable backend's stream (see
+	// Delivery); not shown to clients.
+	Pos int64 `json:"pos,omitempty"`
 }
 
 // loadEvents returns the stored events of a session with seq > after.

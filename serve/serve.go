@@ -124,6 +124,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer, when set, is given to every session (see package otel).
 	Observer observe.Observer
+	// Backend runs the sessions' turns; nil means InProcess. With a
+	// durable backend (Backend.Durable), a drain or a lost lease lets a
+	// running turn go on rather than interrupting it, and a replica whose
+	// client follows the events of a running session nobody holds takes
+	// it over.
+	Backend Backend
 }
 
 // Server serves the API. Make it with New; its methods are safe for
@@ -131,6 +137,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	store   session.Store
+	backend Backend
 	root    string // Root, symbolic links resolved
 	dataDir string
 	log     *slog.Logger
@@ -211,6 +218,9 @@ func New(cfg Config) (*Server, error) {
 		live: map[string]*live{}, opening: map[string]chan struct{}{}, watchers: map[string]chan struct{}{}, drainCh: make(chan struct{})}
 	if s.store == nil {
 		s.store = session.NewFileStore(filepath.Join(cfg.DataDir, "store"))
+	}
+	if s.backend = cfg.Backend; s.backend == nil {
+		s.backend = InProcess{}
 	}
 	s.handler = s.routes()
 	return s, nil

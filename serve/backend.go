@@ -1,0 +1,194 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/hooks"
+)
+
+// A Backend runs the turns of the sessions a Server hosts. The default,
+// InProcess, runs them in the replica that opened the session: a turn that
+// runs when the replica dies is lost (docs/serve.md). A durable backend
+// (package temporal's ServeBackend) runs them elsewhere, so that they
+// outlive the replica; the replica only relays their messages.
+//
+// Whichever the backend, a session is open on one replica at a time, the
+// holder of its lease: that replica numbers and stores its events.
+type Backend interface {
+	// Open opens the session of req. The Conn is used by one replica until
+	// its Close.
+	Open(ctx context.Context, req OpenRequest) (Conn, error)
+	// Durable says whether a session's turns go on without the replica
+	// that opened it. A durable session that a replica closes while it
+	// runs (drain, lease lost) is not interrupted, and a replica following
+	// its events takes it over (and relays the rest) once its lease is
+	// free.
+	Durable() bool
+}
+
+// OpenRequest is what Backend.Open opens.
+type OpenRequest struct {
+	// ID is the session's id.
+	ID string
+	// Options are the session's complete options: the server's base, the
+	// request's fields, its CanUseTool and hooks (the confinement of
+	// confine.go among them), Cwd, ConfigDir and SessionStore. Resume is
+	// ID.
+	Options *agentloop.Options
+	// After is the position (Delivery.Pos) of the last message the server
+	// published for the session, 0 for none: a durable backend's stream
+	// goes on after it.
+	After int64
+}
+
+// A Delivery is one message of a session with its position in the
+// backend's stream (0 when the backend does not number them).
+type Delivery struct {
+	Message agentloop.Message
+	Pos     int64
+}
+
+// Conn is a session open on a replica. Its methods are called
+// concurrently.
+type Conn interface {
+	// Messages streams the session's messages, those of every prompt,
+	// until Close or ctx ends.
+	Messages(ctx context.Context) iter.Seq2[Delivery, error]
+	// Send queues a prompt and returns its message id. It does not wait
+	// for the turn.
+	Send(text string) (string, error)
+	// Queued is the number of prompts sent and not started yet.
+	Queued() int
+	// Interrupt stops the running turn, if any.
+	Interrupt(ctx context.Context) error
+	// Close lets the session go from this replica: an in-process session
+	// closes (its history stays valid); a durable one goes on.
+	Close() error
+}
+
+// Ender is a Backend that holds state of a session outside the store (a
+// durable backend's workflow): End, called when the session is deleted,
+// after its turn was interrupted, releases it. A session it does not know
+// is not an error.
+type Ender interface {
+	End(ctx context.Context, id string) error
+}
+
+// InProcess is the default Backend: each session is an agentloop.Client
+// in the replica that opened it.
+type InProcess struct{}
+
+// Durable is false: a turn ends with its replica.
+func (InProcess) Durable() bool { return false }
+
+// Open opens the session's client, resuming its transcript from the
+// store, or starting it under its id when nothing was said in it yet.
+func (InProcess) Open(ctx context.Context, req OpenRequest) (Conn, error) {
+	opts := *req.Options
+	opts.Resume = req.ID
+	c, err := agentloop.NewClient(&opts)
+	if errors.Is(err, agentloop.ErrSessionNotFound) {
+		opts.Resume, opts.SessionID = "", req.ID
+		c, err = agentloop.NewClient(&opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return clientConn{c}, nil
+}
+
+// clientConn is a Conn over an in-process client.
+type clientConn struct{ c *agentloop.Client }
+
+func (c clientConn) Messages(ctx context.Context) iter.Seq2[Delivery, error] {
+	return func(yield func(Delivery, error) bool) {
+		for m, err := range c.c.Messages(ctx) {
+			if !yield(Delivery{Message: m}, err) {
+				return
+			}
+		}
+	}
+}
+
+func (c clientConn) Send(text string) (string, error) {
+	return c.c.Send(agentloop.UserInput{Text: text})
+}
+
+func (c clientConn) Queued() int { return len(c.c.Queued()) }
+
+func (c clientConn) Interrupt(ctx context.Context) error {
+	_, err := c.c.Interrupt(ctx, nil)
+	return err
+}
+
+func (c clientConn) Close() error { return c.c.Close() }
+
+// SessionOptions returns what a session working in cwd gets from this
+// server rather than from its request: the base options, the provider,
+// the settings sources, the confinement of its file tools to its tenant's
+// root and configDir (confine.go), the logger and the observer. A durable
+// backend's worker runs each session with them, under the request's
+// fields the session carries. cwd must be an absolute directory inside a
+// tenant's root of this server's Root.
+func (s *Server) SessionOptions(cwd, configDir string) (*agentloop.Options, error) {
+	clean := filepath.Clean(cwd)
+	rel, err := filepath.Rel(s.root, clean)
+	if err != nil || !filepath.IsAbs(cwd) || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("serve: session cwd %q is not inside a tenant's root under %s", cwd, s.root)
+	}
+	tenantRoot := filepath.Join(s.root, strings.Split(rel, string(filepath.Separator))[0])
+	if !strings.HasPrefix(filepath.Base(tenantRoot), "t-") {
+		return nil, fmt.Errorf("serve: session cwd %q is not inside a tenant's root under %s", cwd, s.root)
+	}
+	real, err := filepath.EvalSymlinks(clean)
+	if err != nil {
+		return nil, fmt.Errorf("serve: session cwd: %w", err)
+	}
+	if real != clean {
+		return nil, fmt.Errorf("serve: session cwd %q leads elsewhere (%s) through a symbolic link", cwd, real)
+	}
+	opts, err := s.options(nil, clean)
+	if err != nil {
+		return nil, err
+	}
+	opts.ConfigDir = configDir
+	opts.Hooks = maps.Clone(opts.Hooks)
+	if opts.Hooks == nil {
+		opts.Hooks = map[hooks.Event][]hooks.Matcher{}
+	}
+	opts.Hooks[hooks.PreToolUse] = append(slices.Clone(opts.Hooks[hooks.PreToolUse]), confineHook(clean, tenantRoot, configDir))
+	opts.Logger = s.log
+	if s.cfg.Observer != nil {
+		opts.Observer = s.cfg.Observer
+	}
+	return opts, nil
+}
+
+// takeOver opens here a durable session that runs with no replica
+// relaying its messages (its holder died or drained), so that the
+// clients following its events see the rest. A session held elsewhere is
+// left alone.
+func (s *Server) takeOver(ctx context.Context, rec *record, t Tenant) {
+	if !s.backend.Durable() || s.draining.Load() || s.getLive(rec.ID) != nil {
+		return
+	}
+	cur, err := s.loadRecord(ctx, t.ID, rec.ID)
+	if err != nil || (cur.State != stateRunning && cur.State != stateRequiresAction) {
+		return
+	}
+	if _, err := s.activate(ctx, cur, t); err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.status != http.StatusConflict {
+			s.log.Warn("taking over a durable session", "session", rec.ID, "err", err)
+		}
+	}
+}
