@@ -38,7 +38,8 @@ const InterruptedByWorker = "The call was interrupted by a worker failure and wa
 // Methods are safe for concurrent use.
 type Activities struct {
 	base   *agentloop.Options
-	client client.Client // signals the partial events of a model call to its workflow
+	baseOf func(SessionInput) (*agentloop.Options, error) // see Worker.SessionBase; nil: base
+	client client.Client                                  // signals the partial events of a model call to its workflow
 
 	mu       sync.Mutex
 	sessions map[string]*conversation.Session // by workflow id
@@ -60,7 +61,15 @@ func (a *Activities) session(ctx context.Context, in SessionInput) (*conversatio
 	if s, ok := a.sessions[id]; ok {
 		return s, nil
 	}
-	cfg, err := conversation.FromOptions(overlay(a.base, in))
+	base := a.base
+	if a.baseOf != nil {
+		b, err := a.baseOf(in)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError("agentloop/temporal: the worker's options for the session", "agentloop.SessionError", err)
+		}
+		base = b
+	}
+	cfg, err := conversation.FromOptions(overlay(base, in))
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("agentloop/temporal: the worker's options", "agentloop.SessionError", err)
 	}
@@ -90,11 +99,11 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 		d.Deferred = c.Deferred.Infos()
 	}
 	d.Partial = c.Partial
-	d.Hooks = mayHaveHooks(a.base)
+	d.Hooks = a.baseOf != nil || mayHaveHooks(a.base)
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
-	d.NotCarried = notCarried(a.base, c)
+	d.NotCarried = notCarried(d.Hooks)
 	return d, nil
 }
 
@@ -105,9 +114,9 @@ func mayHaveHooks(base *agentloop.Options) bool {
 }
 
 // notCarried names what c has on that the durable loop does not do yet.
-func notCarried(base *agentloop.Options, c engine.Config) []string {
+func notCarried(hooks bool) []string {
 	var out []string
-	if mayHaveHooks(base) {
+	if hooks {
 		out = append(out, "SessionStart, SessionEnd, PreCompact and PostCompact hooks, if any are configured "+
 			"(those of prompts, tools, permissions, Stop and subagents run)")
 	}

@@ -40,6 +40,16 @@ func NewWorker(c client.Client, queue string, opts *agentloop.Options, wopts *wo
 	return &Worker{Worker: w, acts: acts}, nil
 }
 
+// SessionBase makes f, rather than the Options given to NewWorker, the
+// base of each session the worker runs: f gets the session's input (its
+// Cwd, its id) and returns the options it starts from; the input goes on
+// top as usual. A host uses it for what depends on the session, such as
+// the confinement of its files (serve.Server.SessionOptions). An error of
+// f fails the session. Call it before Start or Run.
+func (w *Worker) SessionBase(f func(in SessionInput) (*agentloop.Options, error)) {
+	w.acts.baseOf = f
+}
+
 // Run polls until interruptCh delivers (see worker.InterruptCh), then
 // stops and closes the sessions the worker holds.
 func (w *Worker) Run(interruptCh <-chan any) error {

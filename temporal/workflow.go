@@ -58,6 +58,10 @@ const (
 // session's messages from the index asked for, and whether the run is
 // over (Err is its infrastructure failure, "" for none).
 type Events struct {
+	// From is the index of Lines' first line: the one asked for, or the
+	// first this run of the workflow holds when older ones went with an
+	// earlier run (continue-as-new).
+	From  int               `json:"from"`
 	Lines []json.RawMessage `json:"lines"`
 	Done  bool              `json:"done"`
 	Err   string            `json:"err,omitempty"`
@@ -70,6 +74,10 @@ type Summary struct {
 	Runs     int    `json:"runs"`
 	Messages int    `json:"messages"`
 	Subtype  string `json:"subtype,omitempty"`
+	// Carry is the conversation as the session ended (idle or closed),
+	// without a tail: a new workflow of the same session id started with
+	// it goes on from there (see ServeBackend).
+	Carry *Carry `json:"carry,omitempty"`
 }
 
 // SessionWorkflow runs one prompt of a session through agentloop's loop
@@ -182,6 +190,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	}
 	w.done = true
 	sum.Messages = len(w.lines)
+	sum.Carry = &Carry{History: eng.History(), Model: eng.Model(), Lines: w.base + len(w.lines), Runs: sum.Runs}
 	return sum, nil
 }
 
@@ -399,11 +408,12 @@ func (w *wf) validAnswer(_ workflow.Context, a PermissionAnswer) error {
 
 // events answers QueryEvents.
 func (w *wf) events(from int) (Events, error) {
-	if from < w.base || from > w.base+len(w.lines) {
+	if from < 0 || from > w.base+len(w.lines) {
 		return Events{}, fmt.Errorf("agentloop/temporal: no event %d here (this run of the session holds %d to %d)",
 			from, w.base, w.base+len(w.lines))
 	}
-	return Events{Lines: w.lines[from-w.base:], Done: w.done, Err: w.err, Asks: w.asks}, nil
+	from = max(from, w.base)
+	return Events{From: from, Lines: w.lines[from-w.base:], Done: w.done, Err: w.err, Asks: w.asks}, nil
 }
 
 // newID is a message id: random-looking, the same on every replay.

@@ -3,220 +3,100 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
-	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/otel"
-	"github.com/agentloop/agentloop/serve"
-	"github.com/agentloop/agentloop/session/postgres"
-	redisstore "github.com/agentloop/agentloop/session/redis"
-	"github.com/agentloop/agentloop/settings"
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/agentloop/agentloop/internal/servecmd"
 )
 
-// serveUsage is the help of `agentloop serve`.
-const serveUsage = `Usage: agentloop serve --root DIR (--tokens-file FILE | --database-url URL) [flags]
-
-Hosts agentloop sessions over HTTP (see docs/serve.md): the /v1 API, the
-web page at /, /healthz, /readyz and /metrics. SIGTERM or SIGINT drains:
-readyz turns 503, running turns get --drain-timeout to finish and are
-then interrupted, sessions are closed and their leases released.
-
-Flags:
-`
+// temporalBinary is the program `agentloop serve --temporal` hands over
+// to: the same command with the Temporal backend, built from the
+// repository's temporal module so that this binary does not link
+// Temporal's SDK.
+const temporalBinary = "agentloop-temporal"
 
 // runServe runs `agentloop serve` until ctx ends (a signal), then drains.
+// With --temporal it runs agentloop-temporal serve with the same
+// arguments instead.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
+	if wantsTemporal(args) {
+		return runTemporalServe(ctx, args, stdout, stderr)
 	}
-	var (
-		addr         = fs.String("addr", "127.0.0.1:8080", "address to listen on")
-		root         = fs.String("root", "", "directory of the sessions' working directories (required; the same path on every replica)")
-		dataDir      = fs.String("data-dir", "", "local data: the file store when there is no --database-url, scratch session directories")
-		databaseURL  = fs.String("database-url", "", "PostgreSQL URL (postgres://…): sessions (and tokens, without --tokens-file) are kept there, shared by replicas; or a Redis URL (redis://…): sessions only")
-		dbTable      = fs.String("database-table", postgres.DefaultTable, "table of the sessions in --database-url")
-		redisPrefix  = fs.String("redis-prefix", "agentloop:", "with a redis:// --database-url, the prefix of every key")
-		tokensFile   = fs.String("tokens-file", "", `JSON file of tokens: {"tokens":[{"sha256":"<hex>","tenant":"id","max_concurrent":N,"daily_budget_usd":X}]}`)
-		replicaID    = fs.String("replica-id", "", "this replica's id in leases and 409 answers (default: host name and a random suffix)")
-		leaseTTL     = fs.Duration("lease-ttl", 0, "how long a session's lease holds without renewal (default 1m)")
-		idleRelease  = fs.Duration("idle-release", 30*time.Second, "close an idle session here and release its lease after this long")
-		drainTimeout = fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
-		maxBody      = fs.Int64("max-body-bytes", 1<<20, "largest request body accepted (413 above)")
-		cors         = fs.String("cors-origins", "", "comma-separated origins allowed to call the API from browsers (default: CORS off)")
-		settingsArg  = fs.String("settings", "", "settings file or inline JSON applied to every session (permissions, sandbox, env)")
-		sourcesArg   = fs.String("setting-sources", "user", `settings files sessions load: user,project,local ("" for none). project and local read the tenant's own working directory: its hooks then run as this server's user`)
-		modelArg     = fs.String("model", "", "default model of sessions that name none")
-		logLevel     = fs.String("log-level", "info", "debug, info, warn or error")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	return servecmd.Run(ctx, args, stdout, stderr, nil)
+}
+
+// wantsTemporal says whether args name --temporal (before a "--").
+func wantsTemporal(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
 		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "temporal" {
+			return true
+		}
+	}
+	return false
+}
+
+// runTemporalServe runs agentloop-temporal serve with args, found next to
+// this executable or on PATH, passing the signal that ends ctx on.
+func runTemporalServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	bin := ""
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), temporalBinary); isExecutable(p) {
+			bin = p
+		}
+	}
+	if bin == "" {
+		p, err := exec.LookPath(temporalBinary)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentloop serve: --temporal runs sessions on Temporal, which this binary does not include; "+
+				"install %s next to it or on PATH (go install github.com/agentloop/agentloop/temporal/cmd/%s@latest, "+
+				"or go build ./cmd/%s in the repository's temporal directory)\n", temporalBinary, temporalBinary, temporalBinary)
+			return exitFailure
+		}
+		bin = p
+	}
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: starting %s: %v\n", bin, err)
 		return exitFailure
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentloop serve: unexpected argument %q\n", fs.Arg(0))
-		return exitFailure
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "agentloop serve: --log-level: %v\n", err)
-		return exitFailure
-	}
-	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
-	fail := func(format string, a ...any) int {
-		logger.Error(fmt.Sprintf(format, a...))
-		return exitFailure
-	}
-	if *root == "" {
-		return fail("--root is required")
-	}
-	if *tokensFile == "" && *databaseURL == "" {
-		return fail("--tokens-file or --database-url is required (there must be a way to check tokens)")
-	}
-	sources := []settings.SettingSource{}
-	for _, src := range splitList(*sourcesArg) {
-		switch src {
-		case "user", "project", "local":
-			sources = append(sources, settings.SettingSource(src))
-		default:
-			return fail("--setting-sources %q: want a list of user, project and local", *sourcesArg)
-		}
-	}
-	if tw := serve.TenantWritableSources(sources); len(tw) > 0 {
-		logger.Warn("--setting-sources names sources that tenants write: the settings, hooks, CLAUDE.md, agents, skills and commands "+
-			"of a session's working directory are loaded (a tenant's command hooks run inside its sandbox, and not where --settings "+
-			"deny rules cover their command); use it only for tenants trusted with that (docs/serve.md)", "sources", tw)
-	}
-	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
-		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger, SettingSources: sources,
-		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}}
-	if *cors != "" {
-		for _, o := range strings.Split(*cors, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				cfg.CORSOrigins = append(cfg.CORSOrigins, o)
-			}
-		}
-	}
-	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	isRedis := strings.HasPrefix(*databaseURL, "redis://") || strings.HasPrefix(*databaseURL, "rediss://")
-	prefixSet, tableSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		prefixSet = prefixSet || f.Name == "redis-prefix"
-		tableSet = tableSet || f.Name == "database-table"
-	})
-	switch {
-	case prefixSet && !isRedis:
-		return fail("--redis-prefix is for a redis:// --database-url")
-	case tableSet && (isRedis || *databaseURL == ""):
-		return fail("--database-table is for a PostgreSQL --database-url")
-	}
-	switch {
-	case isRedis:
-		if *tokensFile == "" {
-			return fail("--database-url %s: with Redis the tokens come from --tokens-file (only PostgreSQL keeps them)", redactURL(*databaseURL))
-		}
-		opt, err := goredis.ParseURL(*databaseURL)
-		if err != nil {
-			return fail("--database-url: %v", err)
-		}
-		client := goredis.NewClient(opt)
-		defer client.Close()
-		if err := client.Ping(startCtx).Err(); err != nil {
-			return fail("connecting to Redis at %s: %v", redactURL(*databaseURL), err)
-		}
-		cfg.Store = redisstore.New(client, &redisstore.Options{Prefix: *redisPrefix})
-	case *databaseURL != "":
-		store, err := postgres.Open(startCtx, *databaseURL, &postgres.Options{Table: *dbTable})
-		if err != nil {
-			return fail("opening the session store: %v", err)
-		}
-		defer store.Close()
-		cfg.Store = store
-	}
-	if *tokensFile != "" {
-		t, err := serve.LoadTenantsFile(*tokensFile)
-		if err != nil {
-			return fail("%v", err)
-		}
-		cfg.Tenants = t
-	} else {
-		pool, err := pgxpool.New(startCtx, *databaseURL)
-		if err != nil {
-			return fail("connecting to the database: %v", err)
-		}
-		defer pool.Close()
-		t, err := serve.NewPostgresTenants(startCtx, pool, "")
-		if err != nil {
-			return fail("%v", err)
-		}
-		cfg.Tenants = t
-	}
-	obs, shutdownTelemetry, err := otel.FromEnv(ctx)
-	if err != nil {
-		logger.Warn("telemetry is off", "err", err)
-	} else if obs != nil {
-		cfg.Observer = obs
-		defer func() {
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), telemetryFlushTimeout)
-			defer cancel()
-			_ = shutdownTelemetry(fctx)
-		}()
-	}
-	srv, err := serve.New(cfg)
-	if err != nil {
-		return fail("%v", err)
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fail("listening on %s: %v", *addr, err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	logger.Info("serving", "addr", ln.Addr().String(), "replica", srv.ReplicaID())
-	fmt.Fprintf(stdout, "agentloop serve: listening on http://%s\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
-	case err := <-served:
-		return fail("serving: %v", err)
+	case err = <-done:
 	case <-ctx.Done():
+		// The child drains on SIGTERM as this command does.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(5 * time.Minute):
+			_ = cmd.Process.Kill()
+			err = <-done
+		}
 	}
-	logger.Info("signal: draining", "cause", context.Cause(ctx), "timeout", drainTimeout.String())
-	dctx, dcancel := context.WithTimeout(context.Background(), *drainTimeout)
-	defer dcancel()
-	if err := srv.Drain(dctx); err != nil {
-		logger.Warn("drain", "err", err)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
 	}
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		logger.Warn("shutting the listener down", "err", err)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: %s: %v\n", bin, err)
+		return exitFailure
 	}
-	logger.Info("stopped")
 	return exitOK
 }
 
-// redactURL is u without its password, for messages.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return p.Redacted()
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
