@@ -83,6 +83,20 @@ type Ender interface {
 	End(ctx context.Context, id string) error
 }
 
+// Forker is a durable Backend that forks sessions itself (the session
+// store does not hold their transcripts): Fork starts the session of req
+// from the conversation session from has now. Forking happens only while
+// from is idle. A durable backend that is not a Forker cannot fork.
+type Forker interface {
+	Fork(ctx context.Context, req OpenRequest, from string) error
+}
+
+// Checker is a Backend that runs only some sessions: Check says why one
+// with opts cannot run (a 400 at creation), nil when it can.
+type Checker interface {
+	Check(opts *agentloop.Options) error
+}
+
 // InProcess is the default Backend: each session is an agentloop.Client
 // in the replica that opened it.
 type InProcess struct{}

@@ -80,9 +80,16 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Tenant) 
 		return
 	}
 	// Check the options as a session would take them, before storing.
-	if _, err := s.options(&opts, abs); err != nil {
+	o, err := s.options(&opts, abs)
+	if err != nil {
 		s.fail(w, badRequest("%v", err))
 		return
+	}
+	if c, ok := s.backend.(Checker); ok {
+		if err := c.Check(o); err != nil {
+			s.fail(w, badRequest("%v", err))
+			return
+		}
 	}
 	if err := makeCwd(abs); err != nil {
 		s.fail(w, err)
@@ -369,10 +376,46 @@ func (s *Server) fork(ctx context.Context, src *record) (*record, error) {
 		return nil, err
 	}
 	newID := uuid.NewString()
+	if s.backend.Durable() {
+		if err := s.forkDurable(ctx, src, newID, abs); err != nil {
+			return nil, err
+		}
+	} else if err := s.forkTranscript(ctx, src, newID, abs); err != nil {
+		return nil, err
+	}
+	return s.forkRecord(ctx, src, newID)
+}
+
+// forkDurable forks src into newID with the durable backend, once src is
+// idle.
+func (s *Server) forkDurable(ctx context.Context, src *record, newID, abs string) error {
+	f, ok := s.backend.(Forker)
+	if !ok {
+		return &apiError{status: http.StatusNotImplemented, typ: "unsupported", msg: "this server's session backend cannot fork sessions"}
+	}
+	cur, err := s.loadRecord(ctx, src.Tenant, src.ID)
+	if err != nil {
+		return err
+	}
+	if cur.State != "" && cur.State != stateIdle {
+		return &apiError{status: http.StatusConflict, typ: "conflict", msg: fmt.Sprintf("session %s is %s; fork it once its turn is over", src.ID, cur.State)}
+	}
+	opts, err := s.options(src.Options, abs)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	if err := f.Fork(ctx, OpenRequest{ID: newID, Options: opts}, src.ID); err != nil {
+		return fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+	}
+	return nil
+}
+
+// forkTranscript copies src's transcript in the store to newID.
+func (s *Server) forkTranscript(ctx context.Context, src *record, newID, abs string) error {
 	srcKey := session.Key{ProjectKey: session.ProjectKey(abs), SessionID: src.ID}
 	entries, err := s.store.Load(ctx, srcKey)
 	if err != nil {
-		return nil, fmt.Errorf("serve: reading session %s to fork it: %w", src.ID, err)
+		return fmt.Errorf("serve: reading session %s to fork it: %w", src.ID, err)
 	}
 	if len(entries) > 0 {
 		// The session package forks a local transcript: bring the
@@ -380,32 +423,37 @@ func (s *Server) fork(ctx context.Context, src *record) (*record, error) {
 		// the fork into the store.
 		dir, err := os.MkdirTemp(s.dataDir, "fork-")
 		if err != nil {
-			return nil, fmt.Errorf("serve: forking: %w", err)
+			return fmt.Errorf("serve: forking: %w", err)
 		}
 		defer os.RemoveAll(dir)
 		if _, err := session.Restore(ctx, s.store, srcKey, dir); err != nil {
-			return nil, fmt.Errorf("serve: restoring session %s to fork it: %w", src.ID, err)
+			return fmt.Errorf("serve: restoring session %s to fork it: %w", src.ID, err)
 		}
 		forked, err := session.Fork(dir, src.ID, "")
 		if err != nil {
-			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+			return fmt.Errorf("serve: forking session %s: %w", src.ID, err)
 		}
 		path, err := session.Find(dir, forked)
 		if err != nil {
-			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+			return fmt.Errorf("serve: forking session %s: %w", src.ID, err)
 		}
 		tr, err := session.Load(path)
 		if err != nil {
-			return nil, fmt.Errorf("serve: forking session %s: %w", src.ID, err)
+			return fmt.Errorf("serve: forking session %s: %w", src.ID, err)
 		}
 		fe := tr.Entries
 		for i := range fe {
 			fe[i].SessionID = newID
 		}
 		if err := s.store.Append(ctx, session.Key{ProjectKey: srcKey.ProjectKey, SessionID: newID}, fe); err != nil {
-			return nil, fmt.Errorf("serve: writing the fork of %s: %w", src.ID, err)
+			return fmt.Errorf("serve: writing the fork of %s: %w", src.ID, err)
 		}
 	}
+	return nil
+}
+
+// forkRecord stores the record of src's fork newID.
+func (s *Server) forkRecord(ctx context.Context, src *record, newID string) (*record, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	title := ""
 	if src.Title != nil && *src.Title != "" {

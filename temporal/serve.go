@@ -94,7 +94,14 @@ func (b *serveBackend) input(id string, o *agentloop.Options) (SessionInput, err
 		return in, err
 	}
 	in.IdleTimeout, in.ContinueAfter = b.so.IdleTimeout, b.so.ContinueAfter
+	in.AskClient = true // serve passes every request it is asked to its client
 	return in, nil
+}
+
+// Check refuses the options a session's workflow does not carry.
+func (b *serveBackend) Check(o *agentloop.Options) error {
+	_, err := b.input(uuid.NewString(), o)
+	return err
 }
 
 // Open attaches to the session's workflow, starting it when none runs.
@@ -151,6 +158,48 @@ func (b *serveBackend) ensure(ctx context.Context, in SessionInput) error {
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("agentloop/temporal: starting the session's workflow: %w", err)
+	}
+	return nil
+}
+
+// Fork starts the workflow of req's session from the conversation the
+// session from has now (serve forks only idle sessions): running, from
+// its workflow; ended, from its result; never started, from nothing.
+func (b *serveBackend) Fork(ctx context.Context, req serve.OpenRequest, from string) error {
+	in, err := b.input(req.ID, req.Options)
+	if err != nil {
+		return err
+	}
+	id := workflowID(from)
+	d, err := b.c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	var carry *Carry
+	switch {
+	case errors.As(err, &nf):
+	case err != nil:
+		return fmt.Errorf("agentloop/temporal: looking the forked session's workflow up: %w", err)
+	case d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		v, err := b.c.QueryWorkflow(ctx, id, "", QueryConversation)
+		if err == nil {
+			err = v.Get(&carry)
+		}
+		if err != nil {
+			return fmt.Errorf("agentloop/temporal: reading the forked session's conversation: %w", err)
+		}
+	case d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		var sum Summary
+		if err := b.c.GetWorkflow(ctx, id, "").Get(ctx, &sum); err != nil {
+			return fmt.Errorf("agentloop/temporal: reading how the forked session's workflow ended: %w", err)
+		}
+		carry = sum.Carry
+	default:
+		return fmt.Errorf("agentloop/temporal: the forked session's workflow %s ended without its conversation", id)
+	}
+	if carry != nil {
+		in.Carry = &Carry{History: carry.History, Model: carry.Model}
+	}
+	if _, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID(req.ID), TaskQueue: b.queue}, WorkflowName, in); err != nil {
+		return fmt.Errorf("agentloop/temporal: starting the fork's workflow: %w", err)
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ const (
 	WorkflowName   = "agentloop.Session"
 	activityPrefix = "agentloop."
 	QueryEvents    = "agentloop.events"
+	// QueryConversation answers the session's conversation as it stands
+	// (a Carry with its history and model, no lines), to fork it.
+	QueryConversation = "agentloop.conversation"
 	// UpdatePrompt sends the next prompt of an idle session; its result
 	// is the index of the stream line the prompt's messages start at.
 	UpdatePrompt = "agentloop.prompt"
@@ -103,6 +106,9 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		w.base, w.lines = in.Carry.Lines, append([]json.RawMessage(nil), in.Carry.Tail...)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, w.events); err != nil {
+		return nil, fmt.Errorf("agentloop/temporal: query handler: %w", err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryConversation, w.conversation); err != nil {
 		return nil, fmt.Errorf("agentloop/temporal: query handler: %w", err)
 	}
 	w.answers = map[string]agentloop.PermissionResult{}
@@ -414,6 +420,14 @@ func (w *wf) events(from int) (Events, error) {
 	}
 	from = max(from, w.base)
 	return Events{From: from, Lines: w.lines[from-w.base:], Done: w.done, Err: w.err, Asks: w.asks}, nil
+}
+
+// conversation answers QueryConversation; nil before the loop exists.
+func (w *wf) conversation() (*Carry, error) {
+	if w.eng == nil {
+		return nil, nil
+	}
+	return &Carry{History: w.eng.History(), Model: w.eng.Model()}, nil
 }
 
 // newID is a message id: random-looking, the same on every replay.
