@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/spill"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 	"go.temporal.io/sdk/activity"
@@ -180,7 +181,30 @@ func (a *Activities) RunTool(ctx context.Context, call ToolRun) (*tool.Result, e
 	if err != nil {
 		r = tool.Error(err.Error())
 	}
+	bound(&r, call.ID, t.Info().MaxResultChars, c.Env.ResultsDir)
 	return &r, nil
+}
+
+// bound keeps an oversized result out of the workflow, as the in-process
+// loop keeps it out of the context: text over the tool's limit is saved
+// in the worker session's results directory and replaced by a preview
+// with the file's path (package spill). The workflow's loop has no
+// results directory, so it passes the result on as it comes.
+func bound(r *tool.Result, id string, maxChars int, dir string) {
+	b := model.Content{Type: model.TypeToolResult, ToolUseID: id, Blocks: r.Content}
+	single := len(r.Content) == 1 && r.Content[0].Type == model.TypeText && !r.ListContent
+	if single {
+		b.Blocks, b.Text = nil, r.Content[0].Text
+	}
+	out, changed := spill.Apply(b, spill.Limit(maxChars), dir)
+	if !changed {
+		return
+	}
+	if single {
+		r.Content = []model.Content{model.TextBlock(out.Text)}
+		return
+	}
+	r.Content = out.Blocks
 }
 
 // runTool runs t, turning a panic into an error.

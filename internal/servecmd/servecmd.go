@@ -22,6 +22,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/otel"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/postgres"
 	redisstore "github.com/agentloop/agentloop/session/redis"
 	"github.com/agentloop/agentloop/settings"
@@ -59,6 +60,9 @@ type Env struct {
 	Logger *slog.Logger
 	// DataDir is --data-dir (may be empty: a directory under os.TempDir).
 	DataDir string
+	// Store is the sessions' store of --database-url; nil means the file
+	// store under DataDir/store (serve.Config.Store).
+	Store session.Store
 }
 
 // serveUsage is the help of `agentloop serve`.
@@ -228,7 +232,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 	}
 	var started func(*serve.Server) error
 	if ext.Backend != nil {
-		b, st, cleanup, err := ext.Backend(ctx, Env{Base: cfg.Base, Logger: logger, DataDir: *dataDir})
+		b, st, cleanup, err := ext.Backend(ctx, Env{Base: cfg.Base, Logger: logger, DataDir: *dataDir, Store: cfg.Store})
 		if err != nil {
 			return fail("%v", err)
 		}

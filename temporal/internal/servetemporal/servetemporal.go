@@ -19,6 +19,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/servecmd"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/temporal"
 )
 
@@ -49,8 +50,19 @@ func Extension() *servecmd.Extension {
 			if idle < 0 {
 				return nil, nil, nil, fmt.Errorf("--session-idle-timeout %v is negative", idle)
 			}
+			dataDir := env.DataDir
+			if dataDir == "" {
+				dataDir = filepath.Join(os.TempDir(), "agentloop-serve")
+			}
+			store := env.Store
+			if store == nil {
+				store = session.NewFileStore(filepath.Join(dataDir, "store"))
+			}
+			// Large payloads (long conversations, large tool results) are
+			// kept in the sessions' store, not in Temporal.
 			c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace,
-				Logger: tlog.NewStructuredLogger(env.Logger.With("component", "temporal"))})
+				Logger:        tlog.NewStructuredLogger(env.Logger.With("component", "temporal")),
+				DataConverter: temporal.SpillingDataConverter(store, 0)})
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("connecting to Temporal at %s: %w", hostPort, err)
 			}
@@ -64,11 +76,7 @@ func Extension() *servecmd.Extension {
 				if !runWorker {
 					return nil
 				}
-				dir := env.DataDir
-				if dir == "" {
-					dir = filepath.Join(os.TempDir(), "agentloop-serve")
-				}
-				dir = filepath.Join(dir, "worker-"+uuid.NewString()[:8])
+				dir := filepath.Join(dataDir, "worker-"+uuid.NewString()[:8])
 				var err error
 				if w, err = temporal.NewWorker(c, queue, env.Base, nil); err != nil {
 					return err
