@@ -104,7 +104,7 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
-	d.NotCarried = notCarried(d.Hooks)
+	d.NotCarried = notCarried(d.Hooks, a.base)
 	return d, nil
 }
 
@@ -114,12 +114,15 @@ func mayHaveHooks(base *agentloop.Options) bool {
 	return base == nil || len(base.Hooks) > 0 || base.SettingSources == nil || len(base.SettingSources) > 0
 }
 
-// notCarried names what c has on that the durable loop does not do yet.
-func notCarried(hooks bool) []string {
+// notCarried names what the worker's sessions have on that the durable
+// loop does not do yet.
+func notCarried(hooks bool, base *agentloop.Options) []string {
 	var out []string
 	if hooks {
-		out = append(out, "SessionStart, SessionEnd, PreCompact and PostCompact hooks, if any are configured "+
-			"(those of prompts, tools, permissions, Stop and subagents run)")
+		out = append(out, "the SessionEnd and SessionStart hooks of /clear, if any are configured (the other hook events run)")
+	}
+	if base != nil && base.SessionStore != nil {
+		out = append(out, "Options.SessionStore: the workflow's history is the session's record, no transcript is written")
 	}
 	return out
 }
@@ -303,7 +306,7 @@ func (a *Activities) close() {
 	a.sessions = map[string]*conversation.Session{}
 	a.mu.Unlock()
 	for _, s := range all {
-		s.Close()
+		s.Release() // the session goes on elsewhere: no SessionEnd
 	}
 }
 

@@ -77,3 +77,89 @@ func TestDurableHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestDurableSessionHooks: SessionStart runs once for the session, with
+// its context in the first request, even when another worker takes the
+// session over (the first worker stops: that is not the session's end, so
+// no SessionEnd); PreCompact, PostCompact and SessionStart (source
+// compact) run around a /compact on the worker; SessionEnd runs once,
+// when the session closes.
+func TestDurableSessionHooks(t *testing.T) {
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.Text("one"),
+		agentlooptest.Text("the summary"),
+		agentlooptest.Text("three"))
+	var mu sync.Mutex
+	var seen []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, s)
+	}
+	cb := func(f func(hooks.Input) hooks.Output) []hooks.Matcher {
+		return []hooks.Matcher{{Hooks: []hooks.Callback{func(_ context.Context, in hooks.Input, _ string) (hooks.Output, error) {
+			return f(in), nil
+		}}}}
+	}
+	opts := workerOptions(t, srv)
+	opts.Hooks = map[hooks.Event][]hooks.Matcher{
+		hooks.SessionStart: cb(func(in hooks.Input) hooks.Output {
+			record("start " + in.(hooks.SessionStartInput).Source)
+			return hooks.Output{HookSpecificOutput: &hooks.HookSpecificOutput{HookEventName: hooks.SessionStart,
+				AdditionalContext: "the repo is tidy"}}
+		}),
+		hooks.PreCompact: cb(func(in hooks.Input) hooks.Output {
+			record("precompact " + in.(hooks.PreCompactInput).Trigger)
+			return hooks.Output{}
+		}),
+		hooks.PostCompact: cb(func(in hooks.Input) hooks.Output {
+			record("postcompact " + in.(hooks.PostCompactInput).CompactSummary)
+			return hooks.Output{}
+		}),
+		hooks.SessionEnd: cb(func(in hooks.Input) hooks.Output {
+			record("end")
+			return hooks.Output{}
+		}),
+	}
+	ts := newTestServer(t)
+	c := ts.GetDefaultClient()
+	newWorker := func() *Worker {
+		w, err := NewWorker(c, testQueue, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	ctx := context.Background()
+	w1 := newWorker()
+	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(ctx, "first").Result(); err != nil {
+		t.Fatal(err)
+	}
+	w1.Stop()
+	w2 := newWorker()
+	defer w2.Stop()
+	for _, p := range []string{"/compact", "third"} {
+		if _, err := s.Query(ctx, p).Result(); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := strings.Join(seen, ", ")
+	mu.Unlock()
+	if want := "start startup, precompact manual, postcompact the summary, start compact, end"; got != want {
+		t.Errorf("hooks ran: %s\nwant:      %s", got, want)
+	}
+	if reqs := srv.Requests(); len(reqs) != 3 || !strings.Contains(string(reqs[0].Body), "the repo is tidy") {
+		t.Errorf("%d requests; the first should carry SessionStart's context", len(reqs))
+	}
+}

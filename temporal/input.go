@@ -81,6 +81,10 @@ type Carry struct {
 	Lines   int               `json:"lines"` // the index of Tail's first line
 	Tail    []json.RawMessage `json:"tail,omitempty"`
 	Runs    int               `json:"runs"`
+	// Started says SessionStart ran for the session (a new run after
+	// continue-as-new does not run it again; one started from an ended
+	// session's Summary does, as a resumed session).
+	Started bool `json:"started,omitempty"`
 }
 
 // carried are the Options fields a SessionInput holds.

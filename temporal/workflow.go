@@ -164,6 +164,8 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 		if c.Model != "" {
 			eng.SetModel(c.Model)
 		}
+		w.started = c.Started
+		w.resumed = !c.Started
 		sum.Runs = c.Runs
 	}
 	for prompt := in.Prompt; ; {
@@ -184,7 +186,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 			next := in
 			next.Prompt = ""
 			tail := w.lines[w.lastRun-w.base:]
-			next.Carry = &Carry{History: eng.History(), Model: eng.Model(), Lines: w.lastRun, Tail: tail, Runs: sum.Runs}
+			next.Carry = &Carry{History: eng.History(), Model: eng.Model(), Lines: w.lastRun, Tail: tail, Runs: sum.Runs, Started: w.started}
 			w.continuing = true
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 		}
@@ -368,6 +370,8 @@ type wf struct {
 	running     bool                                  // a prompt's run is under way
 	queued      string                                // the next prompt, "" for none
 	closing     bool                                  // UpdateClose came
+	started     bool                                  // SessionStart ran (with the first prompt's hooks)
+	resumed     bool                                  // the session goes on from an ended workflow's conversation
 	asks        []Ask                                 // waiting for the client
 	answers     map[string]agentloop.PermissionResult // by tool_use id
 }
@@ -450,6 +454,9 @@ func (w *wf) engineConfig(d Description) engine.Config {
 	var cp *engine.Compaction
 	if d.Compaction != nil {
 		cp = &engine.Compaction{Disabled: d.Compaction.Disabled, Window: d.Compaction.Window, Instructions: d.Compaction.Instructions}
+		if d.Hooks {
+			w.compactionHooks(cp)
+		}
 	}
 	return engine.Config{
 		Compaction:           cp,

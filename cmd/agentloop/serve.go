@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentloop/agentloop/internal/servecmd"
+	"github.com/agentloop/agentloop/serve/servecmd"
 )
 
 // temporalBinary is the program `agentloop serve --temporal` hands over

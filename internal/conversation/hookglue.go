@@ -252,6 +252,19 @@ func (s *Session) startSource() string {
 	return "startup"
 }
 
+// MarkStarted records that the session's SessionStart hooks ran (in
+// another process that held the session before): the first prompt does
+// not run them again. Call it before the prompt's hooks.
+func (s *Session) MarkStarted() { s.started = true }
+
+// MarkResumed makes the SessionStart source of the first prompt "resume":
+// the session goes on from a conversation that another process saved.
+func (s *Session) MarkResumed() {
+	if s.origin == "" {
+		s.origin = "resume"
+	}
+}
+
 // endSession runs the SessionEnd hooks once, with s.endReason as the
 // reason: "prompt_input_exit" when a Client is closed (the host ended the
 // conversation's input, as closing the SDK's stdin does), "other" for the

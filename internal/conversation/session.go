@@ -323,6 +323,14 @@ func orEmpty(s []string) []string {
 // Close releases what the session's tools left running.
 func (s *Session) Close() {
 	s.endSession()
+	s.Release()
+}
+
+// Release frees what Close frees (MCP servers, shells, the sandbox, the
+// transcript, saved results, checkpoints) without ending the
+// conversation: no SessionEnd hooks run. A durable host calls it when the
+// session goes on in another process. The session is not used after it.
+func (s *Session) Release() {
 	s.closeMCP()
 	tools.Cleanup(s.env)
 	s.closeSandbox()

@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agentloop/agentloop/internal/servecmd"
+	"github.com/agentloop/agentloop/serve/servecmd"
 	"github.com/agentloop/agentloop/temporal/internal/servetemporal"
 )
 

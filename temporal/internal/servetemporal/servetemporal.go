@@ -17,8 +17,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/internal/servecmd"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/serve/servecmd"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/temporal"
 )

@@ -30,8 +30,8 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/agentloop/agentloop/agentlooptest"
-	"github.com/agentloop/agentloop/internal/servecmd"
 	"github.com/agentloop/agentloop/serve"
+	"github.com/agentloop/agentloop/serve/servecmd"
 	"github.com/agentloop/agentloop/temporal"
 )
 
