@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/spill"
+	rec "github.com/agentloop/agentloop/internal/transcript"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 	"go.temporal.io/sdk/activity"
@@ -42,15 +43,17 @@ type Activities struct {
 	baseOf func(SessionInput) (*agentloop.Options, error) // see Worker.SessionBase; nil: base
 	client client.Client                                  // signals the partial events of a model call to its workflow
 
-	mu       sync.Mutex
-	sessions map[string]*conversation.Session // by workflow id
-	modes    map[string]string                // the client's mode last applied, by workflow id
+	mu        sync.Mutex
+	sessions  map[string]*conversation.Session // by workflow id
+	recorders map[string]*rec.Recorder         // durable transcripts (transcript.go), by workflow id
+	modes     map[string]string                // the client's mode last applied, by workflow id
 }
 
 // newActivities returns the activities of a worker whose sessions start
 // from base.
 func newActivities(c client.Client, base *agentloop.Options) *Activities {
-	return &Activities{base: base, client: c, sessions: map[string]*conversation.Session{}, modes: map[string]string{}}
+	return &Activities{base: base, client: c, sessions: map[string]*conversation.Session{}, modes: map[string]string{},
+		recorders: map[string]*rec.Recorder{}}
 }
 
 // session is the live session of the workflow the activity of ctx belongs
@@ -101,10 +104,11 @@ func (a *Activities) Describe(ctx context.Context, in SessionInput) (*Descriptio
 	}
 	d.Partial = c.Partial
 	d.Hooks = a.baseOf != nil || mayHaveHooks(a.base)
+	d.Persist = a.base != nil && a.base.SessionStore != nil
 	if cp := c.Compaction; cp != nil {
 		d.Compaction = &CompactionSpec{Disabled: cp.Disabled, Window: cp.Window, Instructions: cp.Instructions}
 	}
-	d.NotCarried = notCarried(d.Hooks, a.base)
+	d.NotCarried = notCarried(d.Hooks)
 	return d, nil
 }
 
@@ -116,13 +120,10 @@ func mayHaveHooks(base *agentloop.Options) bool {
 
 // notCarried names what the worker's sessions have on that the durable
 // loop does not do yet.
-func notCarried(hooks bool, base *agentloop.Options) []string {
+func notCarried(hooks bool) []string {
 	var out []string
 	if hooks {
 		out = append(out, "the SessionEnd and SessionStart hooks of /clear, if any are configured (the other hook events run)")
-	}
-	if base != nil && base.SessionStore != nil {
-		out = append(out, "Options.SessionStore: the workflow's history is the session's record, no transcript is written")
 	}
 	return out
 }
@@ -289,22 +290,35 @@ func (a *Activities) applyMode(ctx context.Context, s *conversation.Session, mod
 func (a *Activities) CloseSession(ctx context.Context, _ SessionInput) error {
 	id := activity.GetInfo(ctx).WorkflowExecution.ID
 	a.mu.Lock()
-	s := a.sessions[id]
+	s, r := a.sessions[id], a.recorders[id]
 	delete(a.sessions, id)
 	delete(a.modes, id)
+	delete(a.recorders, id)
 	a.mu.Unlock()
+	closeRecorder(r)
 	if s != nil {
 		s.Close()
 	}
 	return nil
 }
 
+// closeRecorder closes a durable transcript (nil: none); a failure is
+// only logged, as the entries are in the store already (Persist settles).
+func closeRecorder(r *rec.Recorder) {
+	if r != nil {
+		_ = r.Close()
+	}
+}
+
 // close releases every session of the worker.
 func (a *Activities) close() {
 	a.mu.Lock()
-	all := a.sessions
-	a.sessions = map[string]*conversation.Session{}
+	all, recs := a.sessions, a.recorders
+	a.sessions, a.recorders = map[string]*conversation.Session{}, map[string]*rec.Recorder{}
 	a.mu.Unlock()
+	for _, r := range recs {
+		closeRecorder(r)
+	}
 	for _, s := range all {
 		s.Release() // the session goes on elsewhere: no SessionEnd
 	}

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
+	"go.temporal.io/sdk/worker"
 )
 
 // TestDurableHooks: the worker's hooks run on the durable path as they do
@@ -124,7 +126,7 @@ func TestDurableSessionHooks(t *testing.T) {
 	ts := newTestServer(t)
 	c := ts.GetDefaultClient()
 	newWorker := func() *Worker {
-		w, err := NewWorker(c, testQueue, opts, nil)
+		w, err := NewWorker(c, testQueue, opts, &worker.Options{StickyScheduleToStartTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

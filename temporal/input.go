@@ -133,7 +133,9 @@ func overlay(base *agentloop.Options, in SessionInput) *agentloop.Options {
 		o = *base
 	}
 	o.SessionID = in.SessionID
-	o.NoSessionPersistence = true // the workflow's history is the record
+	// The workflow's history is the record; the worker writes the
+	// transcript to a SessionStore itself (transcript.go).
+	o.NoSessionPersistence, o.SessionStore, o.SessionStoreLeaseTTL = true, nil, 0
 	if in.Model != "" {
 		o.Model = in.Model
 	}
@@ -201,6 +203,10 @@ type Description struct {
 	// Hooks says the worker's session may have hooks (Options.Hooks, or
 	// settings files read), so the loop's hook points run (as activities).
 	Hooks bool `json:"hooks,omitempty"`
+	// Persist says the worker's Options name a SessionStore: the loop
+	// records the messages of each run, and the Persist activity writes
+	// them to the session's transcript there.
+	Persist bool `json:"persist,omitempty"`
 	// Partial streams the model's events (stream_event messages).
 	Partial bool `json:"partial,omitempty"`
 	// Deferred are the tools declared to the model only once ToolSearch

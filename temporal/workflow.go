@@ -55,6 +55,7 @@ const (
 	actAuthorize = activityPrefix + "Authorize"
 	actClose     = activityPrefix + "CloseSession"
 	actHook      = activityPrefix + "Hook"
+	actPersist   = activityPrefix + "Persist"
 )
 
 // Events is what QueryEvents answers: the stream-json lines of the
@@ -171,6 +172,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) (*Summary, error) {
 	for prompt := in.Prompt; ; {
 		if prompt != "" {
 			res, err := w.runPrompt(eng, prompt)
+			w.persist()
 			if err != nil {
 				w.fail(fmt.Errorf("agentloop/temporal: run stopped: %w", err))
 				return nil, err
@@ -372,6 +374,7 @@ type wf struct {
 	closing     bool                                  // UpdateClose came
 	started     bool                                  // SessionStart ran (with the first prompt's hooks)
 	resumed     bool                                  // the session goes on from an ended workflow's conversation
+	recorded    []json.RawMessage                     // the run's messages for the transcript (transcript.go)
 	asks        []Ask                                 // waiting for the client
 	answers     map[string]agentloop.PermissionResult // by tool_use id
 }
@@ -482,6 +485,7 @@ func (w *wf) engineConfig(d Description) engine.Config {
 		Now:                  func() time.Time { return workflow.Now(w.root) },
 		NewID:                w.newID,
 		Fanout:               w.fanout,
+		Record:               w.recorderIf(d.Persist),
 	}
 }
 
