@@ -175,6 +175,9 @@ func (s *Server) SessionOptions(cwd, configDir string) (*agentloop.Options, erro
 		return nil, err
 	}
 	opts.ConfigDir = configDir
+	if opts.Sandbox, err = s.tenantSandbox(tenantRoot, configDir); err != nil {
+		return nil, err
+	}
 	opts.Hooks = maps.Clone(opts.Hooks)
 	if opts.Hooks == nil {
 		opts.Hooks = map[hooks.Event][]hooks.Matcher{}

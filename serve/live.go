@@ -240,6 +240,10 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 		return nil, badRequest("%v", err)
 	}
 	opts.ConfigDir = l.cfgDir
+	if opts.Sandbox, err = s.tenantSandbox(s.tenantRoot(t.ID), l.cfgDir); err != nil {
+		os.RemoveAll(l.cfgDir)
+		return nil, err
+	}
 	opts.SessionStore = s.store
 	opts.SessionStoreLeaseTTL = s.cfg.LeaseTTL
 	opts.CanUseTool = l.canUseTool

@@ -124,6 +124,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer, when set, is given to every session (see package otel).
 	Observer observe.Observer
+	// UnsafeNoSandbox lets the server run where the kernel cannot sandbox
+	// the tenants' commands, and runs them unsandboxed (sandbox.go). Only
+	// for tenants trusted with the server user's files.
+	UnsafeNoSandbox bool
+	// Protect are further files and directories no tenant command may
+	// read (the tokens file, settings files); the root, the data
+	// directory and the server user's configuration directory always are.
+	Protect []string
 	// Backend runs the sessions' turns; nil means InProcess. With a
 	// durable backend (Backend.Durable), a drain or a lost lease lets a
 	// running turn go on rather than interrupting it, and a replica whose
@@ -221,6 +229,21 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.backend = cfg.Backend; s.backend == nil {
 		s.backend = InProcess{}
+	}
+	if err := s.checkSandbox(); err != nil {
+		return nil, err
+	}
+	if cfg.Base != nil {
+		inline, err := inlineSettings(cfg.Base.Settings)
+		if err != nil {
+			return nil, err
+		}
+		base := *cfg.Base
+		base.Settings = inline
+		s.cfg.Base = &base
+	}
+	if _, err := s.operatorSandbox(); err != nil {
+		return nil, err
 	}
 	s.handler = s.routes()
 	return s, nil

@@ -62,7 +62,7 @@ type serveBackend struct {
 // serverOwned are the Options fields serve sets itself on every session;
 // the workers set the same from their own server (serve.Server.
 // SessionOptions), so they do not travel with the session.
-var serverOwned = []string{"Hooks", "ConfigDir", "SessionStore", "SessionStoreLeaseTTL", "Logger", "Observer",
+var serverOwned = []string{"Hooks", "ConfigDir", "SessionStore", "SessionStoreLeaseTTL", "Logger", "Observer", "Sandbox", "Settings",
 	"Provider", "SettingSources", "StrictMCPConfig", "ConfineProjectConfig", "MCPConnector", "Resume"}
 
 // Durable is true: turns run in workflows.

@@ -229,7 +229,7 @@ func (p *Policy) grants(r fsRights, list lister, holes []string) ([]grant, error
 		roots = append(roots, p.WriteAllow...)
 	}
 	for _, root := range roots {
-		if err := carve(root, isDir(root), holes, list, &out, r.write); err != nil {
+		if err := carve(root, isDir(root), p.holesFor(root, holes), list, &out, r.write); err != nil {
 			return nil, err
 		}
 	}
@@ -237,6 +237,20 @@ func (p *Policy) grants(r fsRights, list lister, holes []string) ([]grant, error
 		out = append(out, grant{path: d, access: r.device})
 	}
 	return out, nil
+}
+
+// holesFor returns the holes a write root is carved around: holes, less
+// a ReadDeny tree the root lies in only through a ReadAllow tree inside
+// it. Reading is denied to keep contents secret; a tree read back in may
+// hold a writable root (a server's tenant directory inside its denied
+// root of all tenants). A WriteDeny or protected path stays a hole.
+func (p *Policy) holesFor(root string, holes []string) []string {
+	return slices.DeleteFunc(slices.Clone(holes), func(h string) bool {
+		if !within(root, h) || !slices.Contains(p.ReadDeny, h) || slices.Contains(p.WriteDeny, h) {
+			return false
+		}
+		return slices.ContainsFunc(p.ReadAllow, func(a string) bool { return within(a, h) && within(root, a) })
+	})
 }
 
 func isDir(path string) bool {

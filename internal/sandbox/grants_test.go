@@ -197,3 +197,48 @@ func TestCarveCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRootInsideReadAllow: a write root inside a tree read back in
+// (ReadAllow) inside a denied one (ReadDeny) is writable, as a server's
+// session directory inside its tenant's root inside the denied root of
+// all tenants; a WriteDeny tree around it still wins, and a sibling of
+// the tree read back in stays unreadable.
+func TestWriteRootInsideReadAllow(t *testing.T) {
+	x, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/w", "b"} {
+		if err := os.MkdirAll(filepath.Join(x, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, w, b := filepath.Join(x, "a"), filepath.Join(x, "a", "w"), filepath.Join(x, "b")
+	rights := fsRights{read: 1, write: 2}
+	writes := func(p *Policy) []string {
+		r := p.resolved()
+		gs, err := r.grants(rights, readDir, append(append([]string{}, r.WriteDeny...), r.ReadDeny...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, g := range gs {
+			if g.access&rights.write != 0 {
+				out = append(out, g.path)
+			}
+			if g.access&rights.read != 0 && within(g.path, b) {
+				t.Errorf("%s is readable", g.path)
+			}
+		}
+		return out
+	}
+	if got := writes(&Policy{ReadDeny: []string{x}, ReadAllow: []string{a}, WriteAllow: []string{w}}); !cmp.Equal(got, []string{w}) {
+		t.Errorf("write grants %v, want %s", got, w)
+	}
+	if got := writes(&Policy{ReadDeny: []string{x}, WriteAllow: []string{w}}); len(got) != 0 {
+		t.Errorf("without ReadAllow: write grants %v, want none", got)
+	}
+	if got := writes(&Policy{ReadDeny: []string{x}, ReadAllow: []string{a}, WriteDeny: []string{a}, WriteAllow: []string{w}}); len(got) != 0 {
+		t.Errorf("with WriteDeny around it: write grants %v, want none", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -110,6 +111,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		sourcesArg   = fs.String("setting-sources", "user", `settings files sessions load: user,project,local ("" for none). project and local read the tenant's own working directory: its hooks then run as this server's user`)
 		modelArg     = fs.String("model", "", "default model of sessions that name none")
 		logLevel     = fs.String("log-level", "info", "debug, info, warn or error")
+		unsafeNoSbx  = fs.Bool("unsafe-no-sandbox", false, "serve even where the kernel cannot sandbox the tenants' commands (they then run unconfined: only for trusted tenants)")
 	)
 	if ext.Flags != nil {
 		ext.Flags(fs)
@@ -156,7 +158,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 	}
 	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
 		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger, SettingSources: sources,
-		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}}
+		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}, UnsafeNoSandbox: *unsafeNoSbx}
+	// No tenant command reads the tokens or the settings file.
+	for _, p := range []string{*tokensFile, *settingsArg} {
+		if t := strings.TrimSpace(p); t != "" && !strings.HasPrefix(t, "{") {
+			if abs, err := filepath.Abs(t); err == nil {
+				cfg.Protect = append(cfg.Protect, abs)
+			}
+		}
+	}
 	if *cors != "" {
 		for _, o := range strings.Split(*cors, ",") {
 			if o = strings.TrimSpace(o); o != "" {
