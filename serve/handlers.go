@@ -69,6 +69,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Tenant) 
 	if req.Tools != nil {
 		opts.Tools, opts.ToolsSet = *req.Tools, true
 	}
+	if err := s.checkMode(req.PermissionMode); err != nil {
+		s.fail(w, err)
+		return
+	}
 	id := uuid.NewString()
 	rel := req.Cwd
 	if rel == "" {

@@ -310,6 +310,10 @@ func (s *Server) options(o *sessionOptions, cwd string) (*agentloop.Options, err
 		if err != nil {
 			return nil, fmt.Errorf("permission_mode: %w", err)
 		}
+		if !s.modeAllowed(o.PermissionMode) {
+			// Stored before the operator narrowed AllowModes.
+			return nil, fmt.Errorf("permission_mode %s is no longer allowed on this server", o.PermissionMode)
+		}
 		opts.PermissionMode = m
 	}
 	if o.ToolsSet {

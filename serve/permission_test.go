@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"github.com/agentloop/agentloop"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
@@ -128,6 +129,7 @@ func TestInterrupt(t *testing.T) {
 func TestServerSettingsBindSessions(t *testing.T) {
 	e := newEnv(t, func(c *serve.Config) {
 		c.Base.Settings = `{"permissions":{"deny":["Bash(touch:*)"]}}`
+		c.AllowModes = []agentloop.PermissionMode{agentloop.PermissionBypass}
 	},
 		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "touch owned", "description": "Make a file"}),
 		agentlooptest.Text("Could not."))

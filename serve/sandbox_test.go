@@ -42,7 +42,10 @@ func TestBashUnconfinedWithUnsafeNoSandbox(t *testing.T) {
 func bashLeaks(t *testing.T, unsafe bool) map[string]bool {
 	leaks := map[string]bool{}
 	dataDir := t.TempDir()
-	e := newEnv(t, func(c *serve.Config) { c.DataDir, c.UnsafeNoSandbox = dataDir, unsafe })
+	e := newEnv(t, func(c *serve.Config) {
+		c.DataDir, c.UnsafeNoSandbox = dataDir, unsafe
+		allowBypass(c)
+	})
 	e.create(tokenB, map[string]any{})
 	entries := mustReadDir(t, e.srvRoot())
 	rootB := filepath.Join(e.srvRoot(), entries[0].Name())

@@ -124,6 +124,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer, when set, is given to every session (see package otel).
 	Observer observe.Observer
+	// AllowModes are the permission modes tenants may ask for beyond
+	// DefaultAllowedModes (bypassPermissions, auto); a session asking for
+	// another is refused with 403.
+	AllowModes []agentloop.PermissionMode
 	// UnsafeNoSandbox lets the server run where the kernel cannot sandbox
 	// the tenants' commands, and runs them unsandboxed (sandbox.go). Only
 	// for tenants trusted with the server user's files.
@@ -232,6 +236,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := s.checkSandbox(); err != nil {
 		return nil, err
+	}
+	for _, m := range cfg.AllowModes {
+		if _, err := agentloop.ParsePermissionMode(string(m)); err != nil {
+			return nil, fmt.Errorf("serve: Config.AllowModes: %w", err)
+		}
 	}
 	if cfg.Base != nil {
 		inline, err := inlineSettings(cfg.Base.Settings)

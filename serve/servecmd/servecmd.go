@@ -111,6 +111,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		sourcesArg   = fs.String("setting-sources", "user", `settings files sessions load: user,project,local ("" for none). project and local read the tenant's own working directory: its hooks then run as this server's user`)
 		modelArg     = fs.String("model", "", "default model of sessions that name none")
 		logLevel     = fs.String("log-level", "info", "debug, info, warn or error")
+		allowModes   = fs.String("allow-modes", "", "permission modes tenants may ask for beyond default, acceptEdits, plan and dontAsk (bypassPermissions, auto), comma-separated")
 		unsafeNoSbx  = fs.Bool("unsafe-no-sandbox", false, "serve even where the kernel cannot sandbox the tenants' commands (they then run unconfined: only for trusted tenants)")
 	)
 	if ext.Flags != nil {
@@ -159,6 +160,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 	cfg := serve.Config{Root: *root, DataDir: *dataDir, ReplicaID: *replicaID, LeaseTTL: *leaseTTL,
 		IdleRelease: *idleRelease, MaxBodyBytes: *maxBody, Logger: logger, SettingSources: sources,
 		Base: &agentloop.Options{Settings: *settingsArg, Model: *modelArg}, UnsafeNoSandbox: *unsafeNoSbx}
+	for _, m := range splitList(*allowModes) {
+		pm, err := agentloop.ParsePermissionMode(m)
+		if err != nil {
+			return fail("--allow-modes: %v", err)
+		}
+		cfg.AllowModes = append(cfg.AllowModes, pm)
+	}
 	// No tenant command reads the tokens or the settings file.
 	for _, p := range []string{*tokensFile, *settingsArg} {
 		if t := strings.TrimSpace(p); t != "" && !strings.HasPrefix(t, "{") {
