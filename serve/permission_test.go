@@ -1,8 +1,8 @@
 package serve_test
 
 import (
-	"github.com/agentloop/agentloop"
 	"encoding/json"
+	"github.com/agentloop/agentloop"
 	"net/http"
 	"path/filepath"
 	"strings"
