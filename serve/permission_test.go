@@ -2,13 +2,13 @@ package serve_test
 
 import (
 	"encoding/json"
-	"github.com/agentloop/agentloop"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session"
