@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/session"
 )
 
 // A Backend runs the turns of the sessions a Server hosts. The default,
@@ -190,16 +192,22 @@ func (s *Server) SessionOptions(cwd, configDir string) (*agentloop.Options, erro
 	return opts, nil
 }
 
-// takeOver opens here a durable session that runs with no replica
-// relaying its messages (its holder died or drained), so that the
-// clients following its events see the rest. A session held elsewhere is
-// left alone.
-func (s *Server) takeOver(ctx context.Context, rec *record, t Tenant) {
-	if !s.backend.Durable() || s.draining.Load() || s.getLive(rec.ID) != nil {
+// followUp looks after a session a client follows from a replica that
+// does not hold it, when its record says a turn runs: a durable session
+// with no replica relaying it (its holder died or drained) is taken over
+// here, so that the clients see the rest; an in-process session whose
+// holder died (its lease is free) is marked interrupted. A session held
+// elsewhere is left alone.
+func (s *Server) followUp(ctx context.Context, rec *record, t Tenant) {
+	if s.draining.Load() || s.getLive(rec.ID) != nil {
 		return
 	}
 	cur, err := s.loadRecord(ctx, t.ID, rec.ID)
 	if err != nil || (cur.State != stateRunning && cur.State != stateRequiresAction) {
+		return
+	}
+	if !s.backend.Durable() {
+		s.markInterrupted(ctx, cur)
 		return
 	}
 	if _, err := s.activate(ctx, cur, t); err != nil {
@@ -208,4 +216,38 @@ func (s *Server) takeOver(ctx context.Context, rec *record, t Tenant) {
 			s.log.Warn("taking over a durable session", "session", rec.ID, "err", err)
 		}
 	}
+}
+
+// markInterrupted marks rec, which says a turn runs, interrupted when no
+// replica holds its lease any more: the holder died with the turn. The
+// state goes into the record and, as an event, into its log.
+func (s *Server) markInterrupted(ctx context.Context, rec *record) {
+	lease, err := session.AcquireLease(ctx, s.store, recordKey(rec.Tenant, rec.ID), session.LeaseOptions{TTL: s.cfg.LeaseTTL})
+	if err != nil {
+		return // held (alive), or the store failed: look again later
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = lease.Release(rctx)
+	}()
+	evs, err := s.loadEvents(ctx, rec.Tenant, rec.ID, 0)
+	if err != nil {
+		s.log.Warn("marking a session interrupted", "session", rec.ID, "err", err)
+		return
+	}
+	var seq int64
+	if n := len(evs); n > 0 {
+		seq = evs[n-1].Seq
+	}
+	ev := event{Seq: seq + 1, Kind: kindState, Data: rawJSON(map[string]string{"state": stateInterrupted})}
+	if err := s.appendEvent(ctx, rec.Tenant, rec.ID, ev); err != nil {
+		s.log.Warn("marking a session interrupted", "session", rec.ID, "err", err)
+		return
+	}
+	if err := s.writeRecord(ctx, rec.Tenant, rec.ID, record{State: stateInterrupted}); err != nil {
+		s.log.Warn("marking a session interrupted", "session", rec.ID, "err", err)
+		return
+	}
+	s.log.Info("session interrupted: its holder died mid-turn", "session", rec.ID, "holder", s.readHolder(ctx, rec.Tenant, rec.ID))
 }

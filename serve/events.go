@@ -83,7 +83,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 			drained = true // send what is left, then end
 		case <-wake:
 		case <-poll.C:
-			s.takeOver(ctx, rec, t)
+			s.followUp(ctx, rec, t)
 		case <-ping.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return

@@ -7,3 +7,16 @@ func SetAfterSend(f func()) (restore func()) {
 	afterSend = f
 	return func() { afterSend = old }
 }
+
+// Crash makes the replica behave as a dead process towards the store: it
+// renews no lease and writes nothing more, and its sessions' clients stop
+// (their transcript leases lapse as a dead process's would; they are
+// released at once, which only makes the test quicker).
+func (s *Server) Crash() {
+	s.crashed.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.live {
+		go l.conn.Close()
+	}
+}

@@ -25,6 +25,10 @@ const (
 	stateIdle           = "idle"
 	stateRunning        = "running"
 	stateRequiresAction = "requires_action"
+	// stateInterrupted is a session whose holder died in the middle of a
+	// turn (in-process backend): the turn is lost, the session takes new
+	// messages.
+	stateInterrupted = "interrupted"
 )
 
 // Event kinds.
@@ -207,7 +211,8 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 	}
 	l := &live{s: s, id: rec.ID, tenant: t, rec: rec, lease: lease, done: make(chan struct{}),
 		notify: make(chan struct{}), pending: map[string]*pendingPerm{}, handled: map[string]bool{}, state: stateIdle}
-	if s.backend.Durable() && (rec.State == stateRunning || rec.State == stateRequiresAction) {
+	stale := rec.State == stateRunning || rec.State == stateRequiresAction
+	if s.backend.Durable() && stale {
 		// Taken over while its turn goes on in the backend: it runs until
 		// the backend's stream brings the turn's result.
 		l.running, l.state, l.started = true, stateRunning, time.Now()
@@ -272,6 +277,11 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 		return nil, fmt.Errorf("serve: recording the holder of %s: %w", rec.ID, err)
 	}
 	l.conn = conn
+	if stale && !s.backend.Durable() {
+		// Its holder died in the middle of a turn: say so before this
+		// replica runs it again.
+		l.markInterrupted()
+	}
 	lctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.loop(lctx)
@@ -383,6 +393,9 @@ func (l *live) renew() {
 		case <-l.done:
 			return
 		case <-t.C:
+			if l.s.crashed.Load() {
+				continue // a dead process renews nothing
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), l.lease.RenewEvery())
 			err := l.lease.Renew(ctx)
 			if l.slot != nil {
@@ -695,6 +708,18 @@ func (l *live) send(text string) error {
 	return nil
 }
 
+// markInterrupted publishes and stores the interrupted state of a session
+// opened here after its holder died mid-turn.
+func (l *live) markInterrupted() {
+	l.evMu.Lock()
+	l.publishLocked(kindState, rawJSON(map[string]string{"state": stateInterrupted}))
+	l.mu.Lock()
+	l.state = stateInterrupted
+	l.mu.Unlock()
+	l.evMu.Unlock()
+	l.storeState(stateInterrupted)
+}
+
 // publishUserLocked puts the accepted message in the event log as the user
 // line stream-json replays (--replay-user-messages), so that a page that
 // reloads the session shows what was asked as well as the answers.
@@ -786,6 +811,9 @@ func (l *live) close(ctx context.Context, interrupt bool) {
 // release gives the session's lease and slot back and removes its scratch
 // directory.
 func (l *live) release() {
+	if l.s.crashed.Load() {
+		return
+	}
 	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := l.lease.Release(rctx); err != nil {

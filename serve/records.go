@@ -143,6 +143,9 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 
 // writeRecord appends a partial record (the fields set in patch).
 func (s *Server) writeRecord(ctx context.Context, tenant, id string, patch record) error {
+	if s.crashed.Load() {
+		return nil
+	}
 	now := time.Now().UTC()
 	if patch.UpdatedAt.IsZero() {
 		patch.UpdatedAt = now
@@ -248,6 +251,9 @@ func (s *Server) loadEvents(ctx context.Context, tenant, id string, after int64)
 }
 
 func (s *Server) appendEvent(ctx context.Context, tenant, id string, ev event) error {
+	if s.crashed.Load() {
+		return nil
+	}
 	k := recordKey(tenant, id)
 	k.Subpath = subEvents
 	e := session.Entry{Type: typeEvent, SessionID: id, Timestamp: timestamp(time.Now()),

@@ -164,8 +164,11 @@ type Server struct {
 	// from polling the store to the live log at once (events.go).
 	watchers map[string]chan struct{}
 	draining atomic.Bool
-	drainCh  chan struct{}
-	subs     atomic.Int64
+	// crashed, set by tests only, makes the replica behave as a dead
+	// process towards the store: no renewals, no writes (export_test.go).
+	crashed atomic.Bool
+	drainCh chan struct{}
+	subs    atomic.Int64
 }
 
 // New checks cfg and returns a Server.
