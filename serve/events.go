@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentloop/agentloop/session"
 )
 
 // handleEvents streams a session's events as Server-Sent Events: first
@@ -50,8 +52,26 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 	defer ping.Stop()
 	poll := time.NewTicker(s.cfg.PollInterval)
 	defer poll.Stop()
-	for drained := false; ; {
-		evs, wake, err := s.eventsAfter(ctx, rec, after)
+	// On a store that is a session.Watcher, a stream of a session held
+	// elsewhere reads the log's tail when the store says it grew (and
+	// once every 30 polls, in case a notice was lost); else it reads the
+	// log at every poll.
+	f := &follower{}
+	defer f.stop()
+	for drained, read, polls := false, true, 0; ; {
+		var evs []event
+		var wake <-chan struct{}
+		var err error
+		if read {
+			evs, wake, err = s.eventsAfter(ctx, rec, after, f)
+		} else {
+			wake = s.openedHere(rec.ID)
+			if l := s.getLive(rec.ID); l != nil {
+				wake = nil
+				read = true
+				continue
+			}
+		}
 		if errors.Is(err, errNotFound) {
 			fmt.Fprint(w, ": session deleted\n\n")
 			_ = rc.Flush()
@@ -76,14 +96,20 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 		if drained {
 			return
 		}
+		read = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.drainCh:
-			drained = true // send what is left, then end
+			drained, read = true, true // send what is left, then end
 		case <-wake:
+			read = true
+		case <-f.changed():
+			read = true
 		case <-poll.C:
 			s.followUp(ctx, rec, t)
+			polls++
+			read = !f.watching() || polls%30 == 0
 		case <-ping.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return
@@ -99,8 +125,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 // closed at the next one when the session is open here, or when it opens
 // here if it is not (the caller polls the store meanwhile). errNotFound
 // when the session was deleted.
-func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64) ([]event, <-chan struct{}, error) {
+func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64, f *follower) ([]event, <-chan struct{}, error) {
 	if l := s.getLive(rec.ID); l != nil && l.tenant.ID == rec.Tenant {
+		f.stop() // memory has them now
 		evs, complete, wake := l.eventsAfter(after)
 		if complete {
 			return evs, wake, nil
@@ -124,8 +151,12 @@ func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64) ([]e
 	if _, err := s.loadRecord(ctx, rec.Tenant, rec.ID); err != nil {
 		return nil, nil, err
 	}
-	// Not open here: poll the store, and wake as soon as it opens here.
+	// Not open here: read the store, and wake as soon as it opens here.
 	opened := s.openedHere(rec.ID)
+	if wt, ok := s.store.(session.Watcher); ok {
+		evs, err := s.followEvents(ctx, wt, rec, after, f)
+		return evs, opened, err
+	}
 	evs, err := s.loadEvents(ctx, rec.Tenant, rec.ID, after)
 	return evs, opened, err
 }

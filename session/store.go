@@ -81,9 +81,10 @@ type Store interface {
 // MemoryStore is a [Store] in memory. The zero value is ready to use; it
 // is safe for concurrent use.
 type MemoryStore struct {
-	mu   sync.Mutex
-	data map[Key]*memTranscript
-	now  func() time.Time
+	mu    sync.Mutex
+	data  map[Key]*memTranscript
+	now   func() time.Time
+	watch memWatchers // watch.go
 }
 
 type memTranscript struct {
@@ -130,6 +131,7 @@ func (s *MemoryStore) Append(ctx context.Context, key Key, entries []Entry) erro
 	} else {
 		t.mtime = time.Now()
 	}
+	s.watch.notify(key)
 	return nil
 }
 

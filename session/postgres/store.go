@@ -37,10 +37,11 @@ type Options struct {
 // Store is a [session.Store] in a PostgreSQL table. It is safe for
 // concurrent use.
 type Store struct {
-	pool  *pgxpool.Pool
-	owned bool // Close closes pool
-	table string
-	q     queries
+	pool   *pgxpool.Pool
+	owned  bool // Close closes pool
+	table  string
+	q      queries
+	listen listener // watch.go
 }
 
 type queries struct {
@@ -244,6 +245,8 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 		for _, r := range rows {
 			b.Queue(s.q.insert, r...)
 		}
+		// Watchers hear of the entries at commit (watch.go).
+		b.Queue("SELECT pg_notify($1, '')", s.channel(key))
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			return tx.SendBatch(ctx, b).Close()
 		})

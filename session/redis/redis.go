@@ -208,6 +208,9 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 	if err != nil {
 		return fmt.Errorf("redis: append %s: %w", name(key), err)
 	}
+	// Watchers (watch.go) read the tail; a lost notice only delays them
+	// until their next read.
+	_ = s.client.Publish(ctx, s.notifyChannel(key), "").Err()
 	return nil
 }
 

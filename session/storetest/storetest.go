@@ -89,6 +89,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store, reopen func(t 
 		{"TwoInstances", testTwoInstances},
 		{"TwoInstancesOverlappingAppends", testOverlapping},
 		{"TwoInstancesDeleteRacingAppend", testDeleteRacingAppend},
+		{"Watch", testWatch},
 	}
 	for _, tc := range two {
 		t.Run(tc.name, func(t *testing.T) {

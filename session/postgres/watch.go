@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentloop/agentloop/session"
+)
+
+var _ session.Watcher = (*Store)(nil)
+
+// channel is the NOTIFY channel of key's transcript: a name of its own
+// per table and key, within PostgreSQL's 63-byte identifiers.
+func (s *Store) channel(key session.Key) string {
+	sum := sha256.Sum256([]byte(s.table + "\x00" + key.ProjectKey + "\x00" + key.SessionID + "\x00" + key.Subpath))
+	return "agentloop_" + hex.EncodeToString(sum[:20])
+}
+
+// listener holds the one connection a Store listens on for all its
+// watches (LISTEN/NOTIFY), taken from the pool at the first watch and
+// given back when the last ends.
+type listener struct {
+	mu        sync.Mutex
+	running   bool
+	subs      map[string]map[chan struct{}]bool // by channel
+	pending   []string                          // LISTEN / UNLISTEN to send
+	interrupt context.CancelFunc                // stops the wait to send pending
+}
+
+// Watch implements [session.Watcher] with LISTEN/NOTIFY: Append notifies
+// the transcript's channel in its transaction, so a watch hears of
+// entries once they are committed.
+func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, error) {
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("postgres: watch: %w", err)
+	}
+	ch := s.channel(key)
+	out := make(chan struct{}, 1)
+	l := &s.listen
+	l.mu.Lock()
+	if l.subs == nil {
+		l.subs = map[string]map[chan struct{}]bool{}
+	}
+	if l.subs[ch] == nil {
+		l.subs[ch] = map[chan struct{}]bool{}
+		l.pending = append(l.pending, "LISTEN "+pgx.Identifier{ch}.Sanitize())
+	}
+	l.subs[ch][out] = true
+	if !l.running {
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			delete(l.subs[ch], out)
+			l.mu.Unlock()
+			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), err)
+		}
+		l.running = true
+		go s.listenLoop(conn)
+	} else if l.interrupt != nil {
+		l.interrupt()
+	}
+	l.mu.Unlock()
+	context.AfterFunc(ctx, func() { s.unwatch(ch, out) })
+	return out, nil
+}
+
+// unwatch ends one watch.
+func (s *Store) unwatch(ch string, out chan struct{}) {
+	l := &s.listen
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.subs[ch][out] {
+		return // closed by a failed loop already
+	}
+	delete(l.subs[ch], out)
+	close(out)
+	if len(l.subs[ch]) == 0 {
+		delete(l.subs, ch)
+		l.pending = append(l.pending, "UNLISTEN "+pgx.Identifier{ch}.Sanitize())
+		if l.interrupt != nil {
+			l.interrupt()
+		}
+	}
+}
+
+// listenLoop owns the listening connection: it sends the pending LISTEN
+// and UNLISTEN commands and hands each notification to its channel's
+// watches. When no watch is left it gives the connection back; when the
+// connection fails, it closes every watch (their owners read and watch
+// again).
+func (s *Store) listenLoop(conn *pgxpool.Conn) {
+	l := &s.listen
+	ctx := context.Background()
+	fail := func() {
+		l.mu.Lock()
+		for _, subs := range l.subs {
+			for c := range subs {
+				close(c)
+			}
+		}
+		l.subs, l.pending, l.running, l.interrupt = nil, nil, false, nil
+		l.mu.Unlock()
+		conn.Hijack().Close(ctx) // its LISTEN state must not go back to the pool
+	}
+	for {
+		l.mu.Lock()
+		cmds := l.pending
+		l.pending, l.interrupt = nil, nil
+		if len(l.subs) == 0 && len(cmds) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
+				conn.Hijack().Close(ctx)
+				return
+			}
+			conn.Release()
+			return
+		}
+		l.mu.Unlock()
+		for _, c := range cmds {
+			if _, err := conn.Exec(ctx, c); err != nil {
+				fail()
+				return
+			}
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		l.mu.Lock()
+		if len(l.pending) > 0 || len(l.subs) == 0 {
+			l.mu.Unlock()
+			cancel()
+			continue
+		}
+		l.interrupt = cancel
+		l.mu.Unlock()
+		n, err := conn.Conn().WaitForNotification(wctx)
+		interrupted := wctx.Err() != nil
+		cancel()
+		if err != nil {
+			if interrupted {
+				continue
+			}
+			fail()
+			return
+		}
+		l.mu.Lock()
+		for c := range l.subs[n.Channel] {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// LoadFrom implements [session.Watcher]: the entries past the first from.
+func (s *Store) LoadFrom(ctx context.Context, key session.Key, from int) ([]session.Entry, error) {
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("postgres: load: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, s.q.load+" OFFSET $4", key.ProjectKey, key.SessionID, key.Subpath, max(from, 0))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
+	}
+	defer rows.Close()
+	var out []session.Entry
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
+		}
+		var e session.Entry
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("postgres: load %s: entry %d: %w", keyString(key), from+len(out), err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
+	}
+	return out, nil
+}

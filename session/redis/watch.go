@@ -1,0 +1,72 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentloop/agentloop/session"
+)
+
+var _ session.Watcher = (*Store)(nil)
+
+// notifyChannel is the pub/sub channel Append publishes on for key.
+func (s *Store) notifyChannel(key session.Key) string {
+	return s.prefix + "n:" + s.keys(key.ProjectKey, key.SessionID, key.Subpath).list
+}
+
+// Watch implements [session.Watcher] with Redis pub/sub: Append publishes
+// on the transcript's channel once the entries are stored.
+func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, error) {
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
+	}
+	sub := s.client.Subscribe(ctx, s.notifyChannel(key))
+	if _, err := sub.Receive(ctx); err != nil { // the subscription's confirmation
+		_ = sub.Close()
+		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
+	}
+	out := make(chan struct{}, 1)
+	msgs := sub.Channel()
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-msgs:
+				if !ok {
+					return
+				}
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// LoadFrom implements [session.Watcher]: LRANGE from index from.
+func (s *Store) LoadFrom(ctx context.Context, key session.Key, from int) ([]session.Entry, error) {
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
+	}
+	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
+	lines, err := s.client.LRange(ctx, k.list, int64(max(from, 0)), -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
+	}
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	out := make([]session.Entry, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &out[i]); err != nil {
+			return nil, fmt.Errorf("redis: load %s: entry %d: %w", name(key), from+i, err)
+		}
+	}
+	return out, nil
+}
