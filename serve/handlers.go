@@ -198,8 +198,18 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, t Tenant) 
 	if l := s.getLive(id); l != nil {
 		l.shutdown(r.Context(), true)
 	} else if err := s.checkFree(r.Context(), rec); err != nil {
-		s.fail(w, err)
-		return
+		if !isConflict(err) {
+			s.fail(w, err)
+			return
+		}
+		rw := &captured{header: http.Header{}}
+		if s.forwardOrConflict(rw, r, rec, err, controlRequest{Op: opDelete}) {
+			if rw.status != http.StatusOK {
+				rw.copyTo(w)
+				return
+			}
+			// The holder closed it; the records go here.
+		}
 	}
 	ctx := r.Context()
 	if e, ok := s.backend.(Ender); ok {
@@ -298,8 +308,12 @@ func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request, t Tenan
 	if l := s.getLive(rec.ID); l != nil {
 		l.interrupt(r.Context())
 	} else if err := s.checkFree(r.Context(), rec); err != nil {
-		s.fail(w, err)
-		return
+		if !isConflict(err) || s.forwardOrConflict(w, r, rec, err, controlRequest{Op: opInterrupt}) {
+			if !isConflict(err) {
+				s.fail(w, err)
+			}
+			return
+		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]bool{"accepted": true})
 }
@@ -330,18 +344,23 @@ func (s *Server) handlePermission(w http.ResponseWriter, r *http.Request, t Tena
 		}
 		req.UpdatedInput = nil
 	}
-	l := s.getLive(rec.ID)
-	if l == nil {
-		if err := s.checkFree(r.Context(), rec); err != nil {
-			s.fail(w, err)
-			return
-		}
-		writeError(w, http.StatusNotFound, "not_found", "no such pending permission request")
-		return
-	}
 	res := agentloop.PermissionResult{Behavior: req.Behavior, UpdatedInput: req.UpdatedInput, Message: req.Message}
 	if req.Behavior == "deny" && res.Message == "" {
 		res.Message = "The user denied this tool call."
+	}
+	l := s.getLive(rec.ID)
+	if l == nil {
+		if err := s.checkFree(r.Context(), rec); err != nil {
+			if !isConflict(err) {
+				s.fail(w, err)
+				return
+			}
+			if s.forwardOrConflict(w, r, rec, err, controlRequest{Op: opPermission, RequestID: r.PathValue("request_id"), Answer: rawJSON(res)}) {
+				return
+			}
+		}
+		writeError(w, http.StatusNotFound, "not_found", "no such pending permission request")
+		return
 	}
 	if err := l.answer(r.PathValue("request_id"), res); err != nil {
 		s.fail(w, err)

@@ -285,6 +285,9 @@ func (s *Server) open(ctx context.Context, rec *record, t Tenant, abs string, le
 	lctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.loop(lctx)
+	if wt, ok := s.store.(session.Watcher); ok {
+		go l.controlLoop(lctx, wt) // control.go
+	}
 	return l, nil
 }
 
