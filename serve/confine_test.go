@@ -55,6 +55,8 @@ func TestFileToolsConfinedToTenant(t *testing.T) {
 		agentlooptest.ToolUse("t6", "Read", map[string]any{"file_path": filepath.Join(cwdA, "mine.txt")}),
 		agentlooptest.ToolUse("t7", "Glob", map[string]any{"pattern": rootB + "/*"}),
 		agentlooptest.ToolUse("t8", "Glob", map[string]any{"pattern": "../../" + filepath.Base(rootB) + "/**"}),
+		agentlooptest.ToolUse("t9", "Edit", map[string]any{"file_path": secret, "old_string": "KIWI", "new_string": "PEAR"}),
+		agentlooptest.ToolUse("t10", "NotebookEdit", map[string]any{"notebook_path": filepath.Join(rootB, "nb.ipynb"), "new_source": "x", "edit_mode": "insert", "cell_type": "code"}),
 		agentlooptest.Text("Done."))
 	ev := e.subscribe(id, tokenA, "")
 	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "look around"})
@@ -72,6 +74,18 @@ func TestFileToolsConfinedToTenant(t *testing.T) {
 	}
 	if res, ok := reqs[6].ToolResult("t6"); !ok || !strings.Contains(res.ResultText(), "FIG") {
 		t.Errorf("A's own file: %+v, want its text", res)
+	}
+	for i, tid := range []string{"t9", "t10"} {
+		res, ok := reqs[i+9].ToolResult(tid)
+		if !ok || res.IsError == nil || !*res.IsError || !strings.Contains(res.ResultText(), "outside this session's directory") {
+			t.Errorf("%s: %+v, want the server's refusal", tid, res)
+		}
+	}
+	if b, _ := os.ReadFile(secret); !strings.Contains(string(b), "KIWI") {
+		t.Errorf("A edited B's file: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(rootB, "nb.ipynb")); err == nil {
+		t.Error("A made a notebook in B's root")
 	}
 	for i, tid := range []string{"t7", "t8"} { // file names of B are not listed either
 		res, ok := reqs[i+7].ToolResult(tid)
