@@ -152,7 +152,7 @@ func (l *live) controlLoop(ctx context.Context, wt session.Watcher) {
 		read += len(entries)
 		for _, e := range entries {
 			var req controlRequest
-			if e.Type != typeControlRequest || json.Unmarshal(e.Extra["request"], &req) != nil {
+			if e.Type != typeControlRequest || json.Unmarshal(e.Extra["request"], &req) != nil || l.s.crashed.Load() {
 				continue
 			}
 			status, body := l.apply(ctx, req)

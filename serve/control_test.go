@@ -69,3 +69,39 @@ func TestControlFromAnyReplica(t *testing.T) {
 		})
 	}
 }
+
+// A holder that does not answer a forwarded call: while it still holds
+// the session's lease the caller gets 504; when its lease runs out while
+// the replica that got the call waits (it died), that replica carries the
+// call out itself.
+func TestControlSilentHolder(t *testing.T) {
+	defer func(d time.Duration) { serve.ForwardTimeout = d }(serve.ForwardTimeout)
+	serve.ForwardTimeout = 2 * time.Second
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+		want int
+	}{
+		{"holding", time.Minute, http.StatusGatewayTimeout},
+		{"dead", 600 * time.Millisecond, http.StatusAccepted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := agentlooptest.NewTB(t, agentlooptest.Reply{Content: agentlooptest.Text("slow").Content, Delay: 30 * time.Second})
+			store, root := session.NewMemoryStore(), t.TempDir()
+			named := func(name string) func(*serve.Config) {
+				return func(cfg *serve.Config) { cfg.Root, cfg.ReplicaID, cfg.LeaseTTL = root, name, c.ttl }
+			}
+			x := newEnvWith(t, m, store, named("replica-X"))
+			y := newEnvWith(t, m, store, named("replica-Y"))
+			id := x.create(tokenA, map[string]any{})
+			x.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "take your time"})
+			for m.Len() < 1 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			x.srv.Crash() // renews nothing, answers nothing; its lease runs out (or not) while Y waits
+			if code, body := y.do("POST", "/v1/sessions/"+id+"/interrupt", tokenA, nil); code != c.want {
+				t.Errorf("interrupt on Y: %d %s, want %d", code, body, c.want)
+			}
+		})
+	}
+}
