@@ -52,6 +52,8 @@ func TestControlFromAnyReplica(t *testing.T) {
 				if code, body := y.do("DELETE", "/v1/sessions/"+id, tokenA, nil); code != http.StatusConflict {
 					t.Errorf("delete on Y: %d %s, want 409", code, body)
 				}
+				x.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/interrupt", tokenA, nil) // on the holder
+				ev.until(isResult)
 				return
 			}
 			if code != http.StatusAccepted {
