@@ -107,8 +107,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, t Tenant) 
 		case <-f.changed():
 			read = true
 		case <-poll.C:
-			s.followUp(ctx, rec, t)
 			polls++
+			if f.watching() && polls%5 == 0 {
+				if _, err := s.loadRecord(ctx, rec.Tenant, rec.ID); errors.Is(err, errNotFound) {
+					fmt.Fprint(w, ": session deleted\n\n")
+					_ = rc.Flush()
+					return
+				}
+			}
+			if !f.watching() || polls%5 == 0 {
+				s.followUp(ctx, rec, t) // a record read: every fifth poll when the store tells of events
+			}
 			read = !f.watching() || polls%30 == 0
 		case <-ping.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
@@ -148,11 +157,16 @@ func (s *Server) eventsAfter(ctx context.Context, rec *record, after int64, f *f
 		}
 		return evs, wake, nil
 	}
+	// Not open here: read the store, and wake as soon as it opens here.
+	opened := s.openedHere(rec.ID)
+	if wt, ok := s.store.(session.Watcher); ok && f.watching() {
+		// Deletion is noticed by the periodic record check (handleEvents).
+		evs, err := s.followEvents(ctx, wt, rec, after, f)
+		return evs, opened, err
+	}
 	if _, err := s.loadRecord(ctx, rec.Tenant, rec.ID); err != nil {
 		return nil, nil, err
 	}
-	// Not open here: read the store, and wake as soon as it opens here.
-	opened := s.openedHere(rec.ID)
 	if wt, ok := s.store.(session.Watcher); ok {
 		evs, err := s.followEvents(ctx, wt, rec, after, f)
 		return evs, opened, err

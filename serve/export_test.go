@@ -1,5 +1,7 @@
 package serve
 
+import "context"
+
 // SetAfterSend makes send call f between Send and the events it numbers,
 // until the test ends (restore is registered by the caller).
 func SetAfterSend(f func()) (restore func()) {
@@ -19,4 +21,10 @@ func (s *Server) Crash() {
 	for _, l := range s.live {
 		go l.conn.Close()
 	}
+}
+
+// AppendEventForTest stores an event of session id of tenant as its
+// holder would, for benchmarks of the streams of other replicas.
+func (s *Server) AppendEventForTest(tenant, id string, seq int64, kind string, data []byte) error {
+	return s.appendEvent(context.Background(), tenant, id, event{Seq: seq, Kind: kind, Data: data})
 }

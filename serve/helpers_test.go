@@ -49,7 +49,7 @@ const (
 
 // env is a server under test on loopback with a scripted model.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *serve.Server
 	http  *httptest.Server
 	model *agentlooptest.Server
@@ -68,7 +68,7 @@ func newEnv(t *testing.T, edit func(*serve.Config), replies ...agentlooptest.Rep
 	return e
 }
 
-func newEnvWith(t *testing.T, m *agentlooptest.Server, store session.Store, edit func(*serve.Config)) *env {
+func newEnvWith(t testing.TB, m *agentlooptest.Server, store session.Store, edit func(*serve.Config)) *env {
 	t.Helper()
 	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: m.URL,
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
@@ -174,7 +174,7 @@ type sseEvent struct {
 
 // sse is an open event stream.
 type sse struct {
-	t      *testing.T
+	t      testing.TB
 	resp   *http.Response
 	events chan sseEvent
 	cancel context.CancelFunc
