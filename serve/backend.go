@@ -72,6 +72,8 @@ type Conn interface {
 	Queued() int
 	// Interrupt stops the running turn, if any.
 	Interrupt(ctx context.Context) error
+	// SetPermissionMode changes the mode of the session's next decisions.
+	SetPermissionMode(ctx context.Context, mode agentloop.PermissionMode) error
 	// Close lets the session go from this replica: an in-process session
 	// closes (its history stays valid); a durable one goes on.
 	Close() error
@@ -144,6 +146,10 @@ func (c clientConn) Queued() int { return len(c.c.Queued()) }
 func (c clientConn) Interrupt(ctx context.Context) error {
 	_, err := c.c.Interrupt(ctx, nil)
 	return err
+}
+
+func (c clientConn) SetPermissionMode(_ context.Context, mode agentloop.PermissionMode) error {
+	return c.c.SetPermissionMode(mode)
 }
 
 func (c clientConn) Close() error { return c.c.Close() }

@@ -35,6 +35,7 @@ const (
 	opInterrupt  = "interrupt"
 	opPermission = "permission"
 	opDelete     = "delete"
+	opMode       = "mode"
 )
 
 // Entry types and subkey of the control log.
@@ -50,6 +51,7 @@ type controlRequest struct {
 	Op        string          `json:"op"`
 	RequestID string          `json:"request_id,omitempty"` // permission
 	Answer    json.RawMessage `json:"answer,omitempty"`     // permission: the PermissionResult
+	Mode      string          `json:"mode,omitempty"`       // mode
 }
 
 // controlReply is the holder's answer.
@@ -182,6 +184,9 @@ func (l *live) apply(ctx context.Context, req controlRequest) (int, json.RawMess
 			return errorBody(err)
 		}
 		return http.StatusOK, rawJSON(map[string]any{"request_id": req.RequestID, "behavior": res.Behavior})
+	case opMode:
+		status, body := l.setMode(ctx, req.Mode)
+		return status, body
 	case opDelete:
 		// Closed before the caller deletes the records, so that nothing
 		// of it is written after them. Not on the loop's context, which
@@ -227,9 +232,7 @@ func (s *Server) forwardOrConflict(w http.ResponseWriter, r *http.Request, rec *
 		s.fail(w, err)
 		return true
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(reply.Status)
-	_, _ = w.Write(reply.Body)
+	writeRaw(w, reply.Status, reply.Body)
 	return true
 }
 

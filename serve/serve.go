@@ -297,6 +297,7 @@ func (s *Server) routes() http.Handler {
 	api("DELETE /v1/sessions/{id}", s.handleDelete)
 	api("POST /v1/sessions/{id}/messages", s.handleMessage)
 	api("POST /v1/sessions/{id}/interrupt", s.handleInterrupt)
+	api("POST /v1/sessions/{id}/mode", s.handleMode)
 	api("POST /v1/sessions/{id}/fork", s.handleFork)
 	api("POST /v1/sessions/{id}/permissions/{request_id}", s.handlePermission)
 	api("GET /v1/sessions/{id}/events", s.handleEvents)

@@ -432,6 +432,12 @@ func (c *serveConn) Interrupt(ctx context.Context) error {
 	return s.update(ctx, UpdateInterrupt)
 }
 
+// SetPermissionMode changes the mode of the workflow's next decisions.
+func (c *serveConn) SetPermissionMode(ctx context.Context, mode agentloop.PermissionMode) error {
+	s := &Session{c: c.b.c, run: c.b.c.GetWorkflow(ctx, c.id, "")}
+	return s.SetPermissionMode(ctx, mode)
+}
+
 // Close stops relaying; the workflow goes on.
 func (c *serveConn) Close() error {
 	c.cancel()
