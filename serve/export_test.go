@@ -28,3 +28,10 @@ func (s *Server) Crash() {
 func (s *Server) AppendEventForTest(tenant, id string, seq int64, kind string, data []byte) error {
 	return s.appendEvent(context.Background(), tenant, id, event{Seq: seq, Kind: kind, Data: data})
 }
+
+// SetSandboxAvailable replaces the kernel check of New until restore.
+func SetSandboxAvailable(f func() (int, error)) (restore func()) {
+	old := sandboxAvailable
+	sandboxAvailable = f
+	return func() { sandboxAvailable = old }
+}

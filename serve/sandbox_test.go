@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -125,4 +126,18 @@ func bashLeaks(t *testing.T, unsafe bool) map[string]bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return leaks
+}
+
+// Where the kernel cannot sandbox, the server does not start unless the
+// operator accepts unconfined tenants (UnsafeNoSandbox).
+func TestNoSandboxRefusesToStart(t *testing.T) {
+	defer serve.SetSandboxAvailable(func() (int, error) { return 0, errors.New("no Landlock here") })()
+	cfg := serve.Config{Root: t.TempDir(), DataDir: t.TempDir(), Tenants: serve.NewMemoryTenants()}
+	if _, err := serve.New(cfg); !errors.Is(err, serve.ErrSandboxUnavailable) || !strings.Contains(err.Error(), "--unsafe-no-sandbox") {
+		t.Errorf("New without a sandbox: %v, want ErrSandboxUnavailable naming --unsafe-no-sandbox", err)
+	}
+	cfg.UnsafeNoSandbox = true
+	if _, err := serve.New(cfg); err != nil {
+		t.Errorf("New with UnsafeNoSandbox: %v", err)
+	}
 }
