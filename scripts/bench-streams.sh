@@ -7,11 +7,12 @@
 # the replica's CPU per second for both (BenchmarkNonHolderStreams in
 # serve/streams_bench_test.go).
 #
-#   scripts/bench-streams.sh [streams] [count]
+#   scripts/bench-streams.sh [streams] [count] [memory|postgres]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 streams="${1:-1000}"
 count="${2:-3}"
+store="${3:-memory}"
 cd "$root"
-go test -run XXX -bench 'NonHolderStreams' -benchtime 1x -count "$count" ./serve -streams "$streams" 2>&1 |
+go test -run XXX -bench 'NonHolderStreams' -benchtime 1x -count "$count" ./serve -streams "$streams" -store "$store" 2>&1 |
   grep -E '^(Benchmark|goos|goarch|cpu|PASS|FAIL|ok)'

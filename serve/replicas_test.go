@@ -23,7 +23,7 @@ import (
 // pgPool connects to the test PostgreSQL ($AGENTLOOP_TEST_POSTGRES, else
 // the CI's 127.0.0.1:5432 database test), skipping when it is unreachable
 // unless $CI is set.
-func pgPool(t *testing.T) *pgxpool.Pool {
+func pgPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	conn := os.Getenv("AGENTLOOP_TEST_POSTGRES")
 	if conn == "" {
@@ -49,7 +49,7 @@ func pgPool(t *testing.T) *pgxpool.Pool {
 }
 
 // pgTable returns a fresh table name, dropped at the end of the test.
-func pgTable(t *testing.T, pool *pgxpool.Pool) string {
+func pgTable(t testing.TB, pool *pgxpool.Pool) string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	name := "agentloop_serve_test_" + hex.EncodeToString(b)

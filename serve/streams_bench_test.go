@@ -17,6 +17,7 @@ import (
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session"
+	"github.com/agentloop/agentloop/session/postgres"
 )
 
 // countingStore counts the reads of a store (Load), hiding its Watcher
@@ -50,6 +51,10 @@ func (c countingWatcher) LoadFrom(ctx context.Context, k session.Key, from int) 
 // streamsFlag is BenchmarkNonHolderStreams's number of streams.
 var streamsFlag = flag.Int("streams", 1000, "streams of BenchmarkNonHolderStreams")
 
+// storeFlag is its store: memory, or postgres (the test database, a fresh
+// table).
+var storeFlag = flag.String("store", "memory", "store of BenchmarkNonHolderStreams: memory or postgres")
+
 // BenchmarkNonHolderStreams follows N sessions (one stream each,
 // -streams, 1000 by default) on a replica that holds none of them, while their
 // holder (simulated: events appended to the store) publishes one event
@@ -70,10 +75,21 @@ func BenchmarkNonHolderStreams(b *testing.B) {
 
 func benchStreams(b *testing.B, mode string, n int) {
 	var reads atomic.Int64
-	mem := session.NewMemoryStore()
-	var store session.Store = countingStore{mem, &reads}
+	var backend interface {
+		session.Store
+		session.Watcher
+	} = session.NewMemoryStore()
+	if *storeFlag == "postgres" {
+		pool := pgPool(b)
+		pg, err := postgres.New(context.Background(), pool, &postgres.Options{Table: pgTable(b, pool)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		backend = pg
+	}
+	var store session.Store = countingStore{backend, &reads}
 	if mode == "watch" {
-		store = countingWatcher{countingStore{mem, &reads}, mem}
+		store = countingWatcher{countingStore{backend, &reads}, backend}
 	}
 	e := newEnvWith(b, agentlooptest.NewTB(b), store, func(c *serve.Config) { c.PollInterval = time.Second })
 	ids := make([]string, n)
