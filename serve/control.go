@@ -210,65 +210,35 @@ func errorBody(err error) (int, json.RawMessage) {
 	return http.StatusInternalServerError, rawJSON(map[string]any{"error": map[string]string{"type": "internal", "message": "internal error"}})
 }
 
-// forwardOrConflict forwards req to the replica holding rec (checkFree
-// answered conflict) and writes its answer, or conflict when the store
-// cannot forward, or 504 when the holder is silent but still holds the
-// lease. It returns false, having written nothing, when the holder did
-// not answer and its lease is free now (it died): the caller goes on
-// here.
-func (s *Server) forwardOrConflict(w http.ResponseWriter, r *http.Request, rec *record, conflict error, req controlRequest) (handled bool) {
-	reply, ok, err := s.forward(r.Context(), rec, req)
+// viaHolder carries req out on the replica holding rec, when one does:
+// nil, nil when the session is free (not held, or its holder died while
+// it waited), so that the caller carries it out here; the holder's reply
+// when it answered; otherwise the error to answer (409 naming the holder
+// when the store cannot forward, 504 when the holder is silent but still
+// holds the lease).
+func (s *Server) viaHolder(ctx context.Context, rec *record, req controlRequest) (*controlReply, error) {
+	conflict := s.checkFree(ctx, rec)
+	if conflict == nil || !isConflict(conflict) {
+		return nil, conflict
+	}
+	reply, ok, err := s.forward(ctx, rec, req)
 	switch {
 	case !ok:
-		s.fail(w, conflict)
-		return true
+		return nil, conflict
 	case errors.Is(err, errHolderSilent):
-		if ferr := s.checkFree(r.Context(), rec); ferr != nil {
-			writeError(w, http.StatusGatewayTimeout, "timeout", fmt.Sprintf("the replica holding session %s did not answer within %v", rec.ID, ForwardTimeout))
-			return true
+		if s.checkFree(ctx, rec) == nil {
+			return nil, nil // it died: go on here
 		}
-		return false // it died: go on here
+		return nil, &apiError{status: http.StatusGatewayTimeout, typ: "timeout",
+			msg: fmt.Sprintf("the replica holding session %s did not answer within %v", rec.ID, ForwardTimeout)}
 	case err != nil:
-		s.fail(w, err)
-		return true
+		return nil, err
 	}
-	writeRaw(w, reply.Status, reply.Body)
-	return true
+	return &reply, nil
 }
 
 // isConflict says whether err is the 409 of a session held elsewhere.
 func isConflict(err error) bool {
 	var ae *apiError
 	return errors.As(err, &ae) && ae.status == http.StatusConflict
-}
-
-// captured is a ResponseWriter that keeps what is written, for a caller
-// that goes on after a forwarded answer.
-type captured struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (c *captured) Header() http.Header { return c.header }
-func (c *captured) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-}
-func (c *captured) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	c.body = append(c.body, b...)
-	return len(b), nil
-}
-
-// copyTo writes what c kept to w.
-func (c *captured) copyTo(w http.ResponseWriter) {
-	for k, v := range c.header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(c.status)
-	_, _ = w.Write(c.body)
 }

@@ -197,20 +197,13 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, t Tenant) 
 	}
 	if l := s.getLive(id); l != nil {
 		l.shutdown(r.Context(), true)
-	} else if err := s.checkFree(r.Context(), rec); err != nil {
-		if !isConflict(err) {
-			s.fail(w, err)
-			return
-		}
-		rw := &captured{header: http.Header{}}
-		if s.forwardOrConflict(rw, r, rec, err, controlRequest{Op: opDelete}) {
-			if rw.status != http.StatusOK {
-				rw.copyTo(w)
-				return
-			}
-			// The holder closed it; the records go here.
-		}
-	}
+	} else if reply, err := s.viaHolder(r.Context(), rec, controlRequest{Op: opDelete}); err != nil {
+		s.fail(w, err)
+		return
+	} else if reply != nil && reply.Status != http.StatusOK {
+		writeRaw(w, reply.Status, reply.Body)
+		return
+	} // else the holder closed it (or none holds it): the records go here
 	ctx := r.Context()
 	if e, ok := s.backend.(Ender); ok {
 		if err := e.End(ctx, id); err != nil {
@@ -307,13 +300,12 @@ func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request, t Tenan
 	}
 	if l := s.getLive(rec.ID); l != nil {
 		l.interrupt(r.Context())
-	} else if err := s.checkFree(r.Context(), rec); err != nil {
-		if !isConflict(err) || s.forwardOrConflict(w, r, rec, err, controlRequest{Op: opInterrupt}) {
-			if !isConflict(err) {
-				s.fail(w, err)
-			}
-			return
-		}
+	} else if reply, err := s.viaHolder(r.Context(), rec, controlRequest{Op: opInterrupt}); err != nil {
+		s.fail(w, err)
+		return
+	} else if reply != nil {
+		writeRaw(w, reply.Status, reply.Body)
+		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]bool{"accepted": true})
 }
@@ -350,16 +342,15 @@ func (s *Server) handlePermission(w http.ResponseWriter, r *http.Request, t Tena
 	}
 	l := s.getLive(rec.ID)
 	if l == nil {
-		if err := s.checkFree(r.Context(), rec); err != nil {
-			if !isConflict(err) {
-				s.fail(w, err)
-				return
-			}
-			if s.forwardOrConflict(w, r, rec, err, controlRequest{Op: opPermission, RequestID: r.PathValue("request_id"), Answer: rawJSON(res)}) {
-				return
-			}
+		reply, err := s.viaHolder(r.Context(), rec, controlRequest{Op: opPermission, RequestID: r.PathValue("request_id"), Answer: rawJSON(res)})
+		switch {
+		case err != nil:
+			s.fail(w, err)
+		case reply != nil:
+			writeRaw(w, reply.Status, reply.Body)
+		default: // nobody holds it: the request died with its turn
+			writeError(w, http.StatusNotFound, "not_found", "no such pending permission request")
 		}
-		writeError(w, http.StatusNotFound, "not_found", "no such pending permission request")
 		return
 	}
 	if err := l.answer(r.PathValue("request_id"), res); err != nil {

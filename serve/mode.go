@@ -38,14 +38,12 @@ func (s *Server) handleMode(w http.ResponseWriter, r *http.Request, t Tenant) {
 		writeRaw(w, status, body)
 		return
 	}
-	if err := s.checkFree(r.Context(), rec); err != nil {
-		if !isConflict(err) {
-			s.fail(w, err)
-			return
-		}
-		if s.forwardOrConflict(w, r, rec, err, controlRequest{Op: opMode, Mode: req.Mode}) {
-			return
-		}
+	if reply, err := s.viaHolder(r.Context(), rec, controlRequest{Op: opMode, Mode: req.Mode}); err != nil {
+		s.fail(w, err)
+		return
+	} else if reply != nil {
+		writeRaw(w, reply.Status, reply.Body)
+		return
 	}
 	if err := s.storeMode(r.Context(), rec.Tenant, rec.ID, req.Mode); err != nil {
 		s.fail(w, err)
