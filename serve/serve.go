@@ -6,9 +6,14 @@
 //
 // Sessions live in a session.Store, so that several replicas sharing one
 // (PostgreSQL) serve any session: a session runs on one replica at a time,
-// the one holding its lease in the store; another replica answers 409
-// naming the holder until the lease is released, then takes the session
-// over.
+// the one holding its lease in the store; another replica answers a
+// message with 409 naming the holder until the lease is released, then
+// takes the session over, and passes interrupts, mode changes,
+// permission answers and deletes to the holder through the store
+// (control.go). Where the turns run is the Backend's business: in the
+// replica (InProcess, the default), or in a durable engine that outlives
+// it (package temporal's ServeBackend). Every session's commands run in
+// the kernel sandbox, confined to its tenant (sandbox.go).
 package serve
 
 import (

@@ -3,14 +3,12 @@ package temporal
 import (
 	"context"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
-	"go.temporal.io/sdk/worker"
 )
 
 // TestDurableHooks: the worker's hooks run on the durable path as they do
@@ -22,19 +20,9 @@ func TestDurableHooks(t *testing.T) {
 		agentlooptest.ToolUse("toolu_g", "Glob", map[string]any{"pattern": "*"}),
 		agentlooptest.Text("finished"),
 		agentlooptest.Text("tests pass"))
-	var mu sync.Mutex
-	var seen []string
-	record := func(s string) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, s)
-	}
-	cb := func(f func(hooks.Input) hooks.Output) []hooks.Matcher {
-		return []hooks.Matcher{{Hooks: []hooks.Callback{func(_ context.Context, in hooks.Input, _ string) (hooks.Output, error) {
-			return f(in), nil
-		}}}}
-	}
-	stops := 0
+	var log hookLog
+	record, cb := log.record, hookCB
+	var stops atomic.Int32
 	opts := workerOptions(t, srv)
 	opts.Hooks = map[hooks.Event][]hooks.Matcher{
 		hooks.UserPromptSubmit: cb(func(in hooks.Input) hooks.Output {
@@ -49,9 +37,7 @@ func TestDurableHooks(t *testing.T) {
 		}),
 		hooks.Stop: cb(func(in hooks.Input) hooks.Output {
 			record("stop")
-			mu.Lock()
-			defer mu.Unlock()
-			if stops++; stops == 1 {
+			if stops.Add(1) == 1 {
 				return hooks.Output{Decision: "block", Reason: "run the tests first"}
 			}
 			return hooks.Output{}
@@ -66,7 +52,7 @@ func TestDurableHooks(t *testing.T) {
 	if res.Result == nil || *res.Result != "tests pass" {
 		t.Errorf("result %v, want the reply after the Stop hook's block", res.Result)
 	}
-	if got := strings.Join(seen, ", "); got != "prompt go, post Glob, stop, stop" {
+	if got := log.String(); got != "prompt go, post Glob, stop, stop" {
 		t.Errorf("hooks ran: %s", got)
 	}
 	reqs := srv.Requests()
@@ -91,18 +77,8 @@ func TestDurableSessionHooks(t *testing.T) {
 		agentlooptest.Text("one"),
 		agentlooptest.Text("the summary"),
 		agentlooptest.Text("three"))
-	var mu sync.Mutex
-	var seen []string
-	record := func(s string) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, s)
-	}
-	cb := func(f func(hooks.Input) hooks.Output) []hooks.Matcher {
-		return []hooks.Matcher{{Hooks: []hooks.Callback{func(_ context.Context, in hooks.Input, _ string) (hooks.Output, error) {
-			return f(in), nil
-		}}}}
-	}
+	var log hookLog
+	record, cb := log.record, hookCB
 	opts := workerOptions(t, srv)
 	opts.Hooks = map[hooks.Event][]hooks.Matcher{
 		hooks.SessionStart: cb(func(in hooks.Input) hooks.Output {
@@ -125,18 +101,8 @@ func TestDurableSessionHooks(t *testing.T) {
 	}
 	ts := newTestServer(t)
 	c := ts.GetDefaultClient()
-	newWorker := func() *Worker {
-		w, err := NewWorker(c, testQueue, opts, &worker.Options{StickyScheduleToStartTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
 	ctx := context.Background()
-	w1 := newWorker()
+	w1 := startWorker(t, c, opts)
 	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: t.TempDir(), Tools: []string{}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +111,7 @@ func TestDurableSessionHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	w1.Stop()
-	w2 := newWorker()
+	w2 := startWorker(t, c, opts)
 	defer w2.Stop()
 	for _, p := range []string{"/compact", "third"} {
 		if _, err := s.Query(ctx, p).Result(); err != nil {
@@ -155,9 +121,7 @@ func TestDurableSessionHooks(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	got := strings.Join(seen, ", ")
-	mu.Unlock()
+	got := log.String()
 	if want := "start startup, precompact manual, postcompact the summary, start compact, end"; got != want {
 		t.Errorf("hooks ran: %s\nwant:      %s", got, want)
 	}

@@ -36,7 +36,8 @@ const spillProject = "agentloop-temporal-payloads"
 // result never reaches Temporal's payload limits. Every client and worker
 // of the sessions' namespace must use it with the same store (a shared
 // PostgreSQL or Redis store when they run on several machines), in
-// client.Options.DataConverter.
+// client.Options.DataConverter. A nil store makes every payload that
+// needs spilling (or was spilled) an error naming it.
 //
 // Payloads are kept by content (the same payload is stored once) and are
 // not deleted when the session ends; the store's operator prunes the
@@ -63,6 +64,9 @@ func (c *spillCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error)
 		if proto.Size(p) <= c.threshold {
 			out[i] = p
 			continue
+		}
+		if c.store == nil {
+			return nil, fmt.Errorf("agentloop/temporal: a payload of %d bytes needs spilling, and SpillingDataConverter has no store", proto.Size(p))
 		}
 		data, err := proto.Marshal(p)
 		if err != nil {
@@ -95,6 +99,9 @@ func (c *spillCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error)
 			continue
 		}
 		name := string(p.GetData())
+		if c.store == nil {
+			return nil, fmt.Errorf("agentloop/temporal: payload %s was spilled, and SpillingDataConverter has no store to read it from", name)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		entries, err := c.store.Load(ctx, session.Key{ProjectKey: spillProject, SessionID: name})
 		cancel()

@@ -4,12 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/session"
-	"go.temporal.io/sdk/worker"
 )
 
 // TestDurableTranscript: with a SessionStore in the worker's Options, a
@@ -30,19 +28,9 @@ func TestDurableTranscript(t *testing.T) {
 	opts.ConfigDir = t.TempDir()
 	ts := newTestServer(t)
 	c := ts.GetDefaultClient()
-	newWorker := func() *Worker {
-		w, err := NewWorker(c, testQueue, opts, &worker.Options{StickyScheduleToStartTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
 	ctx := context.Background()
 	cwd := t.TempDir()
-	w1 := newWorker()
+	w1 := startWorker(t, c, opts)
 	s, err := Open(ctx, c, testQueue, &agentloop.Options{Cwd: cwd, Tools: []string{"Glob"}, AllowedTools: []string{"Glob"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +40,7 @@ func TestDurableTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	w1.Stop()
-	w2 := newWorker()
+	w2 := startWorker(t, c, opts)
 	defer w2.Stop()
 	if _, err := s.Query(ctx, "second").Result(); err != nil {
 		t.Fatal(err)
