@@ -53,19 +53,23 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 		l.pending = append(l.pending, "LISTEN "+pgx.Identifier{ch}.Sanitize())
 	}
 	l.subs[ch][out] = true
-	if !l.running {
-		conn, err := s.pool.Acquire(ctx)
-		if err != nil {
-			delete(l.subs[ch], out)
-			l.mu.Unlock()
-			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), err)
-		}
+	start := !l.running
+	if start {
 		l.running = true
-		go s.listenLoop(conn)
 	} else if l.interrupt != nil {
 		l.interrupt()
 	}
 	l.mu.Unlock()
+	if start {
+		// Outside the lock: notifications keep flowing to nobody yet,
+		// and other watches and unwatches do not wait for the pool.
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			l.closeAll() // the watches made meanwhile watch again
+			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), err)
+		}
+		go s.listenLoop(conn)
+	}
 	context.AfterFunc(ctx, func() { s.unwatch(ch, out) })
 	return out, nil
 }
@@ -89,6 +93,19 @@ func (s *Store) unwatch(ch string, out chan struct{}) {
 	}
 }
 
+// closeAll ends every watch (their owners read and watch again) and
+// marks the listener stopped.
+func (l *listener) closeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, subs := range l.subs {
+		for c := range subs {
+			close(c)
+		}
+	}
+	l.subs, l.pending, l.running, l.interrupt = nil, nil, false, nil
+}
+
 // listenLoop owns the listening connection: it sends the pending LISTEN
 // and UNLISTEN commands and hands each notification to its channel's
 // watches. When no watch is left it gives the connection back; when the
@@ -98,14 +115,7 @@ func (s *Store) listenLoop(conn *pgxpool.Conn) {
 	l := &s.listen
 	ctx := context.Background()
 	fail := func() {
-		l.mu.Lock()
-		for _, subs := range l.subs {
-			for c := range subs {
-				close(c)
-			}
-		}
-		l.subs, l.pending, l.running, l.interrupt = nil, nil, false, nil
-		l.mu.Unlock()
+		l.closeAll()
 		conn.Hijack().Close(ctx) // its LISTEN state must not go back to the pool
 	}
 	for {
