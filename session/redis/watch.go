@@ -16,7 +16,8 @@ func (s *Store) notifyChannel(key session.Key) string {
 }
 
 // Watch implements [session.Watcher] with Redis pub/sub: Append publishes
-// on the transcript's channel once the entries are stored.
+// on the transcript's channel once the entries are stored. Each watch
+// holds a pub/sub connection of its own until its context ends.
 func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, error) {
 	if err := key.Validate(); err != nil {
 		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
