@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/agentloop/agentloop"
@@ -106,4 +108,34 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// sdkServerNames is the host's servers: those of --mcp-config of type
+// "sdk" (the Python Agent SDK's way) followed by initialize's
+// sdkMcpServers (the TypeScript SDK's way), each name once.
+func sdkServerNames(fromFlags, fromInit []string) []string {
+	out := slices.Clone(fromFlags)
+	for _, n := range fromInit {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// bridgeSDKMCP adds the host's servers names to o.MCPServers when no
+// initialize request came (its manifests are nil then).
+func (d *streamDriver) bridgeSDKMCP(o *agentloop.Options, names []string, manifests map[string]wire.MCPManifest) error {
+	s, err := sdkMCPBridge(d.host, names, manifests)
+	if err != nil {
+		return fmt.Errorf("--mcp-config: %w", err)
+	}
+	servers := map[string]agentloop.MCPServerConfig{}
+	maps.Copy(servers, o.MCPServers)
+	maps.Copy(servers, s)
+	o.MCPServers = servers
+	d.mcpMu.Lock()
+	d.sdkMCP = s
+	d.mcpMu.Unlock()
+	return nil
 }

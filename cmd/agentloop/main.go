@@ -119,6 +119,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c.sdk.inputFormat == "stream-json" {
 		return runStreamJSON(ctx, c, stdin, stdout, stderr, logger, warn) // streamjson.go
 	}
+	if len(c.mcp.sdk) > 0 {
+		// The host serves an sdk server over the control channel.
+		return c.startupFailure(fmt.Errorf("--mcp-config: server %q is of type sdk, which needs --input-format stream-json", c.mcp.sdk[0]), stdout, stderr)
+	}
 	prompt, err := readPrompt(ctx, c, stdin, warn)
 	if err != nil {
 		return c.startupFailure(err, stdout, stderr)

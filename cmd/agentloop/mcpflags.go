@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/agentloop/agentloop"
@@ -14,6 +17,11 @@ import (
 type mcpFlags struct {
 	servers map[string]agentloop.MCPServerConfig // from --mcp-config, later values winning
 	strict  bool                                 // --strict-mcp-config
+	// sdk names the servers of --mcp-config of type "sdk": servers of the
+	// host, reached over the stream-json control channel (mcp_message) as
+	// initialize's sdkMcpServers are. The Python Agent SDK declares its
+	// in-process servers this way ({"type": "sdk", "name": ...}).
+	sdk []string
 }
 
 // addMCPConfig reads one --mcp-config value: inline JSON when it starts
@@ -29,9 +37,22 @@ func (c *config) addMCPConfig(v string) error {
 		}
 		data = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	}
+	data, sdk, err := splitSDKServers(data)
+	if err != nil {
+		return fmt.Errorf("--mcp-config: %w", err)
+	}
 	servers, err := agentloop.ParseMCPConfig(data)
 	if err != nil {
 		return fmt.Errorf("--mcp-config: %w", err)
+	}
+	for _, name := range sdk {
+		delete(c.mcp.servers, name)
+		if !slices.Contains(c.mcp.sdk, name) {
+			c.mcp.sdk = append(c.mcp.sdk, name)
+		}
+	}
+	for name := range servers {
+		c.mcp.sdk = slices.DeleteFunc(c.mcp.sdk, func(n string) bool { return n == name })
 	}
 	if c.mcp.servers == nil {
 		c.mcp.servers = map[string]agentloop.MCPServerConfig{}
@@ -40,6 +61,45 @@ func (c *config) addMCPConfig(v string) error {
 		c.mcp.servers[name] = s
 	}
 	return nil
+}
+
+// splitSDKServers takes the servers of type "sdk" out of an --mcp-config
+// document and returns the rest of it and their names, sorted. A document
+// without them is returned unchanged; one that is not an object with an
+// object mcpServers is left for ParseMCPConfig to report.
+func splitSDKServers(data []byte) ([]byte, []string, error) {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(data, &doc) != nil {
+		return data, nil, nil
+	}
+	var servers map[string]json.RawMessage
+	if json.Unmarshal(doc["mcpServers"], &servers) != nil {
+		return data, nil, nil
+	}
+	var names []string
+	for name, raw := range servers {
+		var s struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &s) == nil && s.Type == "sdk" {
+			names = append(names, name)
+			delete(servers, name)
+		}
+	}
+	if len(names) == 0 {
+		return data, nil, nil
+	}
+	sort.Strings(names)
+	rest, err := json.Marshal(servers)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcpServers: %w", err)
+	}
+	doc["mcpServers"] = rest
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcpServers: %w", err)
+	}
+	return out, names, nil
 }
 
 // applyMCP sets the MCP options: the servers of --mcp-config,

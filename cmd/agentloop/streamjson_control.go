@@ -188,6 +188,11 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 		o.CanUseTool = canUseToolBridge(d.host)
 	}
 	if init == nil {
+		if len(d.c.mcp.sdk) > 0 {
+			if err := d.bridgeSDKMCP(o, d.c.mcp.sdk, nil); err != nil {
+				return nil, err
+			}
+		}
 		return o, nil
 	}
 	q := init.Request.(*wire.InitializeRequest)
@@ -257,8 +262,8 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 	}
 	servers := map[string]agentloop.MCPServerConfig{}
 	maps.Copy(servers, o.MCPServers)
-	if len(q.SDKMCPServers) > 0 {
-		s, err := sdkMCPBridge(d.host, q.SDKMCPServers, q.SDKMCPServerManifests)
+	if names := sdkServerNames(d.c.mcp.sdk, q.SDKMCPServers); len(names) > 0 {
+		s, err := sdkMCPBridge(d.host, names, q.SDKMCPServerManifests)
 		if err != nil {
 			return nil, fmt.Errorf("initialize: sdkMcpServers: %w", err)
 		}

@@ -1,0 +1,133 @@
+"""Shared fixture for the Python interop tests.
+
+Each test gets a scripted Messages API (interop/scriptedapi) of its own, a
+throw-away cwd and HOME, and ClaudeAgentOptions that point the official
+Python Agent SDK at the agentloop binary named by $AGENTLOOP_BIN.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, TextBlock
+
+AGENTLOOP_BIN = os.environ.get("AGENTLOOP_BIN", "")
+SCRIPTEDAPI_BIN = os.environ.get("SCRIPTEDAPI_BIN", "")
+if not AGENTLOOP_BIN or not SCRIPTEDAPI_BIN:
+    raise RuntimeError("set AGENTLOOP_BIN and SCRIPTEDAPI_BIN (run.sh does)")
+
+#: Seconds one query may take before the test fails instead of hanging.
+QUERY_TIMEOUT = float(os.environ.get("INTEROP_QUERY_TIMEOUT", "20"))
+
+
+class Fixture:
+    """A scripted API, a temp cwd and HOME; close() removes everything."""
+
+    def __init__(self, script: dict[str, Any] | Any) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="agentloop-interop-py-"))
+        self.cwd = self.root / "work"
+        self.home = self.root / "home"
+        self.cwd.mkdir()
+        self.home.mkdir()
+        if callable(script):
+            script = script(self)
+        script_path = self.root / "script.json"
+        self.record_path = self.root / "requests.jsonl"
+        script_path.write_text(json.dumps(script))
+        self._api = subprocess.Popen(
+            [SCRIPTEDAPI_BIN, "-script", str(script_path), "-record", str(self.record_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self._api.stdout is not None
+        self.url = self._api.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            raise RuntimeError(f"scriptedapi did not print its URL: {self._api.stderr.read()}")
+        self.stderr_lines: list[str] = []
+
+    def options(self, **extra: Any) -> ClaudeAgentOptions:
+        """ClaudeAgentOptions for agentloop against this fixture's API."""
+        env = {
+            "HOME": str(self.home),
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "sk-interop-test",
+            "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
+        }
+        env.update(extra.pop("env", {}))
+        return ClaudeAgentOptions(
+            cli_path=AGENTLOOP_BIN,
+            cwd=str(self.cwd),
+            env=env,
+            stderr=self.stderr_lines.append,
+            **extra,
+        )
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the engine sent, in order."""
+        if not self.record_path.exists():
+            return []
+        return [json.loads(l) for l in self.record_path.read_text().splitlines() if l.strip()]
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        """Messages requests that declared tools (agent-loop turns)."""
+        return [r for r in self.requests() if r.get("path") == "/v1/messages" and r.get("tools")]
+
+    def wait_main_requests(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Polls the record file until it holds n main requests."""
+        deadline = time.monotonic() + timeout
+        while True:
+            reqs = self.main_requests()
+            if len(reqs) >= n or time.monotonic() > deadline:
+                return reqs
+            time.sleep(0.05)
+
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)[-600:]
+
+    def close(self) -> None:
+        try:
+            if self._api.stdin:
+                self._api.stdin.close()
+            self._api.wait(timeout=10)
+        except Exception:
+            self._api.kill()
+        if not os.environ.get("INTEROP_KEEP"):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def assistant_text(messages: list[Any]) -> str:
+    """The text blocks of every assistant message, joined by newlines."""
+    return "\n".join(
+        b.text
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, TextBlock)
+    )
+
+
+def results(messages: list[Any]) -> list[ResultMessage]:
+    return [m for m in messages if isinstance(m, ResultMessage)]
+
+
+def user_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of every text block of a recorded request body."""
+    out: list[tuple[str, str]] = []
+    for msg in body.get("messages", []):
+        content = msg.get("content")
+        if isinstance(content, str):
+            out.append((msg["role"], content))
+            continue
+        for block in content or []:
+            if block.get("type") == "text":
+                out.append((msg["role"], block["text"]))
+    return out
