@@ -120,14 +120,17 @@ def results(messages: list[Any]) -> list[ResultMessage]:
 
 
 def user_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
-    """(role, text) of every text block of a recorded request body."""
+    """(role, text) of every user and assistant text block of a recorded
+    request body, stripped, without <system-reminder> blocks (the
+    reference adds them, and ends merged prompts with a newline)."""
     out: list[tuple[str, str]] = []
     for msg in body.get("messages", []):
-        content = msg.get("content")
-        if isinstance(content, str):
-            out.append((msg["role"], content))
+        if msg.get("role") not in ("user", "assistant"):
             continue
-        for block in content or []:
-            if block.get("type") == "text":
-                out.append((msg["role"], block["text"]))
+        content = msg.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            if block.get("type") != "text" or block["text"].startswith("<system-reminder>"):
+                continue
+            out.append((msg["role"], block["text"].strip()))
     return out

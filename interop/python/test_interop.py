@@ -18,6 +18,7 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
+    UserMessage,
     create_sdk_mcp_server,
     query,
     tool,
@@ -108,10 +109,17 @@ class InteropTest(unittest.IsolatedAsyncioTestCase):
             await client.query("take your time")
             await asyncio.to_thread(fx.wait_main_requests, 1)
             await client.interrupt()
-            interrupted = results(await until_result(client))
+            interrupted_msgs = await until_result(client)
+            interrupted = results(interrupted_msgs)
             await client.query("are you there?")
             after = results(await until_result(client))
         self.assertEqual(len(interrupted), 1, fx.stderr())
+        # As the reference: the marker is also a user message on the stream.
+        markers = [
+            m for m in interrupted_msgs
+            if isinstance(m, UserMessage) and "[Request interrupted by user]" in str(m.content)
+        ]
+        self.assertEqual(len(markers), 1, [type(m).__name__ for m in interrupted_msgs])
         self.assertNotEqual(interrupted[0].subtype, "success")
         self.assertEqual([r.result for r in after], ["after the interrupt"])
         reqs = fx.main_requests()
