@@ -78,8 +78,9 @@ class Fixture:
         return [json.loads(l) for l in self.record_path.read_text().splitlines() if l.strip()]
 
     def main_requests(self) -> list[dict[str, Any]]:
-        """Messages requests that declared tools (agent-loop turns)."""
-        return [r for r in self.requests() if r.get("path") == "/v1/messages" and r.get("tools")]
+        """Agent-loop turns: messages requests that declare tools and are
+        not a helper forked from the conversation (see is_turn)."""
+        return [r for r in self.requests() if r.get("path") == "/v1/messages" and r.get("tools") and is_turn(r)]
 
     def wait_main_requests(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Polls the record file until it holds n main requests."""
@@ -102,6 +103,27 @@ class Fixture:
             self._api.kill()
         if not os.environ.get("INTEROP_KEEP"):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def is_turn(rec: dict[str, Any]) -> bool:
+    """False for a helper request that reuses the conversation: its messages
+    carry a cache_control breakpoint, but not on the last message (the
+    reference forks such helpers; an agent-loop turn marks its last block);
+    and for one with a message of another role than user and assistant."""
+    msgs = (rec.get("body") or {}).get("messages") or []
+    if any(m.get("role") not in ("user", "assistant") for m in msgs):
+        # A shape the scripted API refuses (messages of role system, which
+        # the reference tries first); the same turn is sent again.
+        return False
+    if not msgs:
+        return True
+
+    def has_cc(content: Any) -> bool:
+        return isinstance(content, list) and any(isinstance(b, dict) and b.get("cache_control") for b in content)
+
+    last = msgs[-1].get("content")
+    last_cc = isinstance(last, list) and bool(last) and isinstance(last[-1], dict) and bool(last[-1].get("cache_control"))
+    return last_cc or not any(has_cc(m.get("content")) for m in msgs)
 
 
 def assistant_text(messages: list[Any]) -> str:

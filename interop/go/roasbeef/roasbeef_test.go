@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func TestOneShotQuery(t *testing.T) {
 	if got := strings.Join(text, "\n"); got != "Hello from the script." {
 		t.Errorf("assistant text = %q", got)
 	}
-	if reqs := f.MainRequests(); len(reqs) != 1 || reqs[0].LastUser != "Say hello" {
+	if reqs := f.MainRequests(); len(reqs) != 1 || !slices.Equal(reqs[0].Texts(), []string{"user: Say hello"}) {
 		t.Errorf("requests: %+v", reqs)
 	}
 }
