@@ -221,23 +221,32 @@ func TestStreamJSONOtherControls(t *testing.T) {
 }
 
 // TestStreamJSONSDKMCPServer: an in-process MCP server of the host,
-// declared in initialize, is reached over mcp_message.
+// declared in initialize (the TypeScript SDK) or in --mcp-config as type
+// "sdk" (the Python SDK), is reached over mcp_message.
 func TestStreamJSONSDKMCPServer(t *testing.T) {
-	t.Run("manifests", func(t *testing.T) { testSDKMCPServer(t, true) })
-	t.Run("handshake", func(t *testing.T) { testSDKMCPServer(t, false) })
+	t.Run("manifests", func(t *testing.T) { testSDKMCPServer(t, "manifests") })
+	t.Run("handshake", func(t *testing.T) { testSDKMCPServer(t, "handshake") })
+	t.Run("mcp-config", func(t *testing.T) { testSDKMCPServer(t, "mcp-config") })
 }
 
-func testSDKMCPServer(t *testing.T, manifests bool) {
+func testSDKMCPServer(t *testing.T, declared string) {
 	srv := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "mcp__calc__add", map[string]any{"a": 2, "b": 3}),
 		agentlooptest.Text("five"))
-	s := startSJ(t, srv, "--allowedTools", "mcp__calc__add")
+	args := []string{"--allowedTools", "mcp__calc__add"}
+	if declared == "mcp-config" {
+		args = append(args, "--mcp-config", `{"mcpServers":{"calc":{"type":"sdk","name":"calc"}}}`)
+	}
+	s := startSJ(t, srv, args...)
 	initResult := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"calc","version":"1.0.0"}}`
 	toolsResult := `{"tools":[{"name":"add","description":"Add two numbers","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}]}`
-	if manifests {
+	switch declared {
+	case "manifests":
 		s.send(initLine("init1", `"sdkMcpServers":["calc"],"sdkMcpServerManifests":{"calc":{"initializeResult":`+initResult+`,"toolsListResult":`+toolsResult+`}}`))
-	} else {
+	case "handshake":
 		s.send(initLine("init1", `"sdkMcpServers":["calc"]`))
+	default:
+		s.send(initLine("init1", ""))
 	}
 	// The fake host answers every mcp_message until a line with stop.
 	serve := func(stop ...string) {

@@ -41,8 +41,6 @@ bin="${INTEROP_BIN_DIR:-$scratch/bin}"
 mkdir -p "$bin" "$scratch/path" "$scratch/mod"
 (cd "$repo" && go build -o "$bin/agentloop" ./cmd/agentloop) || broken "go build ./cmd/agentloop failed"
 (cd "$repo" && go build -o "$bin/scriptedapi" ./interop/scriptedapi) || broken "go build ./interop/scriptedapi failed"
-# severity1's one-shot Query looks the engine up as "claude" on PATH.
-ln -sf "$bin/agentloop" "$scratch/path/claude"
 
 # The committed go.mod with replace directives to the trees, and its go.sum
 # beside it, both in the scratch directory (go's -modfile).
@@ -54,6 +52,8 @@ done
 (cd "$here" && go mod tidy -modfile="$scratch/mod/go.mod" >&2) || broken "go mod tidy failed (the wrappers' dependencies come from the module proxy)"
 
 export AGENTLOOP_BIN="${AGENTLOOP_BIN:-$bin/agentloop}" SCRIPTEDAPI_BIN="$bin/scriptedapi"
+# severity1 looks the engine up as "claude" on PATH.
+ln -sf "$AGENTLOOP_BIN" "$scratch/path/claude"
 out="$scratch/out.json"
 (cd "$here" && PATH="$scratch/path:$PATH" go test -modfile="$scratch/mod/go.mod" -count=1 -p 1 -json "${@:-./...}") >"$out" 2>"$scratch/err"
 rc=$?
