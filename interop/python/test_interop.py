@@ -220,7 +220,7 @@ class InteropTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(calls, [{"word": "quiet"}], fx.stderr())
         tr = tool_result(fx, 1, "toolu_m1")
         self.assertFalse(tr["is_error"])
-        self.assertEqual(tr["text"], "SHOUTED: QUIET")
+        self.assertEqual(tr["text"].split("<system-reminder>")[0].strip(), "SHOUTED: QUIET")
         self.assertEqual(results(msgs)[-1].result, "shouted")
 
     async def test_structured_output(self) -> None:

@@ -302,7 +302,11 @@ func TestSDKMCPServerTool(t *testing.T) {
 	}
 	var calls []string
 	server := claudeagent.CreateMcpServer(claudeagent.McpServerOptions{Name: "util", Tools: []claudeagent.ToolRegistrar{
-		claudeagent.Tool("shout", "Upper-cases a word", func(_ context.Context, a args) (claudeagent.ToolResult, error) {
+		// With an input schema: the reference drops a server whose
+		// tools/list has a tool without one (Tool gives none).
+		claudeagent.ToolWithSchema("shout", "Upper-cases a word", map[string]any{
+			"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}, "required": []string{"word"},
+		}, func(_ context.Context, a args) (claudeagent.ToolResult, error) {
 			calls = append(calls, a.Word)
 			return claudeagent.TextResult("SHOUTED: " + strings.ToUpper(a.Word)), nil
 		}),
@@ -316,7 +320,7 @@ func TestSDKMCPServerTool(t *testing.T) {
 	if diff := cmp.Diff([]string{"quiet"}, calls); diff != "" {
 		t.Errorf("handler calls (-want +got):\n%s", diff)
 	}
-	if tr := f.ToolResult(1, "toolu_m1"); tr.IsError || tr.Text != "SHOUTED: QUIET" {
+	if tr := f.ToolResult(1, "toolu_m1"); tr.IsError || fixture.Plain(tr.Text) != "SHOUTED: QUIET" {
 		t.Errorf("tool result = %+v", tr)
 	}
 	if r := result(t, msgs); r.Result != "shouted" {

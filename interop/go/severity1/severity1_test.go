@@ -320,7 +320,7 @@ func TestSDKMCPServerTool(t *testing.T) {
 	if diff := cmp.Diff([]any{"quiet"}, calls); diff != "" {
 		t.Errorf("handler calls (-want +got):\n%s", diff)
 	}
-	if tr := f.ToolResult(1, "toolu_m1"); tr.IsError || tr.Text != "SHOUTED: QUIET" {
+	if tr := f.ToolResult(1, "toolu_m1"); tr.IsError || fixture.Plain(tr.Text) != "SHOUTED: QUIET" {
 		t.Errorf("tool result = %+v", tr)
 	}
 	if got := resultText(t, msgs); got != "shouted" {
