@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Server-side context management (the Messages API's context_management
 // field, beta [ContextManagementBeta]): the API edits the context it was
@@ -69,4 +72,36 @@ func (e ContextEdit) MarshalJSON() ([]byte, error) {
 		plain
 		ClearToolInputs any `json:"clear_tool_inputs,omitempty"`
 	}{plain(e), inputs})
+}
+
+// MarshalJSON writes {all} as the bare string "all", the form the API takes
+// for clear_thinking's keep; every other amount is {type, value}.
+func (a ContextAmount) MarshalJSON() ([]byte, error) {
+	if a.Type == "all" && a.Value == 0 {
+		return []byte(`"all"`), nil
+	}
+	type plain ContextAmount
+	return json.Marshal(plain(a))
+}
+
+// UnmarshalJSON reads both forms: the object and the bare string "all".
+func (a *ContextAmount) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("context amount: %w", err)
+		}
+		if s != "all" {
+			return fmt.Errorf("context amount: the only string form is \"all\", not %q", s)
+		}
+		*a = ContextAmount{Type: "all"}
+		return nil
+	}
+	type plain ContextAmount
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("context amount: %w", err)
+	}
+	*a = ContextAmount(p)
+	return nil
 }
