@@ -340,6 +340,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 		"duration_ms": s.cfg.Now().Sub(start).Milliseconds()}
 	if seg := preservedSegment(after, anchor); seg != nil {
 		metadata["preserved_segment"] = seg
+		metadata["preserved_messages"] = preservedMessages(after, anchor)
 	}
 	boundary := &message.System{Subtype: message.SubtypeCompactBoundary, SessionID: s.cfg.Env.SessionID,
 		UUID: s.cfg.NewID(), Data: map[string]json.RawMessage{"compact_metadata": mustJSON(metadata)}}
@@ -397,6 +398,17 @@ func preservedSegment(after []message.Message, anchor int) map[string]string {
 	}
 	return map[string]string{"anchor_uuid": messageUUID(after[anchor]),
 		"head_uuid": messageUUID(after[anchor+1]), "tail_uuid": messageUUID(after[len(after)-1])}
+}
+
+// preservedMessages is compact_metadata's preserved_messages: the anchor
+// and the uuids of the kept copies in order (uuids and all_uuids, which
+// the reference fills alike when nothing kept is left out).
+func preservedMessages(after []message.Message, anchor int) map[string]any {
+	ids := make([]string, 0, len(after)-anchor-1)
+	for _, m := range after[anchor+1:] {
+		ids = append(ids, messageUUID(m))
+	}
+	return map[string]any{"anchor_uuid": messageUUID(after[anchor]), "uuids": ids, "all_uuids": ids}
 }
 
 func messageUUID(m message.Message) string {
