@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/compact"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/model"
+	sessions "github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -129,4 +132,21 @@ func envTrue(v string) bool {
 		return true
 	}
 	return false
+}
+
+// lastReplyUsage returns the usage of the reply that ends the transcript's
+// main chain; ok is false when the chain ends with anything else or the
+// usage is missing.
+func lastReplyUsage(tr *sessions.Transcript) (u model.Usage, ok bool) {
+	for i := len(tr.Chain) - 1; i >= 0; i-- {
+		e := tr.Chain[i]
+		if e.Message == nil || e.IsSidechain {
+			continue
+		}
+		if e.Type != sessions.TypeAssistant || len(e.Message.Usage) == 0 || json.Unmarshal(e.Message.Usage, &u) != nil {
+			return model.Usage{}, false
+		}
+		return u, true
+	}
+	return model.Usage{}, false
 }

@@ -158,3 +158,95 @@ func TestCompactionOfOversizedLastToolResult(t *testing.T) {
 		t.Errorf("boundaries %v; want one auto boundary with nothing preserved", bs)
 	}
 }
+
+// /compact on a resumed session, as the reference does it: the summary
+// covers all but the last reply, pre_tokens counts from the usage of that
+// reply (kept in the transcript), the result is empty with no turns, and
+// the next request carries the summary with the file read before it, the
+// last reply verbatim, then the command's record before the new prompt.
+func TestCompactResumedSession(t *testing.T) {
+	cwd, configDir := compactSetup(t)
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("alpha one\nalpha two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer := agentlooptest.Text("A holds alpha lines.")
+	answer.Usage = model.Usage{InputTokens: 7_000, OutputTokens: 20}
+	srv := agentlooptest.NewTB(t, agentlooptest.ToolUse("toolu_a", "Read", map[string]any{"file_path": filepath.Join(cwd, "a.txt")}), answer)
+	opts := func() *agentloop.Options {
+		o := compactOptions(t, srv, cwd, configDir, 0)
+		o.Tools, o.AllowedTools = []string{"Read"}, []string{"Read"}
+		return o
+	}
+	first, err := agentloop.Query(context.Background(), "Read a.txt.", opts()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Route(isSummary, agentlooptest.Text("<summary>SUMMARY-RESUMED</summary>"))
+	o := opts()
+	o.Resume = first.SessionID
+	msgs, err := agentloop.Query(context.Background(), "/compact keep the file names", o).Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := msgs[len(msgs)-1].(*agentloop.ResultMessage)
+	if res.Subtype != "success" || res.Result == nil || *res.Result != "" || res.NumTurns != 0 {
+		t.Errorf("result %s %v, num_turns %d", res.Subtype, res.Result, res.NumTurns)
+	}
+	bs := boundaries(t, msgs)
+	if len(bs) != 1 {
+		t.Fatalf("boundaries %v", bs)
+	}
+	if pre := bs[0]["pre_tokens"].(float64); pre < 7_000 || pre > 7_100 {
+		t.Errorf("pre_tokens %v; want the last reply's context (7,000 and a little)", pre)
+	}
+	var echoed bool
+	for _, m := range msgs {
+		if u, ok := m.(*agentloop.UserMessage); ok && u.IsReplay && u.Message.Content[0].Text == "<local-command-stdout>Compacted </local-command-stdout>" {
+			echoed = true
+		}
+	}
+	if !echoed {
+		t.Error("the command's output is not echoed to the stream as a replayed user line")
+	}
+	summaryReq := srv.LastRequest()
+	if !isSummary(summaryReq) || strings.Contains(string(summaryReq.Body), "A holds alpha lines.") {
+		t.Errorf("the summary request covers the kept reply too: %.600s", summaryReq.Body)
+	}
+	srv.SetRouter(nil)
+	srv.Push(agentlooptest.Text("It says alpha."))
+	o = opts()
+	o.Resume = res.SessionID
+	if _, err := agentloop.Query(context.Background(), "What did a.txt say?", o).Result(); err != nil {
+		t.Fatal(err)
+	}
+	ms := srv.LastRequest().Params.Messages
+	var roles string
+	for _, m := range ms {
+		roles += m.Role[:1]
+	}
+	if roles != "uau" {
+		t.Fatalf("roles %q after the resumed /compact; want uau (summary, kept reply, new turn)", roles)
+	}
+	head, reply, last := textOf(ms[0]), textOf(ms[1]), textOf(ms[2])
+	if !strings.Contains(head, "SUMMARY-RESUMED") || !strings.Contains(head, "1\talpha one") {
+		t.Errorf("first message lacks the summary or the re-attached a.txt: %.800s", head)
+	}
+	if reply != "A holds alpha lines." {
+		t.Errorf("kept reply %q", reply)
+	}
+	if i, j := strings.Index(last, "<command-name>/compact</command-name>"), strings.Index(last, "What did a.txt say?"); i < 0 || j < i ||
+		!strings.Contains(last, "<command-args>keep the file names</command-args>") {
+		t.Errorf("the new turn lacks the command's record before the prompt: %.600s", last)
+	}
+}
+
+func textOf(m model.Message) string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		if c.Type == model.TypeText {
+			b.WriteString(c.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return strings.TrimSpace(b.String())
+}

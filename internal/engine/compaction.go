@@ -92,6 +92,17 @@ func (s *Session) noteContext(u model.Usage) {
 	}
 }
 
+// NoteResumedContext gives a resumed session the context the API reported
+// for the reply that ends its history (the transcript keeps its usage), so
+// that the next estimate (and a compaction's pre_tokens) counts from it, as
+// after a live reply, instead of estimating the whole request. It does
+// nothing unless the history ends with an assistant message.
+func (s *Session) NoteResumedContext(u model.Usage) {
+	if n := len(s.history); n > 0 && s.history[n-1].Role == "assistant" {
+		s.noteContext(u)
+	}
+}
+
 // compactWindow returns the window and the threshold the session compacts
 // at.
 func (s *Session) compactWindow(modelID string) (window, threshold int64) {
