@@ -71,6 +71,9 @@ type User struct {
 	ToolUseResult  any              `json:"tool_use_result,omitempty"`
 	ToolResultMeta []ToolResultMeta `json:"tool_result_meta,omitempty"`
 	IsSynthetic    bool             `json:"isSynthetic,omitempty"`
+	// IsReplay marks a line that echoes what a local command (/compact)
+	// printed; it reaches the stream, not the model.
+	IsReplay bool `json:"isReplay,omitempty"`
 	// Set on a subagent's prompt line.
 	AgentID         string `json:"agent_id,omitempty"`
 	SubagentType    string `json:"subagent_type,omitempty"`

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs agentloop through the conformance kit (recordings of the reference CLI
 # against a scripted Messages API) and writes the scores to
-# docs/conformance.md.
+# docs/conformance.md. The scenarios are the kit's (its scenarios/ folder)
+# and the project's own recordings in the same format, one folder each under
+# testdata/conformance/ (made with the kit's runner, then
+# scripts/conformance_elide.py).
 #
 #   scripts/conformance.sh                 # every scenario
 #   scripts/conformance.sh a_plain_text n_grep
@@ -16,17 +19,36 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/agentloop" "$root/cmd/agentloop"
 
+# dir_of NAME: the folder that holds scenario NAME (the project's first).
+dir_of() {
+  if [ -d "$root/testdata/conformance/$1" ]; then echo "$root/testdata/conformance/$1"
+  else echo "$kit/scenarios/$1"; fi
+}
 if [ $# -gt 0 ]; then names=("$@"); else
-  names=(); for s in "$kit"/scenarios/*/; do names+=("$(basename "$s")"); done
+  names=()
+  for s in "$kit"/scenarios/*/ "$root"/testdata/conformance/*/; do
+    [ -f "$s/scenario.json" ] && names+=("$(basename "$s")")
+  done
 fi
 cd "$kit"
+kitnames=(); ownnames=()
 for n in "${names[@]}"; do
+  d="$(dir_of "$n")"
   echo "== $n" >&2
-  timeout 600 python3 run_scenario.py "scenarios/$n" --bin "$work/agentloop" \
+  timeout 600 python3 run_scenario.py "$d" --bin "$work/agentloop" \
     --out "$work/cand/$n" --tmp-root "$work/tmp" >/dev/null 2>"$work/$n.log" || true
+  if [ "$d" = "$kit/scenarios/$n" ]; then kitnames+=("$n"); else ownnames+=("$n"); fi
 done
-only=$(IFS=,; echo "${names[*]}")
-python3 conform.py --all scenarios "$work/cand" --only "$only" | tee "$work/scores.txt"
+: > "$work/scores.txt"
+if [ ${#kitnames[@]} -gt 0 ]; then
+  python3 conform.py --all scenarios "$work/cand" --only "$(IFS=,; echo "${kitnames[*]}")" \
+    | tee -a "$work/scores.txt" || true
+fi
+if [ ${#ownnames[@]} -gt 0 ]; then
+  echo "-- the project's recordings (testdata/conformance)" | tee -a "$work/scores.txt"
+  python3 conform.py --all "$root/testdata/conformance" "$work/cand" --only "$(IFS=,; echo "${ownnames[*]}")" \
+    | tee -a "$work/scores.txt" || true
+fi
 
 {
   echo "# Conformance scores"

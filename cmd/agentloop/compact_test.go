@@ -55,8 +55,8 @@ func TestAutocompactFlagValues(t *testing.T) {
 }
 
 // /compact is an ordinary prompt for the CLI: on a resumed session it
-// compacts, with the summary request first and "Conversation compacted"
-// as the result.
+// compacts, with the summary request first, and ends, as the reference's
+// does, with an empty result and no turns.
 func TestCompactCommandCLI(t *testing.T) {
 	srv := agentlooptest.NewTB(t, agentlooptest.Text("First answer."), agentlooptest.Text("SUMMARY: one exchange."))
 	code, out, errOut := runCLI(t, srv, "", "-p", "hello", "--output-format", "json")
@@ -75,7 +75,7 @@ func TestCompactCommandCLI(t *testing.T) {
 		t.Fatalf("exit %d, %q %q: %v", code, out, errOut, err)
 	}
 	reqs := srv.Requests()
-	if res.Result != "Conversation compacted" || res.NumTurns != 1 || len(reqs) != 2 || len(reqs[1].Params.Tools) != 0 {
+	if res.Result != "" || res.NumTurns != 0 || len(reqs) != 2 || len(reqs[1].Params.Tools) != 0 {
 		t.Errorf("result %+v after %d requests", res, len(reqs))
 	}
 	last := reqs[1].Params.Messages[len(reqs[1].Params.Messages)-1]

@@ -31,7 +31,7 @@ func BenchmarkCompaction(b *testing.B) {
 	b.Run("compact", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			older, kept := Split(h, threshold/5)
+			older, kept := SplitLast(h, threshold/2)
 			req := Request{Model: "m", History: Fit(older, threshold), MaxTokens: 20_000, Instructions: "Keep names."}.Build()
 			_ = Compacted([]model.Content{model.TextBlock(SummaryText("s", true))}, kept)
 			if len(req.Messages) == 0 {

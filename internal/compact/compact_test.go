@@ -52,7 +52,7 @@ func orphans(msgs []model.Message) []string {
 	return out
 }
 
-func TestSplitNeverSeparatesToolPairs(t *testing.T) {
+func TestSplitLastNeverSeparatesToolPairs(t *testing.T) {
 	big := strings.Repeat("x", 4000)
 	history := []model.Message{user("start")}
 	for i := range 20 {
@@ -63,7 +63,7 @@ func TestSplitNeverSeparatesToolPairs(t *testing.T) {
 	// Every few tokens, so that some budgets end just after a
 	// tool_result, where a careless cut would land.
 	for keep := int64(0); keep < 12_000; keep += 7 {
-		older, kept := Split(history, keep)
+		older, kept := SplitLast(history, keep)
 		if len(older) == 0 {
 			t.Fatalf("keep %d: nothing summarised", keep)
 		}
@@ -89,10 +89,10 @@ func TestSplitNeverSeparatesToolPairs(t *testing.T) {
 			t.Errorf("keep %d: compacted history starts with %+v", keep, got[0])
 		}
 	}
-	// A generous budget keeps the recent tool exchanges, not just the text.
-	_, kept := Split(history, 5000)
-	if len(kept) < 4 {
-		t.Errorf("kept only %d messages with room for several exchanges", len(kept))
+	// A generous budget keeps the latest round (the reply and the prompt
+	// after it), and no more.
+	if _, kept := SplitLast(history, 5000); len(kept) != 2 || kept[0].Role != "assistant" {
+		t.Errorf("kept %d messages, want the last round (2)", len(kept))
 	}
 }
 

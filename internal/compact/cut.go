@@ -28,32 +28,6 @@ func canStartAt(m model.Message) bool {
 	return true
 }
 
-// Split divides history into the part to summarise and the most recent
-// part to keep verbatim: the longest tail, starting at a cut point, whose
-// estimate is at most keep tokens. The older part is never empty when
-// history is not (at least the first message is summarised), and the kept
-// part may be empty.
-func Split(history []model.Message, keep int64) (older, kept []model.Message) {
-	if len(history) == 0 {
-		return nil, nil
-	}
-	at := len(history)
-	var bytes int64 // of history[at:] so far; Estimate is bytes/4
-	next := len(history)
-	points := CutPoints(history)
-	for j := len(points) - 1; j >= 0; j-- {
-		i := points[j]
-		for ; next > i; next-- {
-			bytes += messageBytes(history[next-1])
-		}
-		if i == 0 || max(bytes/4, 1) > keep {
-			break
-		}
-		at = i
-	}
-	return history[:at], history[at:]
-}
-
 // Fit returns the longest tail of history, starting at a cut point, whose
 // estimate is at most limit tokens; the whole history when it fits. When
 // no tail fits, it returns the shortest tail that starts at a cut point

@@ -14,5 +14,14 @@
 //
 // A history is cut only where the part kept starts with an assistant
 // message or with a user message that holds no tool_result: a tool_use and
-// its tool_result are always on the same side of the cut ([CutPoints]).
+// its tool_result are always on the same side of the cut ([CutPoints]). A
+// compaction keeps at most the latest model round ([SplitLast]); a summary
+// request too large for the window loses its oldest rounds ([Fit]), then
+// the heads of its largest texts ([Shrink]).
+//
+// # After the boundary
+//
+// The files the model had seen before the boundary are given back
+// ([FilesSeen], [Reattach]); /compact's command and output are recorded in
+// the history ([CommandRecord]).
 package compact

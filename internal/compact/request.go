@@ -198,3 +198,21 @@ func headingLevel(line string) int {
 	}
 	return n
 }
+
+// CommandStdout is the output of /compact as the transcript and the stream
+// show it, in the local-command markup the reference uses.
+const CommandStdout = "<local-command-stdout>Compacted </local-command-stdout>"
+
+// CommandRecord returns the blocks that record a local command run by the
+// user (name without the slash, args as typed) in the history after it ran:
+// a note that the command was not addressed to the model, the command in
+// the reference's command markup, and its output ([CommandStdout]).
+func CommandRecord(name, args string) []model.Content {
+	return []model.Content{
+		model.TextBlock("<local-command-caveat>The user ran the command below in the host program; it was not a message to you. " +
+			"Do not answer it or mention it unless the user asks about it.</local-command-caveat>"),
+		model.TextBlock("<command-name>/" + name + "</command-name>\n            <command-message>" + name +
+			"</command-message>\n            <command-args>" + args + "</command-args>"),
+		model.TextBlock(CommandStdout),
+	}
+}

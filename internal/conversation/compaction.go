@@ -2,10 +2,17 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/compact"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/model"
+	sessions "github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
 )
 
@@ -16,9 +23,14 @@ import (
 // the summary instructions come from the CLAUDE.md text.
 func (s *Session) compaction(st *settings.Settings) *engine.Compaction {
 	c := &engine.Compaction{
-		Disabled:     s.opts.DisableAutoCompact || (st.AutoCompactEnabled != nil && !*st.AutoCompactEnabled),
+		Disabled: s.opts.DisableAutoCompact || (st.AutoCompactEnabled != nil && !*st.AutoCompactEnabled) ||
+			envTrue(s.clientGetenv(EnvDisableAutoCompact)),
 		Window:       s.opts.AutoCompactWindow,
 		Instructions: compact.MemoryInstructions(s.memory),
+		ReadFile:     os.ReadFile,
+	}
+	if c.Window == 0 {
+		c.Window = s.envCompactWindow()
 	}
 	if c.Window == 0 {
 		c.Window = st.AutoCompactWindow
@@ -58,4 +70,83 @@ func (s *Session) autoCompactOn() bool {
 func (s *Session) setCompaction(st *settings.Settings) *engine.Compaction {
 	s.compactCfg = s.compaction(st)
 	return s.compactCfg
+}
+
+// The environment variables of automatic compaction, as the reference
+// reads them.
+const (
+	// EnvAutoCompactWindow sets the window automatic compaction works
+	// against ("200000", "200k", "1m"); below MinEnvCompactWindow it is
+	// raised to that. Options.AutoCompactWindow wins over it, and it
+	// wins over the settings' autoCompactWindow.
+	EnvAutoCompactWindow = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
+	// EnvDisableAutoCompact ("1", "true") turns automatic compaction
+	// off; /compact still works.
+	EnvDisableAutoCompact = "DISABLE_AUTO_COMPACT"
+	// MinEnvCompactWindow is the least window EnvAutoCompactWindow sets.
+	MinEnvCompactWindow = 100_000
+)
+
+// envCompactWindow is the window EnvAutoCompactWindow asks for, 0 when
+// it is unset. A value that is not a size is reported and ignored.
+func (s *Session) envCompactWindow() int64 {
+	v := strings.TrimSpace(s.clientGetenv(EnvAutoCompactWindow))
+	if v == "" {
+		return 0
+	}
+	n, err := parseTokens(v)
+	if err != nil {
+		s.diag.Add(DiagSettings, fmt.Sprintf("%s=%q is not a size in tokens (such as 200000 or 200k); the default window applies", EnvAutoCompactWindow, v))
+		return 0
+	}
+	if n < MinEnvCompactWindow {
+		s.diag.Add(DiagSettings, fmt.Sprintf("%s=%q is below %d tokens; %d applies", EnvAutoCompactWindow, v, MinEnvCompactWindow, MinEnvCompactWindow))
+		n = MinEnvCompactWindow
+	}
+	return n
+}
+
+// parseTokens reads a token count: digits, optionally with a k or m suffix
+// (thousands, millions); "_" and "," may group the digits.
+func parseTokens(v string) (int64, error) {
+	mult := int64(1)
+	switch strings.ToLower(v[len(v)-1:]) {
+	case "k":
+		mult, v = 1_000, v[:len(v)-1]
+	case "m":
+		mult, v = 1_000_000, v[:len(v)-1]
+	}
+	v = strings.NewReplacer("_", "", ",", "").Replace(strings.TrimSpace(v))
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f*float64(mult) > 1e12 {
+		return 0, fmt.Errorf("not a token count: %q", v)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// envTrue reports whether an environment flag is set: "1", "true", "yes",
+// "on" in any case.
+func envTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// lastReplyUsage returns the usage of the reply that ends the transcript's
+// main chain; ok is false when the chain ends with anything else or the
+// usage is missing.
+func lastReplyUsage(tr *sessions.Transcript) (u model.Usage, ok bool) {
+	for i := len(tr.Chain) - 1; i >= 0; i-- {
+		e := tr.Chain[i]
+		if e.Message == nil || e.IsSidechain {
+			continue
+		}
+		if e.Type != sessions.TypeAssistant || len(e.Message.Usage) == 0 || json.Unmarshal(e.Message.Usage, &u) != nil {
+			return model.Usage{}, false
+		}
+		return u, true
+	}
+	return model.Usage{}, false
 }

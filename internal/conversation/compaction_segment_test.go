@@ -34,6 +34,19 @@ func TestCompactionPreservedSegment(t *testing.T) {
 	if len(segs) == 0 {
 		t.Fatal("no compaction reported a preserved_segment")
 	}
+	// preserved_messages names the same messages, in order.
+	for i, b := range boundaries(t, msgs) {
+		seg, ok := b["preserved_segment"].(map[string]any)
+		if !ok {
+			continue
+		}
+		pm, _ := b["preserved_messages"].(map[string]any)
+		ids, _ := pm["uuids"].([]any)
+		if len(ids) == 0 || pm["anchor_uuid"] != seg["anchor_uuid"] || ids[0] != seg["head_uuid"] ||
+			ids[len(ids)-1] != seg["tail_uuid"] || len(pm["all_uuids"].([]any)) != len(ids) {
+			t.Errorf("boundary %d: preserved_messages %v does not match preserved_segment %v", i, pm, seg)
+		}
+	}
 	paths, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", lastResult(t, msgs).SessionID+".jsonl"))
 	if len(paths) != 1 {
 		t.Fatalf("transcripts %v", paths)

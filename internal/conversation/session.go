@@ -249,6 +249,9 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 			eng.SetHistoryInterrupted(h)
 		} else {
 			eng.SetHistory(h)
+			if u, ok := lastReplyUsage(tr); ok {
+				eng.NoteResumedContext(u) // compaction.go
+			}
 		}
 		if tr.Cost != nil {
 			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)

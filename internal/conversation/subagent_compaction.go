@@ -17,7 +17,8 @@ import (
 // subagent's agent_id and agent_type; the summary request's cost is the
 // subagent's, so it counts in the session's total and shared budget like
 // every other request of the subagent. The summary instructions of the
-// CLAUDE.md files apply unless def.OmitClaudeMd. "/compact" and "/clear"
+// CLAUDE.md files apply unless def.OmitClaudeMd; the files the subagent
+// had seen are re-attached after the boundary as in the main conversation. "/compact" and "/clear"
 // are not commands in a subagent (its prompt is the model's text). It
 // returns nil when the session has no compaction at all.
 func (s *Session) subagentCompaction(def AgentDefinition, agent lineage.Agent) *engine.Compaction {
@@ -25,7 +26,7 @@ func (s *Session) subagentCompaction(def AgentDefinition, agent lineage.Agent) *
 	if main == nil {
 		return nil
 	}
-	c := &engine.Compaction{Disabled: main.Disabled, NoCommands: true, Window: main.Window}
+	c := &engine.Compaction{Disabled: main.Disabled, NoCommands: true, Window: main.Window, ReadFile: main.ReadFile}
 	if def.AutoCompactWindow > 0 {
 		c.Window = int64(def.AutoCompactWindow)
 	}

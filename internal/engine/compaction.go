@@ -22,8 +22,8 @@ import (
 // know.
 const DefaultContextWindow = 200_000
 
-// CompactedText is the result text of a /compact run and the content of
-// the boundary's transcript entry.
+// CompactedText is the content of a compact boundary's transcript entry.
+// (A /compact run's result text is empty, as the reference's is.)
 const CompactedText = "Conversation compacted"
 
 // Compaction configures compaction. A nil Config.Compaction turns it off
@@ -62,7 +62,15 @@ type Compaction struct {
 	Cleared func(ctx context.Context) message.Message
 	// AfterClear runs once the new conversation is announced.
 	AfterClear func(ctx context.Context)
+	// ReadFile reads a file the model had read or written before a
+	// compaction, to give it back after the boundary (see
+	// compact.Reattach); nil re-attaches nothing.
+	ReadFile func(path string) ([]byte, error)
 }
+
+// ReattachBudget bounds, in tokens, the files re-attached after a
+// compaction; a quarter of the threshold bounds them too.
+const ReattachBudget = 50_000
 
 // contextMark is what the session knows of its context size: base tokens
 // as the API reported them for the reply that ended at history[mark-1].
@@ -81,6 +89,17 @@ func (s *Session) noteContext(u model.Usage) {
 		base:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens,
 		mark:  len(s.history),
 		known: true,
+	}
+}
+
+// NoteResumedContext gives a resumed session the context the API reported
+// for the reply that ends its history (the transcript keeps its usage), so
+// that the next estimate (and a compaction's pre_tokens) counts from it, as
+// after a live reply, instead of estimating the whole request. It does
+// nothing unless the history ends with an assistant message.
+func (s *Session) NoteResumedContext(u model.Usage) {
+	if n := len(s.history); n > 0 && s.history[n-1].Role == "assistant" {
+		s.noteContext(u)
 	}
 }
 
@@ -183,7 +202,18 @@ func (r *run) manualCommand(prompt []model.Content) (ending, bool) {
 	if e, done := r.compactNow(compact.TriggerManual, custom); done {
 		return e, true
 	}
-	return finish(r.commandResult(CompactedText)), true
+	// As the reference does: the command and its output join the history
+	// (the next request shows the model that the user compacted), the
+	// output line is echoed to the stream, and the result is empty, with
+	// no turns (the summary request is not one of the conversation's).
+	echo := r.userMessage([]model.Content{model.TextBlock(compact.CommandStdout)}, false)
+	echo.IsReplay = true
+	r.commitUser(compact.CommandRecord("compact", args), r.userMessage(compact.CommandRecord("compact", args), false))
+	if !r.send(echo) {
+		return ending{err: ErrStopped}, true
+	}
+	r.numTurns = 0
+	return finish(r.commandResult("")), true
 }
 
 // commandResult is the success result of a slash command.
@@ -232,17 +262,19 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	modelID := s.Model()
 	window, threshold := s.compactWindow(modelID)
 	pre := s.contextEstimate()
-	// An automatic compaction keeps the most recent exchanges verbatim, up
-	// to a fifth of the threshold; a manual one (/compact) summarises the
-	// whole conversation, as the user asked for the context to shrink and a
-	// fifth of the threshold can be more than the conversation holds. So
-	// does one after the API refused a request as too long
-	// (recoverOverflow): the estimate that sized the kept part was wrong.
-	keep := threshold / 5
-	if trigger == compact.TriggerManual || r.overflowRetried {
+	// The latest model round (the last reply and the results of its tool
+	// calls, or the reply a /compact follows) stays verbatim when it takes
+	// at most half the threshold, and the summary covers what came before
+	// it; a larger round (one tool result that filled the context, say) is
+	// summarised with the rest, so the history after the boundary is the
+	// summary alone and is sure to be smaller. After the API refused a
+	// request as too long (recoverOverflow) nothing is kept: the estimates
+	// that sized the round were wrong.
+	keep := threshold / 2
+	if r.overflowRetried {
 		keep = 0
 	}
-	older, kept := compact.Split(s.history, keep)
+	older, kept := compact.SplitLast(s.history, keep)
 	customText := ""
 	if custom != nil {
 		customText = *custom
@@ -253,7 +285,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	if p, _, ok := pricing.Lookup(modelID); ok && p.MaxOutput > 0 {
 		maxOut = min(maxOut, p.MaxOutput)
 	}
-	req := compact.Request{Model: modelID, History: compact.Fit(older, limit),
+	req := compact.Request{Model: modelID, History: compact.Shrink(compact.Fit(older, limit), limit),
 		MaxTokens: int(maxOut), Instructions: c.Instructions, Custom: customText}.Build()
 	callStart := s.cfg.Now()
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, model.NopHandler{})
@@ -262,7 +294,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	} else {
 		r.apiTime += s.cfg.Now().Sub(callStart)
 	}
-	if err == nil && resp.Text() == "" {
+	if err == nil && compact.SummaryOf(resp.Text()) == "" {
 		err = errors.New("the model returned no summary")
 	}
 	if resp != nil {
@@ -283,13 +315,19 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 		res.StopReason = nil
 		return finish(res), true
 	}
-	summary := resp.Text()
+	summary := compact.SummaryOf(resp.Text())
 	if c.PostCompact != nil {
 		c.PostCompact(r.ctx, trigger, summary)
 	}
 	opening := append([]model.Content(nil), s.cfg.OpeningContext...)
 	if c.Compacted != nil {
 		for _, t := range c.Compacted(r.ctx, trigger) {
+			opening = append(opening, model.TextBlock(reminder(t)))
+		}
+	}
+	if c.ReadFile != nil {
+		budget := min(ReattachBudget, threshold/4)
+		for _, t := range compact.Reattach(compact.FilesSeen(older, kept), c.ReadFile, budget) {
 			opening = append(opening, model.TextBlock(reminder(t)))
 		}
 	}
@@ -313,6 +351,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 		"duration_ms": s.cfg.Now().Sub(start).Milliseconds()}
 	if seg := preservedSegment(after, anchor); seg != nil {
 		metadata["preserved_segment"] = seg
+		metadata["preserved_messages"] = preservedMessages(after, anchor)
 	}
 	boundary := &message.System{Subtype: message.SubtypeCompactBoundary, SessionID: s.cfg.Env.SessionID,
 		UUID: s.cfg.NewID(), Data: map[string]json.RawMessage{"compact_metadata": mustJSON(metadata)}}
@@ -370,6 +409,17 @@ func preservedSegment(after []message.Message, anchor int) map[string]string {
 	}
 	return map[string]string{"anchor_uuid": messageUUID(after[anchor]),
 		"head_uuid": messageUUID(after[anchor+1]), "tail_uuid": messageUUID(after[len(after)-1])}
+}
+
+// preservedMessages is compact_metadata's preserved_messages: the anchor
+// and the uuids of the kept copies in order (uuids and all_uuids, which
+// the reference fills alike when nothing kept is left out).
+func preservedMessages(after []message.Message, anchor int) map[string]any {
+	ids := make([]string, 0, len(after)-anchor-1)
+	for _, m := range after[anchor+1:] {
+		ids = append(ids, messageUUID(m))
+	}
+	return map[string]any{"anchor_uuid": messageUUID(after[anchor]), "uuids": ids, "all_uuids": ids}
 }
 
 func messageUUID(m message.Message) string {
