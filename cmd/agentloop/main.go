@@ -161,6 +161,10 @@ func (c *config) options() (*agentloop.Options, error) {
 		NoSessionPersistence:   c.noPersist,
 	}
 	o.ExcludeDynamicSystemPrompt = c.excludeDyn
+	o.Title = c.name
+	if c.noSkills {
+		o.Skills = []string{}
+	}
 	o.Observer = c.observer // telemetry.go
 	c.applyMCP(o)
 	if c.sourcesSet {
@@ -255,9 +259,11 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		}
 		switch {
 		case c.outputFormat == "stream-json":
-			if err := enc.Encode(m); err != nil {
-				fmt.Fprintf(stderr, "agentloop: writing output: %v\n", err)
-				return 1
+			for _, v := range append([]agentloop.Message{m}, c.afterInit(m)...) {
+				if err := enc.Encode(v); err != nil {
+					fmt.Fprintf(stderr, "agentloop: writing output: %v\n", err)
+					return 1
+				}
 			}
 			out.Flush()
 		case c.outputFormat == "json" && c.verbose:

@@ -129,7 +129,13 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.forwardSubagentText = true
 		return nil
 	}},
-	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
+	{[]string{"--prompt-suggestions"}, kOptBool, "true (without a value) or false; true is ignored, with a warning", func(c *config, v string) error {
+		switch v {
+		case "", "true", "1", "yes", "on":
+			return ignored("--prompt-suggestions", "prompt suggestions are not made")(c, v)
+		}
+		return nil // off: none are made
+	}},
 	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
 }
 
