@@ -201,6 +201,9 @@ func (c *config) options() (*agentloop.Options, error) {
 	if err := c.applySDKFlags(o); err != nil {
 		return nil, err
 	}
+	if err := c.checkResume(); err != nil { // startup.go
+		return nil, err
+	}
 	return o, nil
 }
 
