@@ -13,9 +13,9 @@ import (
 //
 // A Client runs one query at a time; a Query started while another is
 // being consumed yields ErrBusy. Streaming input (Send, Messages,
-// Interrupt) is the other way to converse: messages
-// queue and run as turns one after another. Its methods are safe for
-// concurrent use.
+// Interrupt) is the other way to converse: messages queue and run as turns
+// one after another. Its methods are safe for concurrent use.
+//
 // Close it to stop a running query and what its tools left running; after
 // Close, every method that can fail returns ErrClosed.
 type Client struct {
