@@ -49,7 +49,8 @@ func (c *Client) Query(ctx context.Context, prompt string) Stream {
 }
 
 // SetModel switches the model (an id or alias) from the next request on,
-// also in the middle of a running query. It returns ErrClosed after Close.
+// also in the middle of a running query. An empty or blank name is an
+// ErrInvalidOption. It returns ErrClosed after Close.
 func (c *Client) SetModel(name string) error {
 	return c.c.SetModel(name)
 }

@@ -48,6 +48,7 @@ type Options struct {
 	// Model is a model id or alias (opus, sonnet, haiku, fable); empty
 	// means ANTHROPIC_MODEL (from the settings' env or the process
 	// environment), else the settings' model key, else the default model.
+	// A value of spaces only is an ErrInvalidOption.
 	Model string
 	// FallbackModels are tried in order when the model stays overloaded.
 	FallbackModels []string
