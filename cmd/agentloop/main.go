@@ -119,6 +119,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c.sdk.inputFormat == "stream-json" {
 		return runStreamJSON(ctx, c, stdin, stdout, stderr, logger, warn) // streamjson.go
 	}
+	if err := c.checkResume(); err != nil { // startup.go
+		return c.startupFailure(err, stdout, stderr)
+	}
 	prompt, err := readPrompt(ctx, c, stdin, warn)
 	if err != nil {
 		return c.startupFailure(err, stdout, stderr)
@@ -199,9 +202,6 @@ func (c *config) options() (*agentloop.Options, error) {
 		o.SystemPrompt = string(b)
 	}
 	if err := c.applySDKFlags(o); err != nil {
-		return nil, err
-	}
-	if err := c.checkResume(); err != nil { // startup.go
 		return nil, err
 	}
 	return o, nil

@@ -43,7 +43,7 @@ var refFlagDefs = []flagDef{
 		if v != "on" && v != "off" {
 			return fmt.Errorf("--system-prompt-snapshot %q: want on or off", v)
 		}
-		return ignored("--system-prompt-snapshot", "the system prompt is built when the session starts and is not recorded in the transcript")(c, v)
+		return ignored("--system-prompt-snapshot", "no system prompt snapshot is recorded in the transcript or replayed on resume")(c, v)
 	}},
 
 	// Refused: a run without the feature would not be the one asked for.

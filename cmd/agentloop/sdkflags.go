@@ -175,10 +175,7 @@ func plugin(name string, skipMCP bool) func(*config, string) error {
 // adds one warning, however often the flag is given.
 func ignored(name, why string) func(*config, string) error {
 	return func(c *config, _ string) error {
-		w := fmt.Sprintf("%s is ignored: %s", name, why)
-		if !slices.Contains(c.warnings, w) {
-			c.warnings = append(c.warnings, w)
-		}
+		warnOnce(c, fmt.Sprintf("%s is ignored: %s", name, why)) // refflags.go
 		return nil
 	}
 }
