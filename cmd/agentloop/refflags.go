@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,7 +17,11 @@ import (
 var refFlagDefs = []flagDef{
 	{[]string{"--name", "-n"}, kString, "name the session: a custom-title entry in its transcript and a session_title_changed message", func(c *config, v string) error {
 		if strings.TrimSpace(v) == "" {
-			return errors.New("--name: want a session name, not an empty string")
+			// The reference takes it as no name; an SDK's extraArgs may
+			// pass one.
+			warnOnce(c, fmt.Sprintf("--name %q is ignored: the session gets no name", v))
+			c.name = ""
+			return nil
 		}
 		c.name = v
 		return nil

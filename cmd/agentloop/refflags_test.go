@@ -92,8 +92,10 @@ func TestNameFlag(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"subtype":"session_title_changed"`) || !strings.Contains(out, `"title":"nightly"`) {
 		t.Errorf("code %d stderr %q, no session_title_changed with the name in:\n%s", code, errOut, out)
 	}
-	if _, err := parseArgs([]string{"-p", "hi", "--name", ""}); err == nil || !strings.Contains(err.Error(), "--name: want a session name") {
-		t.Errorf(`--name "": %v, want an error naming --name`, err)
+	// An empty name is no name, as in the reference, with a warning.
+	c, err := parseArgs([]string{"-p", "hi", "--name", "first", "--name", ""})
+	if err != nil || c.name != "" || len(c.warnings) != 1 || !strings.Contains(c.warnings[0], `--name "" is ignored`) {
+		t.Errorf(`--name "": %+v, %v; want no name and one warning`, c, err)
 	}
 }
 
