@@ -147,3 +147,39 @@ func indexOfLine(lines []string, sub string) int {
 	}
 	return -1
 }
+
+// TestPromptSuggestionsValue: --prompt-suggestions takes the reference's
+// optional choice value; a true one (or none) is warned about, a false one
+// asks for nothing, and a word that is no choice is the prompt.
+func TestPromptSuggestionsValue(t *testing.T) {
+	cases := []struct {
+		args   []string
+		warned bool
+		prompt string
+		err    string
+	}{
+		{[]string{"-p", "hi", "--prompt-suggestions"}, true, "hi", ""},
+		{[]string{"-p", "--prompt-suggestions", "on", "hi"}, true, "hi", ""},
+		{[]string{"-p", "--prompt-suggestions", "false", "hi"}, false, "hi", ""},
+		{[]string{"-p", "--prompt-suggestions=0", "hi"}, false, "hi", ""},
+		{[]string{"-p", "--prompt-suggestions", "hi"}, true, "hi", ""},
+		{[]string{"-p", "--prompt-suggestions=maybe", "hi"}, false, "", `--prompt-suggestions "maybe": want one of true, false`},
+	}
+	for _, tc := range cases {
+		c, err := parseArgs(tc.args)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		warned := len(c.warnings) == 1 && strings.Contains(c.warnings[0], "--prompt-suggestions is ignored")
+		if warned != tc.warned || c.prompt != tc.prompt || len(c.warnings) > 1 {
+			t.Errorf("%q: warnings %q prompt %q; want warned %v, prompt %q", tc.args, c.warnings, c.prompt, tc.warned, tc.prompt)
+		}
+	}
+}
