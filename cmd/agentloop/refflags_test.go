@@ -112,7 +112,7 @@ func TestWarningsInStream(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		i := indexOfLine(lines, `"subtype":"init"`)
-		if i < 0 || i+1 >= len(lines) || !strings.Contains(lines[i+1], `"subtype":"informational"`) || !strings.Contains(lines[i+1], warning) {
+		if i < 0 || i+1 >= len(lines) || !strings.Contains(lines[i+1], `"subtype":"informational"`) || !strings.Contains(lines[i+1], `"tag":"option_ignored"`) || !strings.Contains(lines[i+1], warning) {
 			t.Errorf("no informational line with %q right after init:\n%s", warning, out)
 		}
 		if n := strings.Count(out, warning); n != 1 {

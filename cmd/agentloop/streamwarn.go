@@ -6,7 +6,7 @@ import (
 )
 
 // afterInit returns the command line's warnings (config.warnings) as
-// diagnostic messages (system/informational, tag "option") to write right
+// diagnostic messages (system/informational, tag "option_ignored") to write right
 // after m when m is the session's first system/init message, so that a
 // host reading stream-json sees them as well as stderr; nil for every
 // other message and for every later init. It is called from one
