@@ -364,6 +364,9 @@ func parseArgs(args []string) (*config, error) {
 			}
 		}
 	}
+	if err := c.checkSubcommand(args); err != nil { // refflags.go
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
 	if len(positional) > 1 {
 		return nil, fmt.Errorf("%w: more than one prompt given (%q and %q); quote the prompt", errUsage, positional[0], positional[1])
 	}

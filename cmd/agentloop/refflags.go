@@ -74,3 +74,20 @@ func warnOnce(c *config, w string) {
 // boolWords are the values --prompt-suggestions takes, as the reference
 // lists them; without one it means true.
 var boolWords = []string{"true", "false", "1", "0", "yes", "no", "on", "off"}
+
+// refSubcommands are the commands of the reference CLI's --help. Without
+// -p, the reference runs one given as the first argument; agentloop has
+// only serve, so it refuses them rather than sending the word as a prompt.
+// With -p the word is the prompt, in both.
+var refSubcommands = []string{"agents", "attach", "auth", "auto-mode", "doctor", "gateway", "import", "install",
+	"kill", "logs", "mcp", "plugin", "plugins", "purge", "respawn", "rm", "setup-token", "stop", "ultrareview",
+	"update", "upgrade"}
+
+// checkSubcommand refuses a reference command given as the first argument
+// without -p.
+func (c *config) checkSubcommand(args []string) error {
+	if c.print || len(args) == 0 || !slices.Contains(refSubcommands, args[0]) {
+		return nil
+	}
+	return fmt.Errorf("%q is a command of the reference CLI that agentloop does not have (its only command is serve); to send it as a prompt, give -p", args[0])
+}

@@ -183,3 +183,16 @@ func TestPromptSuggestionsValue(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceSubcommand: a command of the reference CLI as the first
+// argument, without -p, is refused with a message naming it; with -p it
+// is the prompt, as in the reference.
+func TestReferenceSubcommand(t *testing.T) {
+	if _, err := parseArgs([]string{"mcp", "list"}); err == nil || !strings.Contains(err.Error(), `"mcp" is a command of the reference CLI`) {
+		t.Errorf("mcp list: %v, want the command refused by name", err)
+	}
+	c, err := parseArgs([]string{"-p", "doctor"})
+	if err != nil || c.prompt != "doctor" {
+		t.Errorf("-p doctor: %+v, %v; want the prompt doctor", c, err)
+	}
+}
