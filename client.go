@@ -13,9 +13,9 @@ import (
 //
 // A Client runs one query at a time; a Query started while another is
 // being consumed yields ErrBusy. Streaming input (Send, Messages,
-// Interrupt) is the other way to converse: messages
-// queue and run as turns one after another. Its methods are safe for
-// concurrent use.
+// Interrupt) is the other way to converse: messages queue and run as turns
+// one after another. Its methods are safe for concurrent use.
+//
 // Close it to stop a running query and what its tools left running; after
 // Close, every method that can fail returns ErrClosed.
 type Client struct {
@@ -49,7 +49,8 @@ func (c *Client) Query(ctx context.Context, prompt string) Stream {
 }
 
 // SetModel switches the model (an id or alias) from the next request on,
-// also in the middle of a running query. It returns ErrClosed after Close.
+// also in the middle of a running query. An empty or blank name is an
+// ErrInvalidOption. It returns ErrClosed after Close.
 func (c *Client) SetModel(name string) error {
 	return c.c.SetModel(name)
 }

@@ -48,6 +48,7 @@ type Options struct {
 	// Model is a model id or alias (opus, sonnet, haiku, fable); empty
 	// means ANTHROPIC_MODEL (from the settings' env or the process
 	// environment), else the settings' model key, else the default model.
+	// A value of spaces only is an ErrInvalidOption.
 	Model string
 	// FallbackModels are tried in order when the model stays overloaded.
 	FallbackModels []string
@@ -254,7 +255,7 @@ type Options struct {
 	Agents map[string]AgentDefinition
 
 	// Agent runs the main loop as this named agent, one of Agents, the
-	// .claude/agents files or general-purpose (internal/conversation/agent_main.go): its
+	// .claude/agents files or general-purpose: its
 	// prompt takes the place of agentloop's, and its tools, disallowed
 	// tools, model, effort, permission mode and turn limit apply to the
 	// main loop wherever the options leave them unset. Its InitialPrompt
@@ -292,8 +293,7 @@ type Options struct {
 	// session does not have is an ErrInvalidOption. ResumeDropsTurn, with
 	// it, is the uuid of a prompt: the run ends at once in
 	// error_during_execution ("Resume rejected by --resume-drops-turn:
-	// …") unless everything left out belongs to that prompt's turn. See
-	// internal/conversation/resume_at.go.
+	// …") unless everything left out belongs to that prompt's turn.
 	ResumeSessionAt string
 	ResumeDropsTurn string
 	// Title, if set, names the session: a custom-title entry is appended

@@ -22,7 +22,8 @@
 //		agentlooptest.ToolUse("toolu_1", "Read", map[string]any{"file_path": "/tmp/a"}),
 //		agentlooptest.Text("The file says hello."),
 //	)
-//	// point the client under test at s.URL (e.g. ANTHROPIC_BASE_URL)
+//	// point the client under test at s.URL (e.g. ANTHROPIC_BASE_URL),
+//	// or give agentloop s.Provider() as Options.Provider
 //
 // The first request gets a tool_use block (stop reason "tool_use"), the
 // second the text (stop reason "end_turn"). Requests that find the queue

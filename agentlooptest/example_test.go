@@ -2,13 +2,16 @@ package agentlooptest_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/settings"
 )
 
 // ask is a minimal Messages API client: it sends one streaming request and
@@ -85,4 +88,27 @@ func Example() {
 	// model: claude-sonnet-4-5
 	// prompt: Hi again
 	// version header: 2023-06-01
+}
+
+// A session against the scripted server: Provider points agentloop's model
+// client at it, with no credentials and no environment.
+func ExampleServer_Provider() {
+	srv, err := agentlooptest.Start(agentlooptest.Text("Hello from the script."))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := agentloop.Query(context.Background(), "Say hello", &agentloop.Options{
+		Provider: srv.Provider(), Tools: []string{}, NoSessionPersistence: true, SettingSources: []settings.SettingSource{},
+	}).Result()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text())
+	fmt.Println(srv.Len(), "request")
+	// Output:
+	// Hello from the script.
+	// 1 request
 }

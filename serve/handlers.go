@@ -62,6 +62,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Tenant) 
 		s.fail(w, err)
 		return
 	}
+	if req.Model != "" && strings.TrimSpace(req.Model) == "" {
+		s.fail(w, badRequest("model %q is blank: give a model id or alias, or leave it out for the default", req.Model))
+		return
+	}
 	opts := sessionOptions{Model: req.Model, SystemPrompt: req.SystemPrompt, AppendSystemPrompt: req.AppendSystemPrompt,
 		PermissionMode: req.PermissionMode, AllowedTools: req.AllowedTools, DisallowedTools: req.DisallowedTools,
 		MaxTurns: req.MaxTurns, MaxBudgetUSD: req.MaxBudgetUSD, MCPServers: req.MCPServers, Agents: req.Agents,

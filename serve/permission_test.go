@@ -63,7 +63,12 @@ func TestPermissionAllow(t *testing.T) {
 	if !ok || res.IsError != nil && *res.IsError || !strings.Contains(res.ResultText(), "served-42") {
 		t.Errorf("tool result sent to the model: %+v, want the command's output", res)
 	}
-	e.must(http.StatusConflict, "POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	again := e.must(http.StatusConflict, "POST", "/v1/sessions/"+id+"/permissions/"+rid, tokenA, map[string]string{"behavior": "allow"})
+	if errBody, _ := again["error"].(map[string]any); errBody == nil || errBody["type"] != "conflict" {
+		t.Errorf("second answer: %v, want a conflict error", again)
+	} else if h, ok := errBody["holder"]; ok {
+		t.Errorf("second answer names holder %q: a 409 no replica holds carries no holder", h)
+	}
 	e.must(http.StatusNotFound, "POST", "/v1/sessions/"+id+"/permissions/perm_nope", tokenA, map[string]string{"behavior": "allow"})
 }
 

@@ -418,7 +418,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
-		if ae.holder != "" || ae.typ == "conflict" {
+		if ae.holder != "" { // a 409 no replica holds (an answered permission, a busy fork) names none
 			writeJSON(w, ae.status, map[string]any{"error": map[string]string{
 				"type": ae.typ, "message": ae.msg, "holder": ae.holder}})
 			return

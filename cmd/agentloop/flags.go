@@ -58,11 +58,16 @@ type config struct {
 	debugFile     string
 	trace         *debugTrace // per model and tool call log lines (debugtrace.go); nil: none
 	excludeDyn    bool
+	name          string   // --name: Options.Title
+	noSkills      bool     // --disable-slash-commands: no skills offered
 	mcp           mcpFlags // --mcp-config, --strict-mcp-config (mcpflags.go)
 	sdk           sdkFlags // the flags of sdkFlagDefs (sdkflags.go)
 	// warnings are problems with the command line that do not stop the
 	// run, such as unknown fields in --agents.
 	warnings []string
+	// warningsStreamed: the warnings were written after the init
+	// message of a stream-json output (streamwarn.go).
+	warningsStreamed bool
 
 	// observer is OpenTelemetry as the environment sets it up
 	// (telemetry.go); nil: off.
@@ -80,6 +85,7 @@ const (
 	kList
 	kOptional // a string that may be left out: set gets "" then
 	kEqValue  // a switch that takes a value only as --flag=value: set gets "" without one
+	kOptBool  // a switch that may be followed by one of boolWords: set gets "" without one
 )
 
 type flagDef struct {
@@ -109,7 +115,13 @@ var flagDefs = []flagDef{
 	}},
 	{[]string{"--verbose"}, kBool, "with json, print every message; needed for stream-json", func(c *config, _ string) error { c.verbose = true; return nil }},
 	{[]string{"--include-partial-messages"}, kBool, "add raw stream events (stream-json)", func(c *config, _ string) error { c.partial = true; return nil }},
-	{[]string{"--model"}, kString, "model id or alias (opus, sonnet, haiku, fable)", str(func(c *config) *string { return &c.model })},
+	{[]string{"--model"}, kString, "model id or alias (opus, sonnet, haiku, fable)", func(c *config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("--model: want a model id or alias, not an empty string")
+		}
+		c.model = v
+		return nil
+	}},
 	{[]string{"--fallback-model"}, kList, "models to use when the main one is overloaded (comma-separated)", list(func(c *config) *[]string { return &c.fallback })},
 	{[]string{"--max-turns"}, kString, "stop after this many tool-using turns", func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
@@ -255,7 +267,7 @@ var flagDefs = []flagDef{
 }
 
 func lookupFlag(name string) *flagDef {
-	for _, defs := range [][]flagDef{flagDefs, sdkFlagDefs} {
+	for _, defs := range [][]flagDef{flagDefs, sdkFlagDefs, refFlagDefs} {
 		for i := range defs {
 			if slices.Contains(defs[i].names, name) {
 				return &defs[i]
@@ -268,15 +280,24 @@ func lookupFlag(name string) *flagDef {
 // parseArgs reads the command line. Flags and the prompt may come in any
 // order; values are given as --flag value or --flag=value; a list flag takes
 // one value, split on commas and on spaces outside parentheses. "--" ends
-// the flags.
+// the flags. An empty argument that is no flag's value is no prompt: it is
+// skipped, as the reference skips an empty prompt (the ACP adapter passes
+// `--replay-user-messages ""`, and `-p ""` reads the prompt from stdin).
 func parseArgs(args []string) (*config, error) {
 	c := &config{outputFormat: "text"}
 	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			positional = append(positional, args[i+1:]...)
+			for _, p := range args[i+1:] {
+				if p != "" {
+					positional = append(positional, p)
+				}
+			}
 			break
+		}
+		if a == "" {
+			continue // no prompt (see above)
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			positional = append(positional, a)
@@ -307,6 +328,17 @@ func parseArgs(args []string) (*config, error) {
 			if err := def.set(c, value); err != nil {
 				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
+		case kOptBool:
+			if !hasValue && i+1 < len(args) && slices.Contains(boolWords, args[i+1]) {
+				i++
+				value = args[i]
+			}
+			if value != "" && !slices.Contains(boolWords, value) {
+				return nil, fmt.Errorf("%w: %s %q: want one of %s", errUsage, name, value, strings.Join(boolWords, ", "))
+			}
+			if err := def.set(c, value); err != nil {
+				return nil, fmt.Errorf("%w: %w", errUsage, err)
+			}
 		case kEqValue:
 			if err := def.set(c, value); err != nil {
 				return nil, fmt.Errorf("%w: %w", errUsage, err)
@@ -331,6 +363,9 @@ func parseArgs(args []string) (*config, error) {
 				return nil, fmt.Errorf("%w: %w", errUsage, err)
 			}
 		}
+	}
+	if err := c.checkSubcommand(args); err != nil { // refflags.go
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(positional) > 1 {
 		return nil, fmt.Errorf("%w: more than one prompt given (%q and %q); quote the prompt", errUsage, positional[0], positional[1])
@@ -397,7 +432,7 @@ func writeFlags(b *strings.Builder, defs []flagDef) {
 		switch d.kind {
 		case kString, kList:
 			names += " <value>"
-		case kOptional:
+		case kOptional, kOptBool:
 			names += " [value]"
 		case kEqValue:
 			names += "[=value]"
@@ -412,6 +447,8 @@ func usageText() string {
 	writeFlags(&b, flagDefs)
 	b.WriteString("\nFlags the Agent SDKs pass (see docs/design.md, \"Wire protocol groundwork\"):\n")
 	writeFlags(&b, sdkFlagDefs)
+	b.WriteString("\nOther flags of the reference CLI (see docs/interop.md, \"Command-line flags\"):\n")
+	writeFlags(&b, refFlagDefs)
 	b.WriteString("\nPiped input is the prompt; with a prompt argument it is added after it, on a new line.\n")
 	b.WriteString("\nEnvironment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (credentials), ANTHROPIC_BASE_URL (endpoint).\n")
 	b.WriteString("\nExit status: " + exitStatusText + "\n")

@@ -123,6 +123,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// The host serves an sdk server over the control channel.
 		return c.startupFailure(fmt.Errorf("--mcp-config: server %q is of type sdk, which needs --input-format stream-json", c.mcp.sdk[0]), stdout, stderr)
 	}
+	if err := c.checkResume(); err != nil { // startup.go
+		return c.startupFailure(err, stdout, stderr)
+	}
 	prompt, err := readPrompt(ctx, c, stdin, warn)
 	if err != nil {
 		return c.startupFailure(err, stdout, stderr)
@@ -165,6 +168,10 @@ func (c *config) options() (*agentloop.Options, error) {
 		NoSessionPersistence:   c.noPersist,
 	}
 	o.ExcludeDynamicSystemPrompt = c.excludeDyn
+	o.Title = c.name
+	if c.noSkills {
+		o.Skills = []string{}
+	}
 	o.Observer = c.observer // telemetry.go
 	c.applyMCP(o)
 	if c.sourcesSet {
@@ -259,9 +266,11 @@ func printRun(stream agentloop.Stream, c *config, out *bufio.Writer, stderr io.W
 		}
 		switch {
 		case c.outputFormat == "stream-json":
-			if err := enc.Encode(m); err != nil {
-				fmt.Fprintf(stderr, "agentloop: writing output: %v\n", err)
-				return 1
+			for _, v := range append([]agentloop.Message{m}, c.afterInit(m)...) {
+				if err := enc.Encode(v); err != nil {
+					fmt.Fprintf(stderr, "agentloop: writing output: %v\n", err)
+					return 1
+				}
 			}
 			out.Flush()
 		case c.outputFormat == "json" && c.verbose:

@@ -122,6 +122,8 @@ func TestBadInput(t *testing.T) {
 		{"json schema not an object schema", []string{"-p", "hi", "--json-schema", `{"type":"array"}`}, "output schema"},
 		{"thinking budget too small", []string{"-p", "hi", "--max-thinking-tokens", "10"}, `--max-thinking-tokens "10"`},
 		{"bad thinking", []string{"-p", "hi", "--thinking", "on"}, `--thinking: unknown thinking type "on" (want adaptive, enabled or disabled)`},
+		{"empty model", []string{"-p", "hi", "--model", ""}, "--model: want a model id or alias, not an empty string"},
+		{"blank model", []string{"-p", "hi", "--model=  "}, "--model: want a model id or alias"},
 		{"enabled thinking without budget", []string{"-p", "hi", "--thinking", "enabled"}, "needs --max-thinking-tokens"},
 	}
 	for _, tc := range cases {

@@ -129,7 +129,13 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.forwardSubagentText = true
 		return nil
 	}},
-	{[]string{"--prompt-suggestions"}, kBool, "ignored, with a warning", ignored("--prompt-suggestions", "prompt suggestions are not made")},
+	{[]string{"--prompt-suggestions"}, kOptBool, "true (without a value) or false; true is ignored, with a warning", func(c *config, v string) error {
+		switch v {
+		case "", "true", "1", "yes", "on":
+			return ignored("--prompt-suggestions", "prompt suggestions are not made")(c, v)
+		}
+		return nil // off: none are made
+	}},
 	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
 }
 
@@ -169,10 +175,7 @@ func plugin(name string, skipMCP bool) func(*config, string) error {
 // adds one warning, however often the flag is given.
 func ignored(name, why string) func(*config, string) error {
 	return func(c *config, _ string) error {
-		w := fmt.Sprintf("%s is ignored: %s", name, why)
-		if !slices.Contains(c.warnings, w) {
-			c.warnings = append(c.warnings, w)
-		}
+		warnOnce(c, fmt.Sprintf("%s is ignored: %s", name, why)) // refflags.go
 		return nil
 	}
 }

@@ -126,3 +126,18 @@ func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// checkResume looks the --resume session up before anything that needs
+// credentials or the network, so that an unknown id is reported as such
+// (describe words it as the reference does) rather than as a missing API
+// key. Other failures to look it up are left to the session, which
+// reports them with more context.
+func (c *config) checkResume() error {
+	if c.resume == "" {
+		return nil
+	}
+	if _, err := sessions.Find(sessions.DefaultConfigDir(), c.resume); errors.Is(err, sessions.ErrNotFound) {
+		return fmt.Errorf("%w: %s", agentloop.ErrSessionNotFound, c.resume)
+	}
+	return nil
+}

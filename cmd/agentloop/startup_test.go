@@ -36,6 +36,8 @@ func TestStartupFailureOutput(t *testing.T) {
 			"", false, "No conversation found with session ID: " + unknownID, unknownID},
 		{"no credentials", []string{"-p", "hi"},
 			"", true, "ANTHROPIC_API_KEY", ""},
+		{"unknown resume id without credentials", []string{"-p", "hi", "--resume", unknownID},
+			"", true, "No conversation found with session ID: " + unknownID, unknownID},
 		{"session id not a UUID", []string{"-p", "hi", "--session-id", "abc"},
 			"", false, `session id "abc" is not a UUID`, ""},
 		{"schema not for an object", []string{"-p", "hi", "--json-schema", `{"type":"array"}`},

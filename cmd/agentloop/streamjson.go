@@ -581,6 +581,9 @@ func (d *streamDriver) consume(ctx context.Context) {
 		if err := d.out.value(m); err != nil {
 			continue // reported at the end
 		}
+		for _, w := range d.c.afterInit(m) { // streamwarn.go
+			_ = d.out.value(w)
+		}
 		if r, ok := m.(*agentloop.ResultMessage); ok {
 			d.lastErr.Store(r.IsError)
 			running = false

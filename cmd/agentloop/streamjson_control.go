@@ -183,6 +183,9 @@ func (d *streamDriver) options(init *wire.ControlRequest) (*agentloop.Options, e
 	if err != nil {
 		return nil, err
 	}
+	if err := d.c.checkResume(); err != nil { // startup.go
+		return nil, err
+	}
 	o.Logger = d.logger
 	if d.c.sdk.permissionPromptTool == "stdio" {
 		o.CanUseTool = canUseToolBridge(d.host)

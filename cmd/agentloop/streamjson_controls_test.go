@@ -391,8 +391,23 @@ func FuzzStreamJSONStdin(f *testing.F) {
 // --resume id) gets no initialize answer: the reason on stderr and as an
 // error result, exit 1.
 func TestStreamJSONStartupFailure(t *testing.T) {
+	for _, creds := range []bool{true, false} {
+		t.Run(map[bool]string{true: "with credentials", false: "without credentials"}[creds], func(t *testing.T) {
+			streamJSONStartupFailure(t, creds)
+		})
+	}
+}
+
+// streamJSONStartupFailure is TestStreamJSONStartupFailure with or
+// without credentials: the unknown session is reported either way, not
+// the missing credentials.
+func streamJSONStartupFailure(t *testing.T, creds bool) {
 	srv := agentlooptest.NewTB(t)
 	s := startSJ(t, srv, "--resume", "11111111-1111-4111-8111-111111111111")
+	if !creds {
+		t.Setenv("ANTHROPIC_API_KEY", "")
+		t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
+	}
 	s.send(initLine("init1", ""))
 	if code := s.finish(); code != 1 {
 		t.Fatalf("exit %d, want 1", code)
@@ -400,7 +415,7 @@ func TestStreamJSONStartupFailure(t *testing.T) {
 	if k := kinds(t, s.seen); !slices.Equal(k, []string{"result/error_during_execution"}) {
 		t.Errorf("lines %q, want one error result", k)
 	}
-	if !strings.Contains(s.stderr.String(), "11111111-1111-4111-8111-111111111111") || srv.Len() != 0 {
+	if !strings.Contains(s.stderr.String(), "No conversation found with session ID: 11111111-1111-4111-8111-111111111111") || srv.Len() != 0 {
 		t.Errorf("stderr %q, %d requests", s.stderr.String(), srv.Len())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,6 +155,9 @@ func (c *Client) checkOpen() error {
 func (c *Client) SetModel(name string) error {
 	if err := c.checkOpen(); err != nil {
 		return err
+	}
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: SetModel: want a model id or alias, not %q", ErrInvalidOption, name)
 	}
 	if err := c.sess.modelAllowed(name, "model"); err != nil { // managed_policy.go
 		return err

@@ -3,6 +3,7 @@ package conversation
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -132,6 +133,9 @@ func (o *Config) validate() error {
 			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
 		o.PermissionMode = m
+	}
+	if o.Model != "" && strings.TrimSpace(o.Model) == "" {
+		return fmt.Errorf("%w: Model %q is blank: give a model id or alias, or leave it empty for the default", ErrInvalidOption, o.Model)
 	}
 	if o.MaxTurns < 0 {
 		return fmt.Errorf("%w: MaxTurns %d is negative", ErrInvalidOption, o.MaxTurns)

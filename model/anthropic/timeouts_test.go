@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -50,68 +49,6 @@ func timeoutOf(t *testing.T, err error) *TimeoutError {
 		t.Fatalf("error %v does not wrap a *TimeoutError", err)
 	}
 	return te
-}
-
-// A stream that falls silent after two events is cut by the idle timeout
-// and retried; the retry succeeds.
-func TestStreamStallRetried(t *testing.T) {
-	srv := agentlooptest.NewTB(t,
-		agentlooptest.Reply{Content: []model.Content{model.TextBlock("lost")}, Usage: model.Usage{InputTokens: 40, OutputTokens: 1}, StallAfter: 2},
-		agentlooptest.Text("Second try."),
-	)
-	p, sl := realProvider(t, srv.URL, func(o *Options) { o.StreamIdleTimeout = 200 * time.Millisecond })
-	h := &recorder{}
-	start := time.Now()
-	resp, err := p.Stream(bounded(t), simpleRequest(), h)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("Stream took %v; the idle timeout is 200ms", took)
-	}
-	if resp.Text() != "Second try." {
-		t.Errorf("reply %q", resp.Text())
-	}
-	if srv.Len() != 2 || len(h.retries) != 1 || len(sl.delays) != 1 {
-		t.Fatalf("%d requests, retries %+v, waits %v; want 2 requests, 1 retry", srv.Len(), h.retries, sl.delays)
-	}
-	ri := h.retries[0]
-	if ri.Kind != "connection_error" || ri.Status != 0 || ri.Attempt != 1 {
-		t.Errorf("retry = %+v", ri)
-	}
-	te := timeoutOf(t, ri.Err)
-	if diff := cmp.Diff(&TimeoutError{Which: "idle", After: 200 * time.Millisecond, Events: 2}, te); diff != "" {
-		t.Errorf("timeout (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(ri.Err.Error(), "stalled") || !strings.Contains(ri.Err.Error(), EnvStreamIdleTimeout) {
-		t.Errorf("retry error %q does not say the stream stalled and which setting cut it", ri.Err)
-	}
-	if resp.FailedUsage.InputTokens != 40 {
-		t.Errorf("FailedUsage = %+v, want the stalled attempt's message_start usage", resp.FailedUsage)
-	}
-}
-
-// Events that keep coming, pings included, keep the idle timer from firing
-// even when the whole stream lasts longer than the idle timeout.
-func TestStreamIdleResetByEvents(t *testing.T) {
-	srv := agentlooptest.NewTB(t, agentlooptest.Reply{
-		Content: []model.Content{model.TextBlock("slow but steady")}, Chunk: 4, EventDelay: 60 * time.Millisecond,
-	})
-	p, _ := realProvider(t, srv.URL, func(o *Options) {
-		o.StreamIdleTimeout = 300 * time.Millisecond
-		o.MaxRetries = intp(0)
-	})
-	start := time.Now()
-	resp, err := p.Stream(bounded(t), simpleRequest(), nil)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	if time.Since(start) < 300*time.Millisecond {
-		t.Fatalf("stream took %v; the test needs it to outlast the idle timeout", time.Since(start))
-	}
-	if resp.Text() != "slow but steady" {
-		t.Errorf("reply %q", resp.Text())
-	}
 }
 
 // A server that never answers, or sends headers and nothing more, is cut by
@@ -167,39 +104,6 @@ func TestFirstByteTimeout(t *testing.T) {
 	}
 }
 
-// The request timeout bounds an attempt that streams steadily but too long.
-func TestRequestTimeout(t *testing.T) {
-	srv := agentlooptest.NewTB(t, agentlooptest.Reply{
-		Content: []model.Content{model.TextBlock(strings.Repeat("x", 100))}, Chunk: 1, EventDelay: 20 * time.Millisecond,
-	})
-	p, _ := realProvider(t, srv.URL, func(o *Options) {
-		o.RequestTimeout = 300 * time.Millisecond
-		o.MaxRetries = intp(0)
-	})
-	start := time.Now()
-	_, err := p.Stream(bounded(t), simpleRequest(), nil)
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("Stream took %v", took)
-	}
-	te := timeoutOf(t, err)
-	if te.Which != "request" || te.After != 300*time.Millisecond || te.Events == 0 {
-		t.Errorf("timeout = %+v", te)
-	}
-}
-
-// Cancelling the caller's context is not a timeout.
-func TestCancelIsNotTimeout(t *testing.T) {
-	srv := agentlooptest.NewTB(t, agentlooptest.Reply{Content: []model.Content{model.TextBlock("x")}, StallAfter: 1})
-	p, _ := realProvider(t, srv.URL, func(o *Options) { o.StreamIdleTimeout = time.Minute })
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_, err := p.Stream(ctx, simpleRequest(), nil)
-	var te *TimeoutError
-	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &te) {
-		t.Errorf("Stream = %v; want the context's error, not a timeout", err)
-	}
-}
-
 // The watchdog's timers, in a synctest bubble: the first-byte timeout runs
 // until the first event, then each event restarts the idle timeout.
 func TestWatchdogTimers(t *testing.T) {
@@ -244,24 +148,6 @@ func TestWatchdogTimers(t *testing.T) {
 		}
 		_ = ctx
 	})
-}
-
-// A 401 answer is retried once, not ten times: a bad key stays bad.
-func TestUnauthorizedGivesUpEarly(t *testing.T) {
-	srv := agentlooptest.NewTB(t,
-		agentlooptest.Error(401, "authentication_error", "invalid x-api-key"),
-		agentlooptest.Error(401, "authentication_error", "invalid x-api-key"),
-	)
-	p, sl := realProvider(t, srv.URL, nil)
-	h := &recorder{}
-	_, err := p.Stream(context.Background(), simpleRequest(), h)
-	var ae *model.APIError
-	if !errors.As(err, &ae) || ae.Status != 401 || ae.Retries != 1 {
-		t.Fatalf("Stream error = %v; want a 401 APIError after 1 retry", err)
-	}
-	if srv.Len() != 2 || len(h.retries) != 1 || len(sl.delays) != 1 {
-		t.Errorf("%d requests, %d Retry calls, %d waits; want 2, 1, 1", srv.Len(), len(h.retries), len(sl.delays))
-	}
 }
 
 // A host name that does not resolve gives up after two tries.
