@@ -46,11 +46,6 @@ const sdkMinimalPrompt = "You are an AI agent driven by an application through a
 // the queued turns are done.
 const drainPoll = 10 * time.Millisecond
 
-// interruptWait bounds how long the answer to interrupt waits for the
-// interrupted turn's result to be written before it, so that the host
-// reads the result first.
-const interruptWait = 5 * time.Second
-
 // lineOut writes whole lines to stdout: one writer for messages, control
 // answers and the engine's requests, so that lines never interleave.
 type lineOut struct {
@@ -63,6 +58,11 @@ type lineOut struct {
 func (o *lineOut) line(b []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.lineLocked(b)
+}
+
+// lineLocked is line for a caller that holds o.mu.
+func (o *lineOut) lineLocked(b []byte) error {
 	if o.err != nil {
 		return o.err
 	}
@@ -317,54 +317,8 @@ type streamDriver struct {
 	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
 
-	bg           sync.WaitGroup // answers being prepared apart (interrupt)
+	bg           sync.WaitGroup // answers being prepared apart (MCP reconnects, …)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
-
-	resMu   sync.Mutex
-	results int           // results written so far
-	resCh   chan struct{} // closed (and replaced) when a result is written
-}
-
-// written returns how many results were written and a channel closed at
-// the next one.
-func (d *streamDriver) written() (int, <-chan struct{}) {
-	d.resMu.Lock()
-	defer d.resMu.Unlock()
-	if d.resCh == nil {
-		d.resCh = make(chan struct{})
-	}
-	return d.results, d.resCh
-}
-
-// resultWritten counts a result written (with the idle line after it).
-func (d *streamDriver) resultWritten() {
-	d.resMu.Lock()
-	defer d.resMu.Unlock()
-	d.results++
-	if d.resCh != nil {
-		close(d.resCh)
-	}
-	d.resCh = make(chan struct{})
-}
-
-// awaitResult waits, while ctx allows and at most interruptWait, until
-// more than n results were written.
-func (d *streamDriver) awaitResult(ctx context.Context, n int) {
-	t := time.NewTimer(interruptWait)
-	defer t.Stop()
-	for {
-		got, ch := d.written()
-		if got > n {
-			return
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // runStreamJSON is run for --input-format stream-json. It returns the
@@ -585,7 +539,6 @@ func (d *streamDriver) consume(ctx context.Context) {
 			d.lastErr.Store(r.IsError)
 			running = false
 			d.state("idle")
-			d.resultWritten()
 		}
 	}
 	if running {

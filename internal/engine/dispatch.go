@@ -44,6 +44,11 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if !ok {
 			return
 		}
+		if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
+			// It failed because the run was interrupted: it was stopped
+			// while running. A call that finished keeps its result.
+			o = stoppedOutcome(o.call.ID, true)
+		}
 		if o.call != nil {
 			o = r.s.noteUnloaded(o.call.Name, o)
 		}
@@ -125,6 +130,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
 		if r.s.cfg.Authorize != nil && !internal {
 			d = r.s.cfg.Authorize(r.toolCtx(ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
+			if r.ctx.Err() != nil {
+				continue // interrupted while deciding: answered as stopped (closeInterrupted)
+			}
 		}
 		if d.Defer {
 			if calls == 1 {

@@ -187,6 +187,9 @@ type Session struct {
 	// pendingInterrupted: the history's pending calls were cut off by a
 	// crash (SetHistoryInterrupted), not deferred.
 	pendingInterrupted bool
+	// resumedInterrupted: SetHistory was given a history that ends with
+	// an interrupt's marker (interrupt.go, answerMarker).
+	resumedInterrupted bool
 	// ctxMark is the context size the API last reported (compaction.go).
 	ctxMark contextMark
 	// heldContext is what PromptSubmit added for a built-in command's
@@ -275,9 +278,12 @@ func (s *Session) ToolNames() []string { return append([]string(nil), s.order...
 func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
 
 // SetHistory replaces the conversation (for resumed sessions).
+// A history that ends with an interrupt's marker gets the reference's
+// synthetic assistant turn before the next prompt (answerMarker).
 func (s *Session) SetHistory(h []model.Message) {
 	s.history = append([]model.Message(nil), h...)
 	s.ctxMark = contextMark{}
+	s.resumedInterrupted = endsInterrupted(s.history)
 }
 
 // run is the state of one Run call.
@@ -364,7 +370,14 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	if e.unrun == "" {
 		e.unrun = Interrupted
 	}
-	r.closeTurn(e.unrun)
+	if e.interrupted && !r.stopped {
+		r.closeInterrupted()
+		if e.res != nil {
+			e.res.NumTurns = r.numTurns
+		}
+	} else {
+		r.closeTurn(e.unrun)
+	}
 	if e.res == nil {
 		// The consumer is gone; the record still gets the run's cost.
 		res := r.base(message.ResultErrorDuringExecution, true)
@@ -394,6 +407,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 	if e, done := r.resumeDeferred(); done {
 		return e
 	}
+	r.answerMarker()
 	prompt, context, res := r.submitPrompt(promptIn)
 	if res != nil {
 		return finish(res)
@@ -463,6 +477,7 @@ func (r *run) afterReply(resp *model.Response, shown []*message.Assistant, err e
 	}
 	if err != nil {
 		if ctx.Err() != nil {
+			r.commitReply(shown) // as far as it streamed
 			return end, r.aborted(ctx.Err())
 		}
 		if e, done, retry := r.recoverOverflow(err); done {

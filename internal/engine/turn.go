@@ -56,7 +56,13 @@ func (s *Session) appendHistory(role string, blocks []model.Content) {
 		return
 	}
 	if n := len(s.history); n > 0 && s.history[n-1].Role == role {
-		merged := append(append([]model.Content(nil), s.history[n-1].Content...), blocks...)
+		merged := append([]model.Content(nil), s.history[n-1].Content...)
+		if last := &merged[len(merged)-1]; role == "user" && isMarker(*last) {
+			// The reference sends an interrupt's marker followed by a
+			// newline when the next prompt joins its turn.
+			last.Text += "\n"
+		}
+		merged = append(merged, blocks...)
 		s.history[n-1] = model.Message{Role: role, Content: merged}
 		return
 	}
@@ -195,6 +201,9 @@ type ending struct {
 	err    error
 	unrun  string
 	silent bool // the result is recorded but not emitted (err is set)
+	// interrupted: the run's context was cancelled; the run ends as
+	// interrupt.go describes (closeInterrupted) instead of closeTurn.
+	interrupted bool
 }
 
 // finish ends the loop with a result.
