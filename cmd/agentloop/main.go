@@ -48,22 +48,37 @@ func main() {
 var errInterrupted = errors.New("interrupted")
 
 // runSignalled is run with signal handling: the first signal on sigs
-// cancels the run, stopSignals is called so that a second one ends the
-// process at once, and the exit code becomes 128 + the signal's number
-// (130 for SIGINT, 143 for SIGTERM), what a shell reports for a process
-// the signal killed.
+// stops the handling (stopSignals) so that a second one ends the process
+// at once, and then:
+//   - SIGINT, when the mode took it as an interrupt (stream-json input:
+//     the running turn ends with its partial reply, marker and result,
+//     and no further input is read), ends the command with exit 0, as the
+//     reference does;
+//   - otherwise the run is cancelled and the exit code becomes 128 + the
+//     signal's number (130 for SIGINT, 143 for SIGTERM), what a shell
+//     reports for a process the signal killed; for SIGTERM a stream-json
+//     session writes nothing more (no result line), as the reference.
 func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	ctx, hooks := withSignalHooks(ctx)
 	var (
-		got  os.Signal
-		wg   sync.WaitGroup
-		done = make(chan struct{})
+		got         os.Signal
+		interrupted bool
+		wg          sync.WaitGroup
+		done        = make(chan struct{})
 	)
 	wg.Go(func() {
 		select {
 		case got = <-sigs:
 			stopSignals()
+			if got == os.Interrupt && hooks.sigint() {
+				interrupted = true
+				return
+			}
+			if got == syscall.SIGTERM {
+				hooks.sigterm()
+			}
 			cancel(fmt.Errorf("%w (%v)", errInterrupted, got))
 		case <-done:
 		}
@@ -71,6 +86,9 @@ func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdi
 	code := run(ctx, args, stdin, stdout, stderr)
 	close(done)
 	wg.Wait()
+	if interrupted {
+		return exitOK
+	}
 	if s, ok := got.(syscall.Signal); ok {
 		return 128 + int(s)
 	}

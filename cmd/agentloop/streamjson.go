@@ -52,6 +52,15 @@ type lineOut struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	err error // the first write error; later writes are dropped
+	// muted: nothing more is written (SIGTERM, see signalHooks).
+	muted bool
+}
+
+// mute drops every later line.
+func (o *lineOut) mute() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.muted = true
 }
 
 // line writes b (one line, with its newline) and flushes it.
@@ -63,6 +72,9 @@ func (o *lineOut) line(b []byte) error {
 
 // lineLocked is line for a caller that holds o.mu.
 func (o *lineOut) lineLocked(b []byte) error {
+	if o.muted {
+		return nil
+	}
 	if o.err != nil {
 		return o.err
 	}
@@ -386,6 +398,17 @@ wait:
 
 	d.startConsumer(ctx)
 	defer d.stopConsumer()
+	sigint := make(chan struct{})
+	var sigOnce sync.Once
+	onSignals(ctx, func() bool {
+		sigOnce.Do(func() {
+			// The running turn ends as an interrupt does, the queued
+			// ones do not run, and no more input is read.
+			_, _ = d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: true})
+			close(sigint)
+		})
+		return true
+	}, out.mute)
 
 	eof := false
 	for _, it := range buffered {
@@ -394,6 +417,8 @@ wait:
 	for !eof {
 		select {
 		case <-ctx.Done():
+			eof = true
+		case <-sigint:
 			eof = true
 		case it := <-items:
 			eof = d.handle(ctx, it)
@@ -640,4 +665,12 @@ func (d *streamDriver) warnOnce(key, text string) {
 		d.warned[key] = true
 		d.warn(text)
 	}
+}
+
+// canceledContext is a context already done: Client.Interrupt given it
+// cancels the turn and returns without waiting for the turn to end.
+func canceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }

@@ -144,11 +144,9 @@ func (d *streamDriver) reply(id string, payload any, err error) {
 // its marker and its result. The output is held while the turn is
 // cancelled and the answer written, so no line of the turn comes first.
 func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.InterruptRequest) {
-	now, cancel := context.WithCancel(ctx)
-	cancel() // Interrupt cancels the turn and returns without waiting for it
 	d.out.mu.Lock()
 	defer d.out.mu.Unlock()
-	res, err := d.client.Interrupt(now, &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
+	res, err := d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		b, _ := wire.Encode(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
 		_ = d.out.lineLocked(b)
