@@ -234,6 +234,28 @@ func (h *hostLink) forget(id string) bool {
 	return ok
 }
 
+// withdrawLocked gives up on the pending calls of subtype and writes a
+// control_cancel_request for each; the caller holds h.out.mu (see
+// streamDriver.interrupt). Their callers see their context end.
+func (h *hostLink) withdrawLocked(subtype string) {
+	h.mu.Lock()
+	var ids []string
+	for id, p := range h.pending {
+		if p.subtype == subtype {
+			ids = append(ids, id)
+			delete(h.pending, id)
+			h.cancelled[id] = true
+		}
+	}
+	h.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		if b, err := wire.Encode(&wire.ControlCancel{RequestID: id}); err == nil {
+			_ = h.out.lineLocked(b)
+		}
+	}
+}
+
 // answer routes the host's answer to its call. It reports false for an
 // answer to an id never asked (or already answered); a late answer to a
 // call given up on is dropped and reported true.

@@ -139,9 +139,10 @@ func (d *streamDriver) reply(id string, payload any, err error) {
 }
 
 // interrupt stops the running turn at once and answers before the turn
-// ends, as the reference does: the answer (still_queued) is the first
-// line after the request, then come the interrupted turn's partial reply,
-// its marker and its result. The output is held while the turn is
+// ends, as the reference does: the pending permission requests are
+// withdrawn (control_cancel_request), then comes the answer
+// (still_queued), then the interrupted turn's partial reply, its marker
+// and its result. The output is held while the turn is
 // cancelled and the answer written, so no line of the turn comes first.
 func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.InterruptRequest) {
 	d.out.mu.Lock()
@@ -152,6 +153,9 @@ func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.Interru
 		_ = d.out.lineLocked(b)
 		return
 	}
+	// The permission requests the turn was waiting on are withdrawn
+	// first, as the reference does.
+	d.host.withdrawLocked("can_use_tool")
 	ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
 	if err != nil {
 		ans = wire.Failure(id, err.Error(), "")
