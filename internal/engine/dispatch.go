@@ -29,8 +29,9 @@ type pendingCall struct {
 }
 
 // dispatch runs the tool calls of one reply: unknown tools, invalid input
-// and denied calls get error results at once; allowed read-only calls run
-// concurrently in batches; other calls run alone, in order. Each result is
+// and denied calls get error results at once; allowed read-only calls
+// (and those Config.Concurrent finds read-only) run concurrently in
+// batches; other calls run alone, in order. Each result is
 // emitted as it completes and all go back to the model in one user message,
 // in completion order. It returns false if the run must stop (context
 // cancelled or consumer gone); the calls without a result are then
@@ -180,7 +181,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		call := &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool}
 		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta, call: call}
-		if e.info.ReadOnly {
+		if e.info.ReadOnly || r.s.cfg.Concurrent != nil && r.s.cfg.Concurrent(call) {
 			batch = append(batch, p)
 			continue
 		}

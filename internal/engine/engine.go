@@ -105,6 +105,11 @@ type Config struct {
 	// deterministic (a durable workflow) runs them on its own scheduler.
 	// Nil: a goroutine per call (see Fanout).
 	Fanout Fanout
+	// Concurrent, when set, reports whether a call of a tool that is not
+	// ReadOnly only reads all the same (a Bash command that only reads
+	// and prints), so that it runs concurrently with the reply's other
+	// read-only calls, as the reference runs them. Nil: none does.
+	Concurrent func(call *ToolCall) bool
 	// Prices replace the price table's for the models they name (the
 	// modelPricing setting, Options.ModelPricing); see
 	// pricing.Overrides.Quote. Nil: the table.

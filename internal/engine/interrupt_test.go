@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/message"
@@ -249,6 +252,58 @@ func TestResumedInterruptAnswersMarker(t *testing.T) {
 			}
 			if a, ok := recs[0].(*message.Assistant); !ok || a.Message.Content[0].Text != NoResponse {
 				t.Errorf("first record %+v, want the synthetic answer", recs[0])
+			}
+		})
+	}
+}
+
+// Calls that Config.Concurrent finds read-only run concurrently with the
+// reply's other read-only calls; without it, one after the other.
+func TestConcurrentCalls(t *testing.T) {
+	for _, concurrent := range []bool{true, false} {
+		t.Run(map[bool]string{true: "concurrent", false: "in turn"}[concurrent], func(t *testing.T) {
+			var running, most atomic.Int32
+			both := make(chan struct{})
+			var once sync.Once
+			sh := tool.New("sh", "Runs.", func(ctx context.Context, _ struct{}, c *tool.Call) (tool.Result, error) {
+				n := running.Add(1)
+				defer running.Add(-1)
+				if n > most.Load() {
+					most.Store(n)
+				}
+				if n == 2 {
+					once.Do(func() { close(both) })
+				}
+				if concurrent {
+					// Each waits for the other: only calls that run
+					// together get past this.
+					select {
+					case <-both:
+					case <-time.After(10 * time.Second):
+						return tool.Text("alone"), nil
+					}
+				}
+				return tool.Text("ok"), nil
+			}, nil)
+			reply := &model.Response{ID: "m1", Model: "claude-opus-5-5", StopReason: "tool_use", Content: []model.Content{
+				{Type: model.TypeToolUse, ID: "a", Name: "sh", Input: json.RawMessage(`{}`)},
+				{Type: model.TypeToolUse, ID: "b", Name: "sh", Input: json.RawMessage(`{}`)},
+			}}
+			final := &model.Response{ID: "m2", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}}
+			cfg := Config{Provider: &scripted{replies: []*model.Response{reply, final}}, Model: "claude-opus-5-5",
+				Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"}, Tools: []tool.Tool{sh}}
+			if concurrent {
+				cfg.Concurrent = func(call *ToolCall) bool { return call.Name == "sh" }
+			}
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(context.Background(), []model.Content{model.TextBlock("go")}, func(message.Message) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int32{true: 2, false: 1}[concurrent]; most.Load() != want {
+				t.Errorf("at most %d calls ran at once, want %d", most.Load(), want)
 			}
 		})
 	}
