@@ -33,7 +33,7 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"text", "tool", "perm"} {
+	for _, path := range []string{"text", "tool", "perm", "parallel"} {
 		t.Run(path, func(t *testing.T) {
 			srv := agentlooptest.NewTB(t)
 			var args []string
@@ -54,8 +54,21 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 					agentlooptest.ToolUseBlock("toolu_write1", "Write", map[string]any{"file_path": "out.txt", "content": "hello\n"})))
 				args = []string{"--permission-prompt-tool", "stdio"}
 			}
-			srv.Push(agentlooptest.Text(secondText))
 			s := startSJ(t, srv, args...)
+			if path == "parallel" {
+				// A Read that finishes and two Bash calls that only read
+				// (so they run together), still running at the interrupt.
+				notes := filepath.Join(s.dir, "notes.txt")
+				if err := os.WriteFile(notes, []byte("hello file\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				srv.Push(agentlooptest.Blocks(model.TextBlock("Looking."),
+					agentlooptest.ToolUseBlock("toolu_read1", "Read", map[string]any{"file_path": notes}),
+					agentlooptest.ToolUseBlock("toolu_sleepA", "Bash", map[string]any{"command": "sleep 30; echo one", "description": "sleep one"}),
+					agentlooptest.ToolUseBlock("toolu_sleepB", "Bash", map[string]any{"command": "sleep 30; echo two", "description": "sleep two"})))
+				prompt = "PROMPT ONE look"
+			}
+			srv.Push(agentlooptest.Text(secondText))
 			s.send(initLine("init1", ""))
 			s.until(`"request_id":"init1"`)
 			s.send(userLine(prompt))
@@ -66,6 +79,8 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 			case "tool":
 				s.until(`"tool_use"`)
 				waitForFile(t, filepath.Join(s.dir, "started"))
+			case "parallel":
+				s.until(`"tool_use_id":"toolu_read1"`)
 			case "perm":
 				var req struct {
 					RequestID string `json:"request_id"`
