@@ -27,6 +27,7 @@ type streamEnv struct {
 	srv       *agentlooptest.Server
 	c         *agentloop.Client
 	configDir string
+	cwd       string
 	started   chan struct{} // gets a value each time hold starts
 	release   chan struct{}
 }
@@ -51,7 +52,7 @@ func newStreamEnv(t *testing.T, opts *agentloop.Options, replies ...agentlooptes
 	}
 	opts.Provider = provider(t, env.srv, nil)
 	opts.Cwd, opts.ConfigDir = t.TempDir(), t.TempDir()
-	env.configDir = opts.ConfigDir
+	env.configDir, env.cwd = opts.ConfigDir, opts.Cwd
 	opts.Tools, opts.CustomTools = []string{}, []agentloop.Tool{hold, quick}
 	opts.SettingSources = []settings.SettingSource{}
 	c, err := agentloop.NewClient(opts)
