@@ -531,6 +531,8 @@ func (r *run) afterFinalReply(resp *model.Response) (step, ending) {
 		return nextTurn, ending{}
 	} else if r.stopped {
 		return end, ending{err: ErrStopped}
+	} else if err := r.ctx.Err(); err != nil {
+		return end, r.aborted(err) // interrupted while the Stop hooks ran
 	}
 	return end, finish(r.successResult())
 }

@@ -308,3 +308,28 @@ func TestConcurrentCalls(t *testing.T) {
 		})
 	}
 }
+
+// An interrupt while the Stop hooks run ends the run as interrupted: the
+// reply, the marker, the error result.
+func TestInterruptDuringStopHook(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reply := &model.Response{ID: "m1", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("all done")}}
+	s, err := New(Config{Provider: &scripted{replies: []*model.Response{reply}}, Model: "claude-opus-5-5",
+		Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"},
+		Hooks: HookPoints{BeforeStop: func(ctx context.Context, active bool) StopVerdict {
+			cancel()
+			return StopVerdict{Continue: true, Text: "keep going"}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []message.Message
+	if _, err := s.Run(ctx, []model.Content{model.TextBlock("go")}, func(m message.Message) bool { got = append(got, m); return true }); err == nil {
+		t.Error("Run succeeded, want the interrupt's error")
+	}
+	want := []string{"assistant text all done", "user " + InterruptedMarker, "result error_during_execution aborted_streaming"}
+	if diff := cmp.Diff(want, kinds(got)); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
+	}
+}
