@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -131,6 +132,9 @@ func (p *partialReply) event(ev model.StreamEvent) {
 		b.WriteString(bs.ContentBlock.Text)
 		p.text[bs.Index] = b
 	case "content_block_delta":
+		if len(p.text) == 0 || !bytes.Contains(ev.Data, []byte(`"text_delta"`)) {
+			return // no text block open, or not text
+		}
 		var bd struct {
 			Index int `json:"index"`
 			Delta struct {
