@@ -161,6 +161,7 @@ func (h *hostLink) asking(delta int) {
 type pendingCall struct {
 	subtype string
 	answer  chan *wire.ControlResponse // buffered, one answer
+	ctx     context.Context            // the caller's
 }
 
 func newHostLink(out *lineOut) *hostLink {
@@ -180,7 +181,7 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 		h.mu.Unlock()
 		return nil, errHostGone
 	}
-	h.pending[id] = pendingCall{subtype: subtype, answer: ch}
+	h.pending[id] = pendingCall{subtype: subtype, answer: ch, ctx: ctx}
 	h.mu.Unlock()
 	if subtype == "can_use_tool" {
 		h.asking(+1)
@@ -194,9 +195,16 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 	case r := <-ch:
 		return answerOf(subtype, r)
 	case <-ctx.Done():
+		// Under the output's lock, so that an interrupt that holds it
+		// (streamDriver.interrupt) withdraws the call itself, before
+		// its answer, and this finds it gone.
+		h.out.mu.Lock()
 		if h.forget(id) {
-			_ = h.out.wire(&wire.ControlCancel{RequestID: id})
+			if b, err := wire.Encode(&wire.ControlCancel{RequestID: id}); err == nil {
+				_ = h.out.lineLocked(b)
+			}
 		}
+		h.out.mu.Unlock()
 		return nil, ctx.Err()
 	case <-h.goneCh:
 		// The reader routes every answer it read before stdin ended,
@@ -234,14 +242,15 @@ func (h *hostLink) forget(id string) bool {
 	return ok
 }
 
-// withdrawLocked gives up on the pending calls of subtype and writes a
-// control_cancel_request for each; the caller holds h.out.mu (see
-// streamDriver.interrupt). Their callers see their context end.
+// withdrawLocked gives up on the pending calls of subtype whose caller's
+// context has ended (those of the turn an interrupt just cancelled; a
+// background subagent's go on) and writes a control_cancel_request for
+// each; the caller holds h.out.mu (see streamDriver.interrupt).
 func (h *hostLink) withdrawLocked(subtype string) {
 	h.mu.Lock()
 	var ids []string
 	for id, p := range h.pending {
-		if p.subtype == subtype {
+		if p.subtype == subtype && p.ctx.Err() != nil {
 			ids = append(ids, id)
 			delete(h.pending, id)
 			h.cancelled[id] = true
