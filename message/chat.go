@@ -119,7 +119,7 @@ func (c *UserContent) UnmarshalJSON(b []byte) error {
 
 // ToolResultMeta records how a tool call was authorised.
 type ToolResultMeta struct {
-	ID                 string             `json:"id"`
+	ID string `json:"id"`
 	// PermissionDecision is absent for a call an interrupt stopped.
 	PermissionDecision PermissionDecision `json:"permission_decision,omitzero"`
 	NonExecutionKind   string             `json:"non_execution_kind,omitempty"`
