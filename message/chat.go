@@ -26,6 +26,9 @@ type Assistant struct {
 	IsAPIErrorMessage bool   `json:"is_api_error_message,omitempty"`
 	APIErrorStatus    int    `json:"api_error_status,omitempty"`
 	APIErrorType      string `json:"api_error_type,omitempty"`
+	// Aborted marks the line of a reply cut short by an interrupt: it
+	// holds the text streamed until then.
+	Aborted bool `json:"aborted,omitempty"`
 }
 
 // MarshalJSON writes the line with its type field.
@@ -119,8 +122,9 @@ func (c *UserContent) UnmarshalJSON(b []byte) error {
 
 // ToolResultMeta records how a tool call was authorised.
 type ToolResultMeta struct {
-	ID                 string             `json:"id"`
-	PermissionDecision PermissionDecision `json:"permission_decision"`
+	ID string `json:"id"`
+	// PermissionDecision is absent for a call an interrupt stopped.
+	PermissionDecision PermissionDecision `json:"permission_decision,omitzero"`
 	NonExecutionKind   string             `json:"non_execution_kind,omitempty"`
 }
 

@@ -62,6 +62,41 @@ func TestHistoryRoundTrip(t *testing.T) {
 		entries func() []Entry
 		want    []model.Message
 	}{{
+		// An interrupted reply, its marker, the next prompt (the marker
+		// then ends with a newline, as the reference sends it); after a
+		// resume, the synthetic answer to the marker is kept.
+		name: "interrupt markers",
+		entries: func() []Entry {
+			marker := func(uuid, text string) Entry {
+				return UserEntry(&message.User{UUID: uuid, SessionID: testSID,
+					Message: message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(text)}}}, "default")
+			}
+			noResponse := assistantMsg("msg_s", "a-s", model.TextBlock("No response requested."), "")
+			noResponse.Message.Model = "<synthetic>"
+			apiErr := assistantMsg("msg_e", "a-e", model.TextBlock("API Error: 500"), "")
+			apiErr.Message.Model = "<synthetic>"
+			return []Entry{
+				PromptEntry("u-1", "count", "default"),
+				AssistantEntry(assistantMsg("msg_1", "a-1", model.TextBlock("one two"), "")),
+				marker("u-2", "[Request interrupted by user]"),
+				PromptEntry("u-3", "again", "default"),
+				AssistantEntry(assistantMsg("msg_2", "a-2", model.TextBlock("fine"), "end_turn")),
+				marker("u-4", "[Request interrupted by user for tool use]"),
+				AssistantEntry(noResponse),
+				PromptEntry("u-5", "resumed", "default"),
+				AssistantEntry(apiErr),
+			}
+		},
+		want: []model.Message{
+			{Role: "user", Content: []model.Content{model.TextBlock("count")}},
+			{Role: "assistant", Content: []model.Content{model.TextBlock("one two")}},
+			{Role: "user", Content: []model.Content{model.TextBlock("[Request interrupted by user]\n"), model.TextBlock("again")}},
+			{Role: "assistant", Content: []model.Content{model.TextBlock("fine")}},
+			{Role: "user", Content: []model.Content{model.TextBlock("[Request interrupted by user for tool use]")}},
+			{Role: "assistant", Content: []model.Content{model.TextBlock("No response requested.")}},
+			{Role: "user", Content: []model.Content{model.TextBlock("resumed")}},
+		},
+	}, {
 		name: "thinking, text and tool uses of one reply, results, final text",
 		entries: func() []Entry {
 			return []Entry{

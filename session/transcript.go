@@ -359,13 +359,14 @@ func (t *Transcript) History() []model.Message {
 				continue
 			}
 			if n := len(out); n > 0 && out[n-1].Role == "user" {
+				markerNewline(out[n-1].Content)
 				out[n-1].Content = append(out[n-1].Content, blocks...)
 				continue
 			}
 			out = append(out, model.Message{Role: "user", Content: blocks})
 			ids = append(ids, "")
 		case TypeAssistant:
-			if e.IsAPIErrorMessage || e.Message.Model == "<synthetic>" {
+			if e.IsAPIErrorMessage || e.Message.Model == "<synthetic>" && !isNoResponse(e.Message.Content) {
 				continue
 			}
 			blocks := cloneContents(e.Message.Content)
@@ -498,3 +499,27 @@ func AppendUser(history []model.Message, content ...model.Content) []model.Messa
 
 // ErrNotFound reports a session, entry or store key that does not exist.
 var ErrNotFound = errors.New("session not found")
+
+// The texts of an interrupt, as the engine writes them: the marker lines
+// that end an interrupted run, and the synthetic assistant turn that
+// answers the marker when the conversation is resumed.
+const (
+	interruptMarker     = "[Request interrupted by user]"
+	interruptToolMarker = "[Request interrupted by user for tool use]"
+	noResponse          = "No response requested."
+)
+
+// markerNewline ends a marker that is the last block of a user message
+// with a newline, as the reference sends it when more user content joins
+// the message.
+func markerNewline(c []model.Content) {
+	if n := len(c); n > 0 && c[n-1].Type == model.TypeText && (c[n-1].Text == interruptMarker || c[n-1].Text == interruptToolMarker) {
+		c[n-1].Text += "\n"
+	}
+}
+
+// isNoResponse reports whether c is the synthetic answer to a marker,
+// which the history keeps (other synthetic assistant lines are left out).
+func isNoResponse(c []model.Content) bool {
+	return len(c) == 1 && c[0].Type == model.TypeText && c[0].Text == noResponse
+}

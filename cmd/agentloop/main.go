@@ -13,8 +13,8 @@
 // env (not from a project's own settings files for the endpoint, headers
 // and credentials). As root, --dangerously-skip-permissions needs
 // IS_SANDBOX=1. Exit status: 0 on success; 1 on an error result,
-// a failure to start or a bad command line; 130 on SIGINT and 143 on
-// SIGTERM. In json and stream-json output a failure to start is also an
+// a failure to start or a bad command line; 0 after SIGINT, which
+// interrupts the run as the reference does, and 143 on SIGTERM. In json and stream-json output a failure to start is also an
 // error result on stdout.
 package main
 
@@ -48,22 +48,39 @@ func main() {
 var errInterrupted = errors.New("interrupted")
 
 // runSignalled is run with signal handling: the first signal on sigs
-// cancels the run, stopSignals is called so that a second one ends the
-// process at once, and the exit code becomes 128 + the signal's number
-// (130 for SIGINT, 143 for SIGTERM), what a shell reports for a process
-// the signal killed.
+// stops the handling (stopSignals) so that a second one ends the process
+// at once, and then:
+//   - SIGINT, when the mode took it as an interrupt (stream-json input:
+//     the running turn ends with its partial reply, marker and result,
+//     and no further input is read), ends the command with exit 0, as the
+//     reference does;
+//   - otherwise the run is cancelled: it still prints what it has (its
+//     partial reply, the marker and the result); after SIGINT the exit
+//     code is 0, as the reference's, and after SIGTERM 143 (128 + the
+//     signal's number, what a shell reports for a process the signal
+//     killed), a stream-json session writing nothing more (no result
+//     line), as the reference.
 func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	ctx, hooks := withSignalHooks(ctx)
 	var (
-		got  os.Signal
-		wg   sync.WaitGroup
-		done = make(chan struct{})
+		got         os.Signal
+		interrupted bool
+		wg          sync.WaitGroup
+		done        = make(chan struct{})
 	)
 	wg.Go(func() {
 		select {
 		case got = <-sigs:
 			stopSignals()
+			if got == os.Interrupt && hooks.sigint() {
+				interrupted = true
+				return
+			}
+			if got == syscall.SIGTERM {
+				hooks.sigterm()
+			}
 			cancel(fmt.Errorf("%w (%v)", errInterrupted, got))
 		case <-done:
 		}
@@ -71,6 +88,9 @@ func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdi
 	code := run(ctx, args, stdin, stdout, stderr)
 	close(done)
 	wg.Wait()
+	if interrupted || got == os.Interrupt {
+		return exitOK
+	}
 	if s, ok := got.(syscall.Signal); ok {
 		return 128 + int(s)
 	}

@@ -24,7 +24,7 @@ const (
 
 // exitStatusText documents the exit codes (--help, README).
 const exitStatusText = "0 success; 1 an error result, session writes lost (the transcript was not fully written), a failure to start, or a bad command line; " +
-	"130 interrupted (SIGINT), 143 terminated (SIGTERM)."
+	"0 after SIGINT (it interrupts the run, which ends with its result), 143 terminated (SIGTERM)."
 
 // startupFailure reports err, a failure after the command line was read
 // but before the run began (bad settings, an unknown --resume id, no

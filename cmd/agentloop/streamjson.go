@@ -46,23 +46,35 @@ const sdkMinimalPrompt = "You are an AI agent driven by an application through a
 // the queued turns are done.
 const drainPoll = 10 * time.Millisecond
 
-// interruptWait bounds how long the answer to interrupt waits for the
-// interrupted turn's result to be written before it, so that the host
-// reads the result first.
-const interruptWait = 5 * time.Second
-
 // lineOut writes whole lines to stdout: one writer for messages, control
 // answers and the engine's requests, so that lines never interleave.
 type lineOut struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	err error // the first write error; later writes are dropped
+	// muted: nothing more is written (SIGTERM, see signalHooks).
+	muted bool
+}
+
+// mute drops every later line.
+func (o *lineOut) mute() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.muted = true
 }
 
 // line writes b (one line, with its newline) and flushes it.
 func (o *lineOut) line(b []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.lineLocked(b)
+}
+
+// lineLocked is line for a caller that holds o.mu.
+func (o *lineOut) lineLocked(b []byte) error {
+	if o.muted {
+		return nil
+	}
 	if o.err != nil {
 		return o.err
 	}
@@ -149,6 +161,7 @@ func (h *hostLink) asking(delta int) {
 type pendingCall struct {
 	subtype string
 	answer  chan *wire.ControlResponse // buffered, one answer
+	ctx     context.Context            // the caller's
 }
 
 func newHostLink(out *lineOut) *hostLink {
@@ -168,7 +181,7 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 		h.mu.Unlock()
 		return nil, errHostGone
 	}
-	h.pending[id] = pendingCall{subtype: subtype, answer: ch}
+	h.pending[id] = pendingCall{subtype: subtype, answer: ch, ctx: ctx}
 	h.mu.Unlock()
 	if subtype == "can_use_tool" {
 		h.asking(+1)
@@ -182,9 +195,16 @@ func (h *hostLink) Call(ctx context.Context, subtype string, req any) (json.RawM
 	case r := <-ch:
 		return answerOf(subtype, r)
 	case <-ctx.Done():
+		// Under the output's lock, so that an interrupt that holds it
+		// (streamDriver.interrupt) withdraws the call itself, before
+		// its answer, and this finds it gone.
+		h.out.mu.Lock()
 		if h.forget(id) {
-			_ = h.out.wire(&wire.ControlCancel{RequestID: id})
+			if b, err := wire.Encode(&wire.ControlCancel{RequestID: id}); err == nil {
+				_ = h.out.lineLocked(b)
+			}
 		}
+		h.out.mu.Unlock()
 		return nil, ctx.Err()
 	case <-h.goneCh:
 		// The reader routes every answer it read before stdin ended,
@@ -220,6 +240,29 @@ func (h *hostLink) forget(id string) bool {
 		h.cancelled[id] = true
 	}
 	return ok
+}
+
+// withdrawLocked gives up on the pending calls of subtype whose caller's
+// context has ended (those of the turn an interrupt just cancelled; a
+// background subagent's go on) and writes a control_cancel_request for
+// each; the caller holds h.out.mu (see streamDriver.interrupt).
+func (h *hostLink) withdrawLocked(subtype string) {
+	h.mu.Lock()
+	var ids []string
+	for id, p := range h.pending {
+		if p.subtype == subtype && p.ctx.Err() != nil {
+			ids = append(ids, id)
+			delete(h.pending, id)
+			h.cancelled[id] = true
+		}
+	}
+	h.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		if b, err := wire.Encode(&wire.ControlCancel{RequestID: id}); err == nil {
+			_ = h.out.lineLocked(b)
+		}
+	}
 }
 
 // answer routes the host's answer to its call. It reports false for an
@@ -317,54 +360,8 @@ type streamDriver struct {
 	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
 
-	bg           sync.WaitGroup // answers being prepared apart (interrupt)
+	bg           sync.WaitGroup // answers being prepared apart (MCP reconnects, …)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
-
-	resMu   sync.Mutex
-	results int           // results written so far
-	resCh   chan struct{} // closed (and replaced) when a result is written
-}
-
-// written returns how many results were written and a channel closed at
-// the next one.
-func (d *streamDriver) written() (int, <-chan struct{}) {
-	d.resMu.Lock()
-	defer d.resMu.Unlock()
-	if d.resCh == nil {
-		d.resCh = make(chan struct{})
-	}
-	return d.results, d.resCh
-}
-
-// resultWritten counts a result written (with the idle line after it).
-func (d *streamDriver) resultWritten() {
-	d.resMu.Lock()
-	defer d.resMu.Unlock()
-	d.results++
-	if d.resCh != nil {
-		close(d.resCh)
-	}
-	d.resCh = make(chan struct{})
-}
-
-// awaitResult waits, while ctx allows and at most interruptWait, until
-// more than n results were written.
-func (d *streamDriver) awaitResult(ctx context.Context, n int) {
-	t := time.NewTimer(interruptWait)
-	defer t.Stop()
-	for {
-		got, ch := d.written()
-		if got > n {
-			return
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // runStreamJSON is run for --input-format stream-json. It returns the
@@ -432,6 +429,17 @@ wait:
 
 	d.startConsumer(ctx)
 	defer d.stopConsumer()
+	sigint := make(chan struct{})
+	var sigOnce sync.Once
+	onSignals(ctx, func() bool {
+		sigOnce.Do(func() {
+			// The running turn ends as an interrupt does, the queued
+			// ones do not run, and no more input is read.
+			_, _ = d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: true})
+			close(sigint)
+		})
+		return true
+	}, out.mute)
 
 	eof := false
 	for _, it := range buffered {
@@ -440,6 +448,8 @@ wait:
 	for !eof {
 		select {
 		case <-ctx.Done():
+			eof = true
+		case <-sigint:
 			eof = true
 		case it := <-items:
 			eof = d.handle(ctx, it)
@@ -588,7 +598,6 @@ func (d *streamDriver) consume(ctx context.Context) {
 			d.lastErr.Store(r.IsError)
 			running = false
 			d.state("idle")
-			d.resultWritten()
 		}
 	}
 	if running {
@@ -690,4 +699,12 @@ func (d *streamDriver) warnOnce(key, text string) {
 		d.warned[key] = true
 		d.warn(text)
 	}
+}
+
+// canceledContext is a context already done: Client.Interrupt given it
+// cancels the turn and returns without waiting for the turn to end.
+func canceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }

@@ -138,34 +138,31 @@ func (d *streamDriver) reply(id string, payload any, err error) {
 	_ = d.out.wire(ans)
 }
 
-// interrupt stops the running turn at once and answers when the turn's
-// result is out (or after interruptWait), without holding up the reading
-// of stdin meanwhile: the end of the turn may need the host (a hook
-// that runs as it ends).
+// interrupt stops the running turn at once and answers before the turn
+// ends, as the reference does: the pending permission requests are
+// withdrawn (control_cancel_request), then comes the answer
+// (still_queued), then the interrupted turn's partial reply, its marker
+// and its result. The output is held while the turn is
+// cancelled and the answer written, so no line of the turn comes first.
 func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.InterruptRequest) {
-	n, _ := d.written()
-	now, cancel := context.WithCancel(ctx)
-	cancel() // Interrupt cancels the turn, then waits only while its ctx allows
-	res, err := d.client.Interrupt(now, &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
+	d.out.mu.Lock()
+	defer d.out.mu.Unlock()
+	res, err := d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
 	if err != nil && !errors.Is(err, context.Canceled) {
-		_ = d.out.wire(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
+		b, _ := wire.Encode(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
+		_ = d.out.lineLocked(b)
 		return
 	}
-	answer := func() {
-		ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
-		if err != nil {
-			ans = wire.Failure(id, err.Error(), "")
-		}
-		_ = d.out.wire(ans)
+	// The permission requests the turn was waiting on are withdrawn
+	// first, as the reference does.
+	d.host.withdrawLocked("can_use_tool")
+	ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
+	if err != nil {
+		ans = wire.Failure(id, err.Error(), "")
 	}
-	if res.StillQueued == nil { // no turn was running
-		answer()
-		return
+	if b, err := wire.Encode(ans); err == nil {
+		_ = d.out.lineLocked(b)
 	}
-	d.bg.Go(func() {
-		d.awaitResult(ctx, n) // the interrupted turn's result goes out first
-		answer()
-	})
 }
 
 // orEmpty makes a nil list an empty one, for JSON's [].

@@ -88,8 +88,8 @@ func TestConvoCancel(t *testing.T) {
 	}
 }
 
-// TestConvoInterrupt: interrupt ends the running turn with an error
-// result and is answered after it: with nothing queued; with a message
+// TestConvoInterrupt: interrupt ends the running turn with its marker and
+// an error result, and is answered before them: with nothing queued; with a message
 // queued, which is still_queued and runs next (its answer races that
 // turn, so it is recorded at the end of its window); and with
 // cancel_queued, which drops the queued message.

@@ -391,8 +391,8 @@ func TestStreamJSONInterrupt(t *testing.T) {
 	golden(t, "interrupt", slices.DeleteFunc(slices.Clone(s.seen), func(l string) bool { return l == ans }))
 	k := kinds(t, s.seen)
 	iRes, iAns := slices.Index(k, "result/error_during_execution"), slices.Index(s.seen, ans)
-	if iRes < 0 || iRes > iAns {
-		t.Errorf("want the interrupted turn's result before the interrupt's answer: %q", k)
+	if iRes < 0 || iAns > iRes {
+		t.Errorf("want the interrupt's answer before the interrupted turn's result, as the reference: %q", k)
 	}
 }
 

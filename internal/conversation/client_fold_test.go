@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/model"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -275,7 +276,8 @@ func TestFoldedThenInterrupted(t *testing.T) {
 			sent = append(sent, blockSummary(m.Content)...)
 		}
 	}
-	want := []string{"text:first", "tool_result:toolu_1", "text:fold me", "tool_result:toolu_2", "text:afterwards"}
+	want := []string{"text:first", "tool_result:toolu_1", "text:fold me", "tool_result:toolu_2",
+		"text:" + engine.Interrupted + "\n", "text:afterwards"}
 	if diff := cmp.Diff(want, sent); diff != "" {
 		t.Errorf("user blocks of the next turn's request (-want +got):\n%s", diff)
 	}

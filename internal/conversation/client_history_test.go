@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/go-cmp/cmp"
@@ -50,7 +51,7 @@ func TestEveryExitLeavesAValidHistory(t *testing.T) {
 					t.Errorf("error %v, want context.Canceled", err)
 				}
 			},
-			results: map[string]string{"toolu_1": "", "toolu_2": "[Request interrupted by user for tool use]"},
+			results: map[string]string{"toolu_1": "", "toolu_2": engine.RejectedText},
 		},
 		{
 			name:    "break out of the range during tools",
@@ -230,6 +231,31 @@ func newLifecycleEnv(t *testing.T, replies ...agentlooptest.Reply) *lifecycleEnv
 // checkNext forks the session from its transcript and asks again, then asks
 // the client again; the strict fake must accept both, and both must send the
 // same history. It returns the client's messages.
+// resumedForm is what a resumed session sends for msgs, the next request
+// of the session that lived through its history: after an interrupt's
+// marker the live session sends the marker, a newline and the prompt in
+// one user turn, a resumed one the marker, the synthetic answer to it and
+// the prompt (as the reference does).
+func resumedForm(msgs []model.Message) []model.Message {
+	n := len(msgs)
+	if n == 0 {
+		return msgs
+	}
+	last := msgs[n-1]
+	for i, b := range last.Content {
+		if b.Type != model.TypeText || (b.Text != engine.InterruptedMarker+"\n" && b.Text != engine.Interrupted+"\n") {
+			continue
+		}
+		head := append(append([]model.Content(nil), last.Content[:i]...), model.TextBlock(strings.TrimSuffix(b.Text, "\n")))
+		out := append(append([]model.Message(nil), msgs[:n-1]...),
+			model.Message{Role: "user", Content: head},
+			model.Message{Role: "assistant", Content: []model.Content{model.TextBlock(engine.NoResponse)}},
+			model.Message{Role: "user", Content: last.Content[i+1:]})
+		return out
+	}
+	return msgs
+}
+
 func (env *lifecycleEnv) checkNext(t *testing.T, c *agentloop.Client) []model.Message {
 	t.Helper()
 	fork := env.opts
@@ -246,7 +272,7 @@ func (env *lifecycleEnv) checkNext(t *testing.T, c *agentloop.Client) []model.Me
 		t.Fatalf("%d requests", len(reqs))
 	}
 	disk, mem := reqs[len(reqs)-2].Params.Messages, reqs[len(reqs)-1].Params.Messages
-	if diff := cmp.Diff(disk, mem, cmp.Transformer("json", func(r json.RawMessage) any {
+	if diff := cmp.Diff(disk, resumedForm(mem), cmp.Transformer("json", func(r json.RawMessage) any {
 		var v any
 		_ = json.Unmarshal(r, &v)
 		return v

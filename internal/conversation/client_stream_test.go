@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/settings"
@@ -26,6 +27,7 @@ type streamEnv struct {
 	srv       *agentlooptest.Server
 	c         *agentloop.Client
 	configDir string
+	cwd       string
 	started   chan struct{} // gets a value each time hold starts
 	release   chan struct{}
 }
@@ -50,7 +52,7 @@ func newStreamEnv(t *testing.T, opts *agentloop.Options, replies ...agentlooptes
 	}
 	opts.Provider = provider(t, env.srv, nil)
 	opts.Cwd, opts.ConfigDir = t.TempDir(), t.TempDir()
-	env.configDir = opts.ConfigDir
+	env.configDir, env.cwd = opts.ConfigDir, opts.Cwd
 	opts.Tools, opts.CustomTools = []string{}, []agentloop.Tool{hold, quick}
 	opts.SettingSources = []settings.SettingSource{}
 	c, err := agentloop.NewClient(opts)
@@ -237,8 +239,10 @@ func TestStreamInterruptCancelQueued(t *testing.T) {
 	if res.Text() != "later" {
 		t.Errorf("next result %q", res.Text())
 	}
-	if last := env.srv.LastRequest().LastUserText(); last != "fourth" {
-		t.Errorf("the request after the interrupt sent %q, want the cancelled messages gone", last)
+	// The interrupted turn's marker, then the next prompt: the cancelled
+	// messages are gone.
+	if last, want := env.srv.LastRequest().LastUserText(), engine.Interrupted+"\n\nfourth"; last != want {
+		t.Errorf("the request after the interrupt sent %q, want %q", last, want)
 	}
 }
 
@@ -454,7 +458,8 @@ func TestStreamPriorities(t *testing.T) {
 	for _, q := range env.srv.Requests()[1:] {
 		prompts = append(prompts, q.LastUserText())
 	}
-	if diff := cmp.Diff([]string{"now", "next", "later"}, prompts); diff != "" {
+	// The interrupted turn's marker goes before the message that cut it.
+	if diff := cmp.Diff([]string{engine.Interrupted + "\n\nnow", "next", "later"}, prompts); diff != "" {
 		t.Errorf("prompts (-want +got):\n%s", diff)
 	}
 }

@@ -229,6 +229,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		Compaction:           s.setCompaction(st),
 		Deferred:             deferred,
 		Authorize:            s.authorize,
+		Concurrent:           s.concurrentCall,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),
 		Record:               s.recordAll,
 		Prices:               s.prices,

@@ -37,7 +37,7 @@ func TestDeferredCallSettledByNextRun(t *testing.T) {
 		{name: "allowed", second: Decision{Allow: true}, wantText: "ran", wantTerm: message.TerminalCompleted, requests: 2},
 		{name: "denied", second: Decision{Message: "no"}, wantText: "no", wantTerm: message.TerminalCompleted, requests: 2},
 		{name: "deferred again", second: Decision{Defer: true}, wantTerm: message.TerminalToolDeferred, requests: 1},
-		{name: "cancelled", second: Decision{Allow: true}, cancel: true, wantText: Interrupted, wantTerm: message.TerminalAborted, requests: 1},
+		{name: "cancelled", second: Decision{Allow: true}, cancel: true, wantText: RejectedText, wantTerm: message.TerminalAborted, requests: 1},
 		{name: "tool gone", second: Decision{Allow: true}, dropTool: true,
 			wantText: "<tool_use_error>The deferred step call (a) cannot be resumed: the session has no tool named step.</tool_use_error>",
 			wantTerm: message.TerminalToolDeferredUnavailable, requests: 1},

@@ -29,8 +29,9 @@ type pendingCall struct {
 }
 
 // dispatch runs the tool calls of one reply: unknown tools, invalid input
-// and denied calls get error results at once; allowed read-only calls run
-// concurrently in batches; other calls run alone, in order. Each result is
+// and denied calls get error results at once; allowed read-only calls
+// (and those Config.Concurrent finds read-only) run concurrently in
+// batches; other calls run alone, in order. Each result is
 // emitted as it completes and all go back to the model in one user message,
 // in completion order. It returns false if the run must stop (context
 // cancelled or consumer gone); the calls without a result are then
@@ -43,6 +44,11 @@ func (r *run) dispatch(resp *model.Response) bool {
 	done := func(o outcome) {
 		if !ok {
 			return
+		}
+		if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
+			// It failed because the run was interrupted: it was stopped
+			// while running. A call that finished keeps its result.
+			o = stoppedOutcome(o.call.ID, true)
 		}
 		if o.call != nil {
 			o = r.s.noteUnloaded(o.call.Name, o)
@@ -125,6 +131,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
 		if r.s.cfg.Authorize != nil && !internal {
 			d = r.s.cfg.Authorize(r.toolCtx(ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
+			if r.ctx.Err() != nil {
+				continue // interrupted while deciding: answered as stopped (closeInterrupted)
+			}
 		}
 		if d.Defer {
 			if calls == 1 {
@@ -172,7 +181,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		call := &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool}
 		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta, call: call}
-		if e.info.ReadOnly {
+		if e.info.ReadOnly || r.s.cfg.Concurrent != nil && r.s.cfg.Concurrent(call) {
 			batch = append(batch, p)
 			continue
 		}

@@ -105,6 +105,11 @@ type Config struct {
 	// deterministic (a durable workflow) runs them on its own scheduler.
 	// Nil: a goroutine per call (see Fanout).
 	Fanout Fanout
+	// Concurrent, when set, reports whether a call of a tool that is not
+	// ReadOnly only reads all the same (a Bash command that only reads
+	// and prints), so that it runs concurrently with the reply's other
+	// read-only calls, as the reference runs them. Nil: none does.
+	Concurrent func(call *ToolCall) bool
 	// Prices replace the price table's for the models they name (the
 	// modelPricing setting, Options.ModelPricing); see
 	// pricing.Overrides.Quote. Nil: the table.
@@ -187,6 +192,9 @@ type Session struct {
 	// pendingInterrupted: the history's pending calls were cut off by a
 	// crash (SetHistoryInterrupted), not deferred.
 	pendingInterrupted bool
+	// resumedInterrupted: SetHistory was given a history that ends with
+	// an interrupt's marker (interrupt.go, answerMarker).
+	resumedInterrupted bool
 	// ctxMark is the context size the API last reported (compaction.go).
 	ctxMark contextMark
 	// heldContext is what PromptSubmit added for a built-in command's
@@ -275,9 +283,12 @@ func (s *Session) ToolNames() []string { return append([]string(nil), s.order...
 func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
 
 // SetHistory replaces the conversation (for resumed sessions).
+// A history that ends with an interrupt's marker gets the reference's
+// synthetic assistant turn before the next prompt (answerMarker).
 func (s *Session) SetHistory(h []model.Message) {
 	s.history = append([]model.Message(nil), h...)
 	s.ctxMark = contextMark{}
+	s.resumedInterrupted = endsInterrupted(s.history)
 }
 
 // run is the state of one Run call.
@@ -364,7 +375,14 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	if e.unrun == "" {
 		e.unrun = Interrupted
 	}
-	r.closeTurn(e.unrun)
+	if e.interrupted && !r.stopped {
+		r.closeInterrupted()
+		if e.res != nil {
+			e.res.NumTurns = r.numTurns
+		}
+	} else {
+		r.closeTurn(e.unrun)
+	}
 	if e.res == nil {
 		// The consumer is gone; the record still gets the run's cost.
 		res := r.base(message.ResultErrorDuringExecution, true)
@@ -394,6 +412,7 @@ func (r *run) loop(promptIn []model.Content) ending {
 	if e, done := r.resumeDeferred(); done {
 		return e
 	}
+	r.answerMarker()
 	prompt, context, res := r.submitPrompt(promptIn)
 	if res != nil {
 		return finish(res)
@@ -463,6 +482,7 @@ func (r *run) afterReply(resp *model.Response, shown []*message.Assistant, err e
 	}
 	if err != nil {
 		if ctx.Err() != nil {
+			r.commitReply(shown) // as far as it streamed
 			return end, r.aborted(ctx.Err())
 		}
 		if e, done, retry := r.recoverOverflow(err); done {
@@ -511,6 +531,8 @@ func (r *run) afterFinalReply(resp *model.Response) (step, ending) {
 		return nextTurn, ending{}
 	} else if r.stopped {
 		return end, ending{err: ErrStopped}
+	} else if err := r.ctx.Err(); err != nil {
+		return end, r.aborted(err) // interrupted while the Stop hooks ran
 	}
 	return end, finish(r.successResult())
 }

@@ -150,6 +150,9 @@ func (r *run) beforeStop() (bool, *message.Result) {
 		return false, nil
 	}
 	v := hp(r.ctx, r.stopHooks > 0)
+	if r.ctx.Err() != nil {
+		return false, nil // interrupted while the hooks ran: afterFinalReply ends the run so
+	}
 	if v.Halt != nil {
 		return false, r.haltResult(v.Halt)
 	}

@@ -184,5 +184,5 @@ func (r *run) aborted(err error) ending {
 	res.Errors = []string{"The run was cancelled: " + err.Error()}
 	res.TerminalReason = message.TerminalAborted
 	res.StopReason = nil
-	return ending{res: res, err: err}
+	return ending{res: res, err: err, interrupted: true}
 }

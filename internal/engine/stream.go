@@ -23,7 +23,10 @@ func (r *run) callModel() (*model.Response, []*message.Assistant, error) {
 			return resp, r.shown, err
 		}
 		var apiErr *model.APIError
-		if !errors.As(err, &apiErr) || apiErr.Kind() != "overloaded" || r.ctx.Err() != nil {
+		if r.ctx.Err() != nil {
+			return nil, r.shown, err // kept as far as it streamed
+		}
+		if !errors.As(err, &apiErr) || apiErr.Kind() != "overloaded" {
 			return nil, nil, err
 		}
 	}
@@ -45,7 +48,7 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	r.shown = nil
 	clear(r.checked)
 	r.checked = r.checked[:0]
-	h := &handler{r: r}
+	h := &handler{r: r, modelID: modelID}
 	callStart := s.cfg.Now()
 	r.modelBegin(modelID)
 	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
@@ -66,6 +69,9 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 		return nil, ErrStopped
 	}
 	if err != nil {
+		if r.ctx.Err() != nil {
+			r.keepPartial(h)
+		}
 		return nil, err
 	}
 	if resp.Model == "" {
@@ -89,10 +95,17 @@ type handler struct {
 	msgID   string
 	emitted int
 	stopped bool
+	// partial is the text of the blocks being streamed, kept should an
+	// interrupt cut the reply short (interrupt.go); modelID and
+	// requestID describe the reply for that case.
+	partial   partialReply
+	modelID   string
+	requestID string
 }
 
 func (h *handler) Event(ev model.StreamEvent) {
 	r := h.r
+	h.partial.event(ev)
 	if !r.s.cfg.Partial || h.stopped {
 		return
 	}
@@ -122,6 +135,10 @@ func (h *handler) Block(index int, block model.Content, start *model.Response) {
 	}
 	if index < h.emitted {
 		return // a retried attempt repeats blocks already shown
+	}
+	h.partial.done(index)
+	if start != nil {
+		h.requestID = start.RequestID
 	}
 	block = h.r.normalizeInput(block)
 	if !h.r.emitBlock(start, index, block) {
@@ -173,6 +190,23 @@ func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bo
 	}
 	r.shown = append(r.shown, m)
 	return r.send(m)
+}
+
+// emitAborted emits the text an interrupt cut short as an assistant line
+// marked aborted, kept in r.shown (see keepPartial).
+func (r *run) emitAborted(resp *model.Response, block model.Content) {
+	m := &message.Assistant{
+		Message: message.APIMessage{
+			ID: resp.ID, Type: "message", Role: "assistant", Model: resp.Model,
+			Content: []model.Content{block}, Usage: resp.StartUsage,
+			ContextManagement: nullJSON,
+		},
+		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
+		UUID: r.s.cfg.NewID(), Timestamp: r.timestamp(), RequestID: resp.RequestID,
+		UserMessageUUIDs: r.foldedIDs(), Aborted: true,
+	}
+	r.shown = append(r.shown, m)
+	r.send(m)
 }
 
 // normalizeInput applies the tool's schema defaults to a tool_use block, so

@@ -15,13 +15,17 @@ import (
 //	commitReply  a finished reply, as the blocks the stream showed
 //	closeTurn    at every exit of Run, an is_error result for each call of
 //	             the last reply that has none, so the next request is valid
+//	             (closeInterrupted when the run was interrupted: the same,
+//	             shown, then the marker; interrupt.go)
 //
 // Consecutive messages of one role are merged in memory, as the API and a
 // transcript read back both treat them as one turn.
 
-// Interrupted is the text of the result given to a call that a cancelled
-// run (or a consumer that stopped reading) never let finish; it is the
-// reference's wording for an interrupted tool use.
+// Interrupted is the reference's marker for a run interrupted while (or
+// before) its tools ran: the text of the user line that ends it
+// (interrupt.go). It is also the result text of a call left unrun when the
+// consumer stopped reading, or when a resumed history ends with calls a
+// killed process never answered (SetHistoryInterrupted).
 const Interrupted = "[Request interrupted by user for tool use]"
 
 // openCalls are the tool calls of the last committed reply while their
@@ -56,7 +60,13 @@ func (s *Session) appendHistory(role string, blocks []model.Content) {
 		return
 	}
 	if n := len(s.history); n > 0 && s.history[n-1].Role == role {
-		merged := append(append([]model.Content(nil), s.history[n-1].Content...), blocks...)
+		merged := append([]model.Content(nil), s.history[n-1].Content...)
+		if last := &merged[len(merged)-1]; role == "user" && isMarker(*last) {
+			// The reference sends an interrupt's marker followed by a
+			// newline when the next prompt joins its turn.
+			last.Text += "\n"
+		}
+		merged = append(merged, blocks...)
 		s.history[n-1] = model.Message{Role: role, Content: merged}
 		return
 	}
@@ -195,6 +205,9 @@ type ending struct {
 	err    error
 	unrun  string
 	silent bool // the result is recorded but not emitted (err is set)
+	// interrupted: the run's context was cancelled; the run ends as
+	// interrupt.go describes (closeInterrupted) instead of closeTurn.
+	interrupted bool
 }
 
 // finish ends the loop with a result.

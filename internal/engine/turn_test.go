@@ -56,7 +56,7 @@ func TestRecordMatchesHistoryOnEveryExit(t *testing.T) {
 		want    map[string]string // result text by tool_use id
 	}{
 		{name: "cancelled by the first call", cancel: true, wantErr: true,
-			want: map[string]string{"a": "ran", "b": Interrupted}},
+			want: map[string]string{"a": "ran", "b": RejectedText}},
 		{name: "consumer stops at the first result", stop: true, wantErr: true,
 			want: map[string]string{"a": "ran", "b": Interrupted}},
 		{name: "budget", budget: true,

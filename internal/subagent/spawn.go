@@ -188,9 +188,15 @@ func (sp *Spawner) foreground(ctx context.Context, st start, task Task) (tool.Re
 	st.emit(Started(sid, task))
 	st.emit(sp.promptLine(task))
 	o := sp.runChild(ctx, st, task.ToolUseID)
+	if o.Err != nil && ctx.Err() != nil {
+		o.Stopped = true // the parent's run was interrupted
+	}
 	sp.finishWorktree(ctx, st.wt, &task)
 	st.emit(Updated(sid, task, o.Status()))
 	if o.Err != nil {
+		// The task's end is told as for any other end; the parent
+		// answers the call as stopped.
+		st.emit(Notification(sid, task, o))
 		return tool.Result{}, fmt.Errorf("the subagent stopped: %w", o.Err)
 	}
 	if o.Result.IsError {

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/agentloop/agentloop/message"
+	"github.com/agentloop/agentloop/model"
+)
+
+// One rule for every interruption (the run's context cancelled: an
+// interrupt, a cancelled Query, a signal), applied whichever step was
+// running, as the reference does it:
+//
+//  1. the reply being streamed is kept as far as it came: its complete
+//     blocks, and the text of a block cut short as one more assistant
+//     line marked aborted;
+//  2. every call of the last reply that has no result gets an is_error
+//     result saying it was stopped (StoppedText while it ran, RejectedText
+//     before), emitted like any result; calls that finished keep their
+//     real results;
+//  3. a user line with the marker: InterruptedMarker after a reply, or
+//     Interrupted when the reply asked for tools;
+//  4. the result (error_during_execution).
+//
+// The stream, the record (the transcript) and the history get the same
+// lines in that order, so the next request sends the partial reply, the
+// results and the marker, and the next prompt joins the marker's user turn
+// as a new prompt: the interrupted one is never asked again.
+
+// InterruptedMarker is the text of the user line that ends a run
+// interrupted while the model replied; Interrupted is the one for a run
+// interrupted while (or before) its tools ran. Both are the reference's.
+const InterruptedMarker = "[Request interrupted by user]"
+
+// StoppedText is the result text of a tool call an interrupt stopped
+// while it ran; RejectedText that of a call it stopped before it ran
+// (waiting for its permission, or for its turn).
+const (
+	StoppedText = "The user interrupted the run while this tool call was running, and it was stopped. " +
+		"It may have run in part or in full; check what it changed before running it again, " +
+		"and wait for the user's next message."
+	RejectedText = "The user interrupted the run before this tool call ran; it did not run. " +
+		"Wait for the user's next message."
+)
+
+// stoppedResult is tool_use_result of a stopped call, and the
+// non_execution_kind of its tool_result_meta (the reference's values).
+const (
+	stoppedResult = "User rejected tool use"
+	stoppedKind   = "user-rejected"
+)
+
+// stoppedOutcome is the outcome given to call id when an interrupt stops
+// it: running (StoppedText) or not yet (RejectedText).
+func stoppedOutcome(id string, running bool) outcome {
+	text := RejectedText
+	if running {
+		text = StoppedText
+	}
+	o := errorOutcome(id, text, stoppedResult)
+	o.meta = []message.ToolResultMeta{{ID: id, NonExecutionKind: stoppedKind}}
+	return o
+}
+
+// closeInterrupted ends an interrupted run (steps 2 and 3 above): the open
+// calls without a result are answered as stopped, each result emitted,
+// then the marker line; both go into the history and the record.
+func (r *run) closeInterrupted() {
+	marker := InterruptedMarker
+	if o := r.open; o != nil && r.deferred == nil {
+		marker = Interrupted
+		for _, id := range o.ids {
+			if o.has(id) {
+				continue
+			}
+			so := stoppedOutcome(id, false)
+			m := r.userMessage([]model.Content{so.block}, false)
+			m.ToolUseResult, m.ToolResultMeta = so.structured, so.meta
+			r.addResult(so.block, m)
+			r.numTurns++
+			r.send(m)
+		}
+		r.commitResults()
+	}
+	blocks := []model.Content{model.TextBlock(marker)}
+	m := r.userMessage(blocks, false)
+	r.commitUser(blocks, m)
+	r.numTurns++
+	r.send(m)
+}
+
+// partialReply collects, from a reply's raw stream events, the text of
+// the blocks not complete yet, so that an interrupted reply keeps the text
+// that was streamed (see keepPartial).
+type partialReply struct {
+	id, model string
+	usage     json.RawMessage
+	text      map[int]*strings.Builder // by block index, text blocks only
+}
+
+// event takes one raw stream event.
+func (p *partialReply) event(ev model.StreamEvent) {
+	switch ev.Type {
+	case "message_start":
+		var ms struct {
+			Message struct {
+				ID    string          `json:"id"`
+				Model string          `json:"model"`
+				Usage json.RawMessage `json:"usage"`
+			} `json:"message"`
+		}
+		_ = json.Unmarshal(ev.Data, &ms)
+		*p = partialReply{id: ms.Message.ID, model: ms.Message.Model, usage: ms.Message.Usage}
+	case "content_block_start":
+		var bs struct {
+			Index        int `json:"index"`
+			ContentBlock struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content_block"`
+		}
+		if json.Unmarshal(ev.Data, &bs) != nil || bs.ContentBlock.Type != model.TypeText {
+			return
+		}
+		if p.text == nil {
+			p.text = map[int]*strings.Builder{}
+		}
+		b := &strings.Builder{}
+		b.WriteString(bs.ContentBlock.Text)
+		p.text[bs.Index] = b
+	case "content_block_delta":
+		if len(p.text) == 0 || !bytes.Contains(ev.Data, []byte(`"text_delta"`)) {
+			return // no text block open, or not text
+		}
+		var bd struct {
+			Index int `json:"index"`
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal(ev.Data, &bd) != nil || bd.Delta.Type != "text_delta" {
+			return
+		}
+		if b := p.text[bd.Index]; b != nil {
+			b.WriteString(bd.Delta.Text)
+		}
+	}
+}
+
+// done forgets block index, which is complete (and shown).
+func (p *partialReply) done(index int) { delete(p.text, index) }
+
+// keepPartial, for a reply an interrupt cut short, emits the text of its
+// incomplete blocks (after index from, the blocks shown so far) as
+// assistant lines marked aborted, kept in r.shown like the complete ones.
+func (r *run) keepPartial(h *handler) {
+	p := &h.partial
+	idx := make([]int, 0, len(p.text))
+	for i, b := range p.text {
+		if i >= h.emitted && b.Len() > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		var usage model.Usage
+		_ = json.Unmarshal(p.usage, &usage)
+		resp := &model.Response{ID: p.id, Model: p.model, StartUsage: usage, RequestID: h.requestID}
+		if resp.Model == "" {
+			resp.Model = h.modelID
+		}
+		r.emitAborted(resp, model.TextBlock(p.text[i].String()))
+	}
+}
+
+// isMarker reports whether b is the text block of an interrupt's marker.
+func isMarker(b model.Content) bool {
+	return b.Type == model.TypeText && (b.Text == InterruptedMarker || b.Text == Interrupted)
+}
+
+// endsInterrupted reports whether h ends with an interrupt's marker: the
+// conversation was interrupted and nothing was asked since.
+func endsInterrupted(h []model.Message) bool {
+	n := len(h)
+	if n == 0 || h[n-1].Role != "user" || len(h[n-1].Content) == 0 {
+		return false
+	}
+	c := h[n-1].Content
+	return isMarker(c[len(c)-1])
+}
+
+// NoResponse is the text of the assistant turn the reference puts after
+// the marker of a resumed interrupted conversation, before the next
+// prompt.
+const NoResponse = "No response requested."
+
+// answerMarker, for a conversation resumed after an interrupt (its
+// history ends with the marker; see SetHistory), adds the synthetic
+// assistant turn NoResponse before the run's prompt: in the history and
+// the record, not in the stream, as the reference does.
+func (r *run) answerMarker() {
+	s := r.s
+	if !s.resumedInterrupted {
+		return
+	}
+	s.resumedInterrupted = false
+	if !endsInterrupted(s.history) {
+		return
+	}
+	block := model.TextBlock(NoResponse)
+	s.appendHistory("assistant", []model.Content{block})
+	r.record(&message.Assistant{
+		Message: message.APIMessage{
+			ID: "msg_" + s.cfg.NewID(), Type: "message", Role: "assistant", Model: "<synthetic>",
+			Content: []model.Content{block}, ContextManagement: nullJSON,
+		},
+		ParentToolUseID: s.cfg.ParentToolUseID, SessionID: s.cfg.Env.SessionID,
+		UUID: s.cfg.NewID(), Timestamp: r.timestamp(),
+	})
+}
