@@ -28,7 +28,7 @@ func filesTree(t *testing.T, extra map[string]string) string {
 		filepath.Join(cwd, ".claude/skills/pdf/SKILL.md"):           "---\nname: pdf\ndescription: Extract text from PDF files\n---\nRun scripts/extract.py on $ARGUMENTS.\n",
 		filepath.Join(cwd, ".claude/skills/pdf/scripts/extract.py"): "print('x')\n",
 		filepath.Join(cwd, ".claude/skills/secret/SKILL.md"):        "---\ndescription: Secret things\n---\nTHE SECRET BODY\n",
-		filepath.Join(cwd, ".claude/commands/review.md"):            "---\ndescription: Review files\nargument-hint: <a> <b>\n---\nReview $ARGUMENTS: first=$1 second=$2\n",
+		filepath.Join(cwd, ".claude/commands/review.md"):            "---\ndescription: Review files\nargument-hint: <a> <b>\n---\nReview $ARGUMENTS: first=$0 second=$1\n",
 		filepath.Join(cwd, ".claude/agents/x.md"):                   "---\nname: x\ndescription: The X agent\ntools: Read\nmodel: haiku\n---\nYou are the X agent.\n",
 		filepath.Join(cwd, ".claude/agents/bad.md"):                 "---\nname: [bad\ndescription: broken\n---\nbody\n",
 		filepath.Join(home, ".claude/skills/notes/SKILL.md"):        "---\ndescription: Take notes\n---\nWrite notes.\n",
@@ -131,7 +131,27 @@ func pfTextOf(blocks []model.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// TestSlashCommandExpansion: a file command's $ARGUMENTS, $1 and $2 are
+// TestSlashCommandHeader: as in the reference (testdata/conformance/
+// t_slash_args), an invoked command's text follows a block naming the
+// command and its arguments as typed.
+func TestSlashCommandHeader(t *testing.T) {
+	cwd := filesTree(t, nil)
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+	runFiles(t, srv, cwd, "/review foo bar", nil)
+	var texts []string
+	for _, b := range srv.Requests()[0].LastUserMessage().Content {
+		if b.Type == "text" && !strings.HasPrefix(b.Text, "<system-reminder>") {
+			texts = append(texts, b.Text)
+		}
+	}
+	want := []string{"<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>foo bar</command-args>\n",
+		"Review foo bar: first=foo second=bar"}
+	if diff := cmp.Diff(want, texts); diff != "" {
+		t.Errorf("user turn's texts (-want +got):\n%s", diff)
+	}
+}
+
+// TestSlashCommandExpansion: a file command's $ARGUMENTS, $0 and $1 are
 // filled in; an unknown /word and the built-in names are sent as typed.
 func TestSlashCommandExpansion(t *testing.T) {
 	cwd := filesTree(t, nil)

@@ -75,11 +75,11 @@ func TestLargeToolResultSpilled(t *testing.T) {
 
 	full := bigOutput()
 	got := resultText(t, srv.Requests()[1], "toolu_big")
-	if len(got.Text) > 5000 || !strings.Contains(got.Text, saved) || !strings.HasPrefix(strings.SplitN(got.Text, "--- beginning ---\n", 2)[1], "line 1\nline 2\n") {
+	if len(got.Text) > 5000 || !strings.Contains(got.Text, saved) || !strings.Contains(got.Text, "Preview (first 2KB):\nline 1\nline 2\n") {
 		t.Errorf("tool_result the model got (%d bytes) is not a preview naming %s:\n%.600s", len(got.Text), saved, got.Text)
 	}
-	if !strings.HasSuffix(got.Text, full[len(full)-20:]) {
-		t.Errorf("preview does not end with the output's end %q", full[len(full)-20:])
+	if !strings.HasSuffix(got.Text, "\n...\n</persisted-output>") {
+		t.Errorf("preview does not end as the reference's does: %q", got.Text[len(got.Text)-40:])
 	}
 	if b, err := os.ReadFile(saved); err != nil || string(b) != full {
 		t.Errorf("saved file: %d bytes, err %v; want the %d bytes of the output", len(b), err, len(full))

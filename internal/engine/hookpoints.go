@@ -33,9 +33,12 @@ type PromptVerdict struct {
 	// Replace, when set, is the text sent in place of the prompt's text
 	// blocks; its image and document blocks follow it.
 	Replace *string
-	Blocked bool
-	Reason  string
-	Halt    *Halt
+	// Preamble, when set with Replace, is a text block sent before it
+	// (a slash command's <command-name> header).
+	Preamble string
+	Blocked  bool
+	Reason   string
+	Halt     *Halt
 }
 
 // StopVerdict is what BeforeStop decided.
@@ -103,7 +106,11 @@ func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Co
 		return nil, nil, v
 	}
 	if v.Replace != nil { // the text is replaced; images and documents stay
-		kept := []model.Content{model.TextBlock(*v.Replace)}
+		var kept []model.Content
+		if v.Preamble != "" {
+			kept = append(kept, model.TextBlock(v.Preamble))
+		}
+		kept = append(kept, model.TextBlock(*v.Replace))
 		for _, b := range prompt {
 			if b.Type != model.TypeText {
 				kept = append(kept, b)
