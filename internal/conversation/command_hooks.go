@@ -85,7 +85,7 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 		v.Halt = &engine.Halt{Reason: x.StopReason}
 		return v
 	case x.Blocked:
-		v.Blocked, v.Reason = true, x.Reason
+		v.Blocked, v.Reason, v.BlockedBy = true, x.Reason, "UserPromptExpansion"
 		return v
 	}
 	v.Context = append(v.Context, x.AdditionalContext...)

@@ -147,8 +147,10 @@ func TestUserPromptExpansionHook(t *testing.T) {
 	before := len(srv.Requests())
 	o.Hooks = new(promptHookLog).matchers(false, "pdf", hooks.Output{Decision: "block", Reason: "NO-PDF-TODAY"})
 	res, err := agentloop.Query(context.Background(), "/pdf a.pdf", o).Result()
-	if err == nil || res == nil || !strings.Contains(strings.Join(res.Errors, " "), "NO-PDF-TODAY") {
-		t.Errorf("blocked expansion: %v %+v", err, res)
+	// Ended as a blocked UserPromptSubmit is (see TestHookGlue), naming
+	// this hook point.
+	if want := "UserPromptExpansion operation blocked by hook:\nNO-PDF-TODAY\n\nOriginal prompt: /pdf a.pdf"; err != nil || res == nil || res.Text() != want {
+		t.Errorf("blocked expansion: %v %+v, want the text %q", err, res, want)
 	}
 	if len(srv.Requests()) != before {
 		t.Error("a blocked expansion sent a request")
