@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,26 +175,49 @@ func TestSlashCommandExpansion(t *testing.T) {
 	}
 }
 
-// TestSkillToolLoadsBody: the model's Skill call returns the body, args
-// filled in, the skill's directory and its supporting files.
+// TestSkillToolLoadsBody: as in the reference (testdata/conformance/
+// t_skill), the model's Skill call returns "Launching skill: <name>" and
+// the body, args filled in, with the skill's directory and its supporting
+// files, follows the tool results in the same user turn, shown in the
+// stream as a synthetic user message that counts as a turn.
 func TestSkillToolLoadsBody(t *testing.T) {
 	cwd := filesTree(t, nil)
 	srv := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "Skill", map[string]any{"skill": "pdf", "args": "report.pdf"}),
 		agentlooptest.Text("done"))
-	runFiles(t, srv, cwd, "extract it", nil)
+	var msgs []agentloop.Message
+	for m, err := range agentloop.Query(context.Background(), "extract it", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
 	res, ok := srv.Requests()[1].ToolResult("toolu_1")
 	if !ok {
 		t.Fatal("no Skill result")
 	}
-	text := pfResultText(res)
-	if res.IsError != nil && *res.IsError {
-		t.Fatalf("Skill failed: %s", text)
+	if text := pfResultText(res); text != "Launching skill: pdf" || (res.IsError != nil && *res.IsError) {
+		t.Fatalf("Skill result = %q (error %v), want %q", text, res.IsError, "Launching skill: pdf")
 	}
-	for _, s := range []string{"Run scripts/extract.py on report.pdf.", filepath.Join(cwd, ".claude/skills/pdf"), "scripts/extract.py"} {
-		if !strings.Contains(text, s) {
-			t.Errorf("Skill result lacks %q:\n%s", s, text)
+	last := srv.Requests()[1].LastUserMessage().Content
+	follow := last[len(last)-1]
+	if follow.Type != "text" || last[0].Type != "tool_result" {
+		t.Fatalf("last user turn = %+v, want the tool result, then the skill's text", last)
+	}
+	for _, s := range []string{"Run scripts/extract.py on report.pdf.", "Base directory for this skill: " + filepath.Join(cwd, ".claude/skills/pdf"), "scripts/extract.py"} {
+		if !strings.Contains(follow.Text, s) {
+			t.Errorf("skill text lacks %q:\n%s", s, follow.Text)
 		}
+	}
+	var synthetic int
+	for _, m := range msgs {
+		if u, ok := m.(*agentloop.UserMessage); ok && u.IsSynthetic && strings.Contains(fmt.Sprint(u.Message.Content), "Run scripts/extract.py") {
+			synthetic++
+		}
+	}
+	result := msgs[len(msgs)-1].(*agentloop.ResultMessage)
+	if synthetic != 1 || result.NumTurns != 3 {
+		t.Errorf("%d synthetic user messages with the skill's text, num_turns %d; want 1 and 3", synthetic, result.NumTurns)
 	}
 }
 
