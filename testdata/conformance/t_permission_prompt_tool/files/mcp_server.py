@@ -2,7 +2,8 @@
 """A small stdio MCP server for conformance recordings (newline-delimited JSON-RPC).
 
 Tools: `approve` (a permission-prompt tool: allows every call unless the input
-mentions "forbidden") and `tool_0` .. `tool_{N-1}` (N from argv[1], default
+mentions "forbidden"; it appends the arguments of each call to
+approve_calls.jsonl in its working directory) and `tool_0` .. `tool_{N-1}` (N from argv[1], default
 60), each echoing its `text` argument with its own number, so that a session
 has more tools than fit undeferred.
 """
@@ -34,6 +35,8 @@ def tools():
 
 def call(name, args):
     if name == "approve":
+        with open("approve_calls.jsonl", "a") as f:
+            f.write(json.dumps(args, sort_keys=True) + "\n")
         inp = args.get("input") or {}
         if "forbidden" in json.dumps(inp):
             dec = {"behavior": "deny", "message": "the approve tool refused it"}
