@@ -4,7 +4,8 @@
   python3 scripts/elide_recording.py testdata/conformance/<name>/out
 
 A recording of the reference CLI carries its system prompt, tool descriptions,
-<system-reminder> injections and attachment texts. They are not ours to copy,
+<system-reminder> injections and attachment texts (transcripts also keep a
+snapshot of the system prompt and the agent, skill and tool listings). They are not ours to copy,
 and the scorer ignores them, so every such string is replaced by
 "<elided: reference prose, N chars>" (N = the original length), the form the
 conformance kit's recordings use. Conversation content (prompts, model output,
@@ -82,8 +83,34 @@ def body(b):
             schema(t.get("input_schema"))
 
 
+# Attachments that hold the reference's own texts (its system prompt, its
+# agent, skill and tool listings): every longer string in them is elided.
+PROSE_ATTACHMENTS = {"prompt_snapshot", "agent_listing_delta", "skill_listing", "deferred_tools_delta",
+                     "environment", "model", "date", "remote_session_change", "session_context",
+                     "deferred_tools_record"}
+
+
+def all_strings(v, minlen=40):
+    if isinstance(v, dict):
+        for k, x in list(v.items()):
+            if isinstance(x, str):
+                if len(x) >= minlen and not elided(x):
+                    v[k] = tag(x)
+            else:
+                all_strings(x, minlen)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            if isinstance(x, str):
+                if len(x) >= minlen and not elided(x):
+                    v[i] = tag(x)
+            else:
+                all_strings(x, minlen)
+
+
 def transcript_line(r):
     att = r.get("attachment")
+    if isinstance(att, dict) and att.get("type") in PROSE_ATTACHMENTS:
+        all_strings(att)
     if isinstance(att, dict) and isinstance(att.get("content"), str) and att.get("type") in (
             "skill_listing", "environment", "model", "deferred_tools_delta", "agent_listing_delta",
             "date", "remote_session_change"):
@@ -119,7 +146,7 @@ def request_line(r):
     s = r.get("summary")
     if isinstance(s, dict) and isinstance(s.get("last_user_text_head"), str):
         h = s["last_user_text_head"]
-        if h.startswith("<system-reminder>"):
+        if h.startswith("<system-reminder>") and not h.startswith("<system-reminder><elided"):
             s["last_user_text_head"] = "<system-reminder>" + tag(h[len("<system-reminder>"):])
 
 
