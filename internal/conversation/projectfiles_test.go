@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // filesTree writes a project (a git repository) and a home with skills,
@@ -367,5 +368,39 @@ func TestSkillFilesRespectReadDeny(t *testing.T) {
 	}
 	if !hasDiag(diags, agentloop.DiagProjectFile, "Read deny rule") {
 		t.Errorf("no diagnostic for the denied files: %+v", diags)
+	}
+}
+
+// TestSkillTextSurvivesResume: the skill's text, sent after the tool
+// results, is in the transcript, so a resumed session sends the same turn
+// again: the tool result, then the text.
+func TestSkillTextSurvivesResume(t *testing.T) {
+	cwd := filesTree(t, nil)
+	cfg := t.TempDir()
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Skill", map[string]any{"skill": "pdf", "args": "report.pdf"}),
+		agentlooptest.Text("done"),
+		agentlooptest.Text("again"))
+	first, err := agentloop.Query(context.Background(), "extract it", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: cfg}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agentloop.Query(context.Background(), "and now?", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: cfg, Resume: first.SessionID}).Result(); err != nil {
+		t.Fatal(err)
+	}
+	live, resumed := srv.Requests()[1].Params.Messages, srv.Requests()[2].Params.Messages
+	turn := func(h []model.Message) []model.Content {
+		for _, m := range h {
+			for _, c := range m.Content {
+				if c.Type == "tool_result" && c.ToolUseID == "toolu_1" {
+					return m.Content
+				}
+			}
+		}
+		return nil
+	}
+	// Only the cache breakpoint moves on.
+	if diff := cmp.Diff(turn(live), turn(resumed), cmpopts.IgnoreFields(model.Content{}, "CacheControl")); diff != "" || len(turn(live)) < 2 {
+		t.Errorf("the Skill turn after resume differs (-live +resumed):\n%s", diff)
 	}
 }
