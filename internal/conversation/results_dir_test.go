@@ -124,11 +124,12 @@ func TestBashLargeOutputSpilled(t *testing.T) {
 		if _, ok := m.(*agentloop.ResultMessage); ok {
 			// The session is still open: the file must be there.
 			got := resultText(t, srv.Requests()[1], "toolu_seq").Text
-			i := strings.Index(got, "saved in full to ")
+			const marker = "Full output saved to: "
+			i := strings.Index(got, marker)
 			if i < 0 || len(got) > 5000 {
 				t.Fatalf("Bash result (%d bytes) is not a preview:\n%.500s", len(got), got)
 			}
-			saved = strings.TrimSuffix(strings.Fields(got[i+len("saved in full to "):])[0], ".")
+			saved = strings.Fields(got[i+len(marker):])[0]
 			b, err := os.ReadFile(saved)
 			if err != nil {
 				t.Fatal(err)
