@@ -124,6 +124,16 @@ type Options struct {
 	// Nil means nobody can be asked: such calls are denied at once, as in
 	// print mode.
 	CanUseTool CanUseTool
+	// PermissionPromptTool names an MCP tool (mcp__server__tool) that
+	// is asked, in place of CanUseTool, about calls that no rule, mode or
+	// hook decided (the CLI's --permission-prompt-tool). It is called
+	// with {tool_name, input, tool_use_id} and must answer with one text
+	// block holding a permission answer as JSON:
+	// {"behavior":"allow","updatedInput":{...}} or
+	// {"behavior":"deny","message":"..."}. A missing tool, a failing call
+	// or another answer denies the call with a message that says why.
+	// Setting both this and CanUseTool is an error.
+	PermissionPromptTool string
 
 	// Hooks are Go callbacks for the loop's events, by event, run
 	// together with the command hooks of the settings files.

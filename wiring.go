@@ -80,6 +80,7 @@ var wiring = []struct {
 		c.DisallowedTools = o.DisallowedTools
 		c.PermissionMode = o.PermissionMode
 		c.CanUseTool = canUseTool(o.CanUseTool)
+		c.PermissionPromptTool = o.PermissionPromptTool
 		c.Sandbox = o.Sandbox.config()
 	}},
 	// settings: the hooks and the settings layers.

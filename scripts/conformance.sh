@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Runs agentloop through the conformance kit (recordings of the reference CLI
-# against a scripted Messages API) and writes the scores to
-# docs/conformance.md. The scenarios are the kit's (its scenarios/ folder)
-# and the project's own recordings in the same format, one folder each under
-# testdata/conformance/ (made with the kit's runner, then
-# scripts/conformance_elide.py).
+# against a scripted Messages API) and through the project's own recordings
+# under testdata/conformance (same format), and writes the scores to
+# docs/conformance.md.
 #
 #   scripts/conformance.sh                 # every scenario
-#   scripts/conformance.sh a_plain_text n_grep
+#   scripts/conformance.sh a_plain_text n_grep t_skill
 #
 # KIT points at the kit (default: ../shared/conformance, beside the project).
 # The retry scenarios wait through real back-off delays (a few minutes each).
@@ -19,36 +17,40 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/agentloop" "$root/cmd/agentloop"
 
-# dir_of NAME: the folder that holds scenario NAME (the project's first).
+proj="$root/testdata/conformance"
+# dir_of NAME: the scenario's folder, in the kit or in the project's own
+# recordings (testdata/conformance, same format, recorded the same way).
 dir_of() {
-  if [ -d "$root/testdata/conformance/$1" ]; then echo "$root/testdata/conformance/$1"
-  else echo "$kit/scenarios/$1"; fi
+  if [ -d "$kit/scenarios/$1" ]; then echo "$kit/scenarios/$1"
+  elif [ -d "$proj/$1" ]; then echo "$proj/$1"
+  else echo "conformance.sh: no scenario $1" >&2; return 1; fi
 }
 if [ $# -gt 0 ]; then names=("$@"); else
-  names=()
-  for s in "$kit"/scenarios/*/ "$root"/testdata/conformance/*/; do
-    [ -f "$s/scenario.json" ] && names+=("$(basename "$s")")
-  done
+  names=(); for s in "$kit"/scenarios/*/ "$proj"/*/; do
+    [ -d "$s/out" ] && names+=("$(basename "$s")"); done
 fi
-cd "$kit"
-kitnames=(); ownnames=()
+kitnames=(); projnames=()
 for n in "${names[@]}"; do
   d="$(dir_of "$n")"
-  echo "== $n" >&2
-  timeout 600 python3 run_scenario.py "$d" --bin "$work/agentloop" \
-    --out "$work/cand/$n" --tmp-root "$work/tmp" >/dev/null 2>"$work/$n.log" || true
-  if [ "$d" = "$kit/scenarios/$n" ]; then kitnames+=("$n"); else ownnames+=("$n"); fi
+  case "$d" in "$kit"/*) kitnames+=("$n") ;; *) projnames+=("$n") ;; esac
 done
-: > "$work/scores.txt"
+cd "$kit"
+for n in "${names[@]}"; do
+  echo "== $n" >&2
+  timeout 600 python3 run_scenario.py "$(dir_of "$n")" --bin "$work/agentloop" \
+    --out "$work/cand/$n" --tmp-root "$work/tmp" >/dev/null 2>"$work/$n.log" || true
+done
+: > "$work/lines.txt"
 if [ ${#kitnames[@]} -gt 0 ]; then
-  python3 conform.py --all scenarios "$work/cand" --only "$(IFS=,; echo "${kitnames[*]}")" \
-    | tee -a "$work/scores.txt" || true
+  python3 conform.py --all scenarios "$work/cand" --only "$(IFS=,; echo "${kitnames[*]}")" >> "$work/lines.txt"
 fi
-if [ ${#ownnames[@]} -gt 0 ]; then
-  echo "-- the project's recordings (testdata/conformance)" | tee -a "$work/scores.txt"
-  python3 conform.py --all "$root/testdata/conformance" "$work/cand" --only "$(IFS=,; echo "${ownnames[*]}")" \
-    | tee -a "$work/scores.txt" || true
+if [ ${#projnames[@]} -gt 0 ]; then
+  python3 conform.py --all "$proj" "$work/cand" --only "$(IFS=,; echo "${projnames[*]}")" >> "$work/lines.txt"
 fi
+{
+  grep -E '^(PASS|FAIL) ' "$work/lines.txt" | sort -k2,2 || true
+  echo "$(grep -c '^PASS ' "$work/lines.txt") passed, $(grep -c '^FAIL ' "$work/lines.txt") failed"
+} | tee "$work/scores.txt"
 
 {
   echo "# Conformance scores"

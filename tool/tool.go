@@ -195,6 +195,11 @@ type Result struct {
 	// ListContent sends the content as a list of blocks even when it is a
 	// single text block.
 	ListContent bool
+	// FollowUp is content for the model that comes after the reply's tool
+	// results, in the same user turn, instead of inside this result: the
+	// Skill tool's instructions, as the reference sends them. The stream
+	// shows it as a synthetic user message of its own.
+	FollowUp []model.Content
 }
 
 // Text returns a successful result holding one text block.

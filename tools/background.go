@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,10 +42,11 @@ var (
 type Shells struct {
 	session string
 
-	mu     sync.Mutex
-	next   int
-	shells map[string]*bgShell
-	others []OtherTasks // see Attach
+	mu      sync.Mutex
+	next    int
+	shells  map[string]*bgShell
+	others  []OtherTasks // see Attach
+	notices []string     // see TakeNotices
 }
 
 // ShellInfo describes a background shell.
@@ -64,6 +66,10 @@ type bgShell struct {
 	info ShellInfo // ID, Command, Dir, paths and Started never change
 	pid  int
 	done chan struct{} // closed once the shell has exited
+
+	// The call that started the shell and its description, for the
+	// notice of its end; they never change.
+	toolUseID, description string
 
 	// Guarded by Shells.mu.
 	exitCode int
@@ -107,8 +113,9 @@ func (s *Shells) Dir() string {
 }
 
 // start runs command in the background with bash at shell, in dir, for at
-// most lifetime, confined by policy when it is not nil.
-func (s *Shells) start(environ []string, shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy) (ShellInfo, error) {
+// most lifetime, confined by policy when it is not nil; toolUseID and
+// description (of the call that started it) go into the notice of its end.
+func (s *Shells) start(environ []string, shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy, toolUseID, description string) (ShellInfo, error) {
 	out, errf, id, err := s.createFiles()
 	if err != nil {
 		return ShellInfo{}, err
@@ -129,6 +136,8 @@ func (s *Shells) start(environ []string, shell, dir, command string, lifetime ti
 		pid:      cmd.Process.Pid,
 		done:     make(chan struct{}),
 		exitCode: -1,
+
+		toolUseID: toolUseID, description: description,
 	}
 	s.mu.Lock()
 	s.shells[id] = sh
@@ -177,8 +186,45 @@ func (s *Shells) wait(sh *bgShell, cmd *exec.Cmd) {
 	s.mu.Lock()
 	sh.exitCode = bashExitCode(cmd.ProcessState)
 	sh.timer.Stop()
+	s.notices = append(s.notices, sh.notice())
 	s.mu.Unlock()
 	close(sh.done)
+}
+
+// TakeNotices returns, and forgets, the notices of the shells that ended
+// since the last call: one <task-notification> text each, in the
+// reference's form, for the model (the session's main loop gives them to
+// it with the next request).
+func (s *Shells) TakeNotices() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.notices
+	s.notices = nil
+	return out
+}
+
+// notice is the text that tells the model the shell ended. s.mu is held.
+func (sh *bgShell) notice() string {
+	what := sh.description
+	if what == "" {
+		what = sh.info.Command
+	}
+	status, summary := "completed", fmt.Sprintf("Background command %q completed (exit code %d)", what, sh.exitCode)
+	switch {
+	case sh.stopped:
+		status, summary = "killed", fmt.Sprintf("Background command %q was stopped", what)
+	case sh.exitCode != 0:
+		status, summary = "failed", fmt.Sprintf("Background command %q failed with exit code %d", what, sh.exitCode)
+	}
+	var b strings.Builder
+	b.WriteString("<task-notification>\n")
+	fmt.Fprintf(&b, "<task-id>%s</task-id>\n", sh.info.ID)
+	if sh.toolUseID != "" {
+		fmt.Fprintf(&b, "<tool-use-id>%s</tool-use-id>\n", sh.toolUseID)
+	}
+	fmt.Fprintf(&b, "<output-file>%s</output-file>\n<error-file>%s</error-file>\n", sh.info.StdoutPath, sh.info.StderrPath)
+	fmt.Fprintf(&b, "<status>%s</status>\n<summary>%s</summary>\n</task-notification>", status, summary)
+	return b.String()
 }
 
 func (sh *bgShell) running() bool {
@@ -209,6 +255,21 @@ func (s *Shells) lookup(id string) (*bgShell, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNoShell, id)
 	}
 	return sh, nil
+}
+
+// Wait blocks until the shell id has ended (its notice is then queued, see
+// TakeNotices) or ctx is done.
+func (s *Shells) Wait(ctx context.Context, id string) error {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-sh.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // Info describes the shell with the given ID.

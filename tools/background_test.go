@@ -46,8 +46,40 @@ func bgWaitOutput(t *testing.T, shells *Shells, id string, ok func(bgOutput) boo
 func bgStartText(shells *Shells, id string) string {
 	out := filepath.Join(shells.Dir(), id+".stdout")
 	errf := filepath.Join(shells.Dir(), id+".stderr")
-	return fmt.Sprintf("Command running in background with ID: %s. Its stdout is being written to %s and its stderr to %s; "+
-		"read those files to follow its progress, and call TaskStop with task_id %q to stop it.", id, out, errf, id)
+	return fmt.Sprintf("Command running in background with ID: %s. Its stdout is being written to %s and its stderr to %s. "+
+		"You will be notified when it completes. To check interim output, read those files; call TaskStop with task_id %q to stop it.", id, out, errf, id)
+}
+
+// TestBackgroundNotices: a background shell that ends leaves one notice,
+// in the reference's <task-notification> form (testdata/conformance/
+// t_bash_background of the module), naming the call that started it, its
+// output files, its status and its description; TakeNotices hands each
+// out once.
+func TestBackgroundNotices(t *testing.T) {
+	env := bashTestEnv(t)
+	shells := BackgroundShells(env)
+	for _, tc := range []struct {
+		command, status, summary string
+	}{
+		{"echo done", "completed", `Background command "Slow job" completed (exit code 0)`},
+		{"exit 3", "failed", `Background command "Slow job" failed with exit code 3`},
+	} {
+		r := sideRun(t, t.Context(), Bash(), env, map[string]any{"command": tc.command, "description": "Slow job", "run_in_background": true})
+		id := r.Structured.(BashResult).BackgroundTaskID
+		sh, err := shells.lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-sh.done
+		want := []string{fmt.Sprintf("<task-notification>\n<task-id>%s</task-id>\n<tool-use-id>toolu_test</tool-use-id>\n<output-file>%s</output-file>\n<error-file>%s</error-file>\n"+
+			"<status>%s</status>\n<summary>%s</summary>\n</task-notification>", id, sh.info.StdoutPath, sh.info.StderrPath, tc.status, tc.summary)}
+		if diff := cmp.Diff(want, shells.TakeNotices()); diff != "" {
+			t.Errorf("%s: notices (-want +got):\n%s", tc.command, diff)
+		}
+		if got := shells.TakeNotices(); len(got) != 0 {
+			t.Errorf("notices handed out twice: %q", got)
+		}
+	}
 }
 
 func TestBackgroundRunReadStop(t *testing.T) {

@@ -136,7 +136,11 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("Cannot run the command: %v", err)), nil
 	}
 	if in.RunInBackground {
-		return bashStartBackground(env, shell, dir, in, policy)
+		id := ""
+		if call != nil {
+			id = call.ID
+		}
+		return bashStartBackground(env, shell, dir, id, in, policy)
 	}
 	timeout := bashClamp(in.Timeout, bashDefaultTimeout, bashMaxTimeout)
 	limit := bashMaxOutputChars

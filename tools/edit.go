@@ -146,8 +146,9 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 	state.recordFile(key, out, known && prev.Partial)
 
 	msg := "The file " + path + " has been updated successfully."
-	if in.ReplaceAll && count > 1 {
-		msg = fmt.Sprintf("The file %s has been updated successfully: all %d occurrences were replaced.", path, count)
+	if in.ReplaceAll {
+		// The reference's wording (testdata/conformance/t_edit_replace_all).
+		msg = "The file " + path + " has been updated. All occurrences were successfully replaced."
 	}
 	if known {
 		msg += stateCurrentNote

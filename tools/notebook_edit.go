@@ -144,24 +144,15 @@ func runNotebookEdit(ctx context.Context, in notebookEditInput, call *tool.Call)
 		CellType: ed.cellType, Language: ed.language, EditMode: in.EditMode,
 		NotebookPath: path, OriginalFile: string(data), UpdatedFile: string(ed.out),
 	}
+	// The reference's wording (testdata/conformance/t_notebook_edit).
 	var text string
-	switch in.EditMode {
-	case "replace":
-		text = fmt.Sprintf("Updated cell %s of %s.", in.CellID, path)
-		if ed.converted {
-			text = fmt.Sprintf("Updated cell %s of %s; it is now a %s cell.", in.CellID, path, ed.cellType)
-		}
-		if ed.appended {
-			text = fmt.Sprintf("Added a new %s cell (id %s) at the end of %s.", ed.cellType, ed.cellID, path)
-		}
-	case "insert":
-		where := "at the top of " + path
-		if in.CellID != "" {
-			where = fmt.Sprintf("after cell %s in %s", in.CellID, path)
-		}
-		text = fmt.Sprintf("Inserted a new %s cell (id %s) %s.", ed.cellType, ed.cellID, where)
-	case "delete":
-		text = fmt.Sprintf("Deleted cell %s from %s.", in.CellID, path)
+	switch {
+	case in.EditMode == "delete":
+		text = fmt.Sprintf("Deleted cell %s", in.CellID)
+	case in.EditMode == "insert" || ed.appended:
+		text = fmt.Sprintf("Inserted cell %s with %s", ed.cellID, in.NewSource)
+	default:
+		text = fmt.Sprintf("Updated cell %s with %s", in.CellID, in.NewSource)
 	}
 	r := tool.Text(text)
 	r.Structured = res

@@ -58,62 +58,62 @@ func TestNotebookEditResults(t *testing.T) {
 	}{{
 		name: "replace code cell", fixture: "v45.ipynb",
 		in:   map[string]any{"cell_id": "calc", "new_source": "total = 2 + 2\nprint(total)\n"},
-		text: "Updated cell calc of $NB.",
+		text: "Updated cell calc with total = 2 + 2\nprint(total)\n",
 		want: NotebookEditResult{NewSource: "total = 2 + 2\nprint(total)\n", OldSource: nbStr("print(1 + 1)"), CellID: "calc", CellType: "code", Language: "python", EditMode: "replace"},
 	}, {
 		name: "replace markdown cell as code", fixture: "v45.ipynb",
 		in:   map[string]any{"cell_id": "intro", "new_source": "import os", "cell_type": "code", "edit_mode": "replace"},
-		text: "Updated cell intro of $NB; it is now a code cell.",
+		text: "Updated cell intro with import os",
 		want: NotebookEditResult{NewSource: "import os", OldSource: nbStr("# Title\nSome <b>text</b> é ü"), CellID: "intro", CellType: "code", Language: "python", EditMode: "replace"},
 	}, {
 		name: "replace code cell as markdown", fixture: "v45.ipynb",
 		in:   map[string]any{"cell_id": "calc", "new_source": "*gone*", "cell_type": "markdown"},
-		text: "Updated cell calc of $NB; it is now a markdown cell.",
+		text: "Updated cell calc with *gone*",
 		want: NotebookEditResult{NewSource: "*gone*", OldSource: nbStr("print(1 + 1)"), CellID: "calc", CellType: "markdown", Language: "python", EditMode: "replace"},
 	}, {
 		name: "insert after a cell", fixture: "v45.ipynb", ids: []string{"calc", "new1"},
 		in:   map[string]any{"cell_id": "intro", "new_source": "x = 1\ny = 2", "cell_type": "code", "edit_mode": "insert"},
-		text: "Inserted a new code cell (id new1) after cell intro in $NB.",
+		text: "Inserted cell new1 with x = 1\ny = 2",
 		want: NotebookEditResult{NewSource: "x = 1\ny = 2", CellID: "new1", CellType: "code", Language: "python", EditMode: "insert"},
 	}, {
 		name: "insert at the top", fixture: "v45.ipynb", ids: []string{"top1"},
 		in:   map[string]any{"new_source": "", "cell_type": "markdown", "edit_mode": "insert"},
-		text: "Inserted a new markdown cell (id top1) at the top of $NB.",
+		text: "Inserted cell top1 with ",
 		want: NotebookEditResult{NewSource: "", CellID: "top1", CellType: "markdown", Language: "python", EditMode: "insert"},
 	}, {
 		name: "delete", fixture: "v45.ipynb",
 		in:   map[string]any{"cell_id": "calc", "new_source": "", "edit_mode": "delete"},
-		text: "Deleted cell calc from $NB.",
+		text: "Deleted cell calc",
 		want: NotebookEditResult{OldSource: nbStr("print(1 + 1)"), CellID: "calc", CellType: "code", Language: "python", EditMode: "delete"},
 	}, {
 		name: "v4.4 replace by index", fixture: "v44.ipynb",
 		in:   map[string]any{"cell_id": "cell-1", "new_source": "Better notes\non two lines"},
-		text: "Updated cell cell-1 of $NB.",
+		text: "Updated cell cell-1 with Better notes\non two lines",
 		want: NotebookEditResult{NewSource: "Better notes\non two lines", OldSource: nbStr("Some notes"), CellID: "cell-1", CellType: "markdown", Language: "R", EditMode: "replace"},
 	}, {
 		name: "v4.4 insert without ids", fixture: "v44.ipynb",
 		in:   map[string]any{"cell_id": "cell-0", "new_source": "y <- 2", "cell_type": "code", "edit_mode": "insert"},
-		text: "Inserted a new code cell (id cell-1) after cell cell-0 in $NB.",
+		text: "Inserted cell cell-1 with y <- 2",
 		want: NotebookEditResult{NewSource: "y <- 2", CellID: "cell-1", CellType: "code", Language: "R", EditMode: "insert"},
 	}, {
 		name: "v4.4 replace just past the end", fixture: "v44.ipynb",
 		in:   map[string]any{"cell_id": "cell-2", "new_source": "z <- 3"},
-		text: "Added a new code cell (id cell-2) at the end of $NB.",
+		text: "Inserted cell cell-2 with z <- 3",
 		want: NotebookEditResult{NewSource: "z <- 3", CellID: "cell-2", CellType: "code", Language: "R", EditMode: "replace"},
 	}, {
 		name: "v4.4 delete by index", fixture: "v44.ipynb",
 		in:   map[string]any{"cell_id": "cell-0", "new_source": "", "edit_mode": "delete"},
-		text: "Deleted cell cell-0 from $NB.",
+		text: "Deleted cell cell-0",
 		want: NotebookEditResult{OldSource: nbStr("x <- 1"), CellID: "cell-0", CellType: "code", Language: "R", EditMode: "delete"},
 	}, {
 		name: "compact", fixture: "compact.ipynb",
 		in:   map[string]any{"cell_id": "cell-0", "new_source": "a = <2>"},
-		text: "Updated cell cell-0 of $NB.",
+		text: "Updated cell cell-0 with a = <2>",
 		want: NotebookEditResult{NewSource: "a = <2>", OldSource: nbStr("a = 1"), CellID: "cell-0", CellType: "code", Language: "python", EditMode: "replace"},
 	}, {
 		name: "empty notebook", fixture: "empty.ipynb",
 		in:   map[string]any{"new_source": "first\n", "cell_type": "markdown", "edit_mode": "insert"},
-		text: "Inserted a new markdown cell (id cell-0) at the top of $NB.",
+		text: "Inserted cell cell-0 with first\n",
 		want: NotebookEditResult{NewSource: "first\n", CellID: "cell-0", CellType: "markdown", Language: "python", EditMode: "insert"},
 	}}
 	for _, tc := range tests {

@@ -124,32 +124,41 @@ func readNotebook(dir *targetDir, path, key string, allowLarge bool, info os.Fil
 		lang = "python"
 	}
 	res := ReadNotebookResult{Type: "notebook", File: ReadNotebookFile{FilePath: path, Cells: []ReadNotebookCell{}}}
+	// The model gets the reference's rendering: the cells, one after
+	// another on their own lines, as <cell id="ID">source</cell id="ID">
+	// (a cell that is not code names its type first, in <cell_type>),
+	// each followed by its outputs' texts, each on a line after an empty
+	// one. Images are blocks of their own after the text before them.
 	var blocks []model.Content
+	var text []string
+	flush := func() {
+		if len(text) > 0 {
+			blocks = append(blocks, model.TextBlock(strings.Join(text, "\n")))
+			text = nil
+		}
+	}
 	size := 0
 	for i, c := range nb.Cells {
 		cell := ReadNotebookCell{CellType: c.CellType, Source: string(c.Source), CellID: c.ID}
 		if cell.CellID == "" {
 			cell.CellID = "cell-" + strconv.Itoa(i)
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "<cell id=%q type=%q", cell.CellID, c.CellType)
 		if c.CellType == "code" {
 			cell.Language = lang
 			cell.ExecutionCount = c.ExecutionCount
-			fmt.Fprintf(&b, " language=%q", lang)
-			if c.ExecutionCount != nil {
-				fmt.Fprintf(&b, " execution_count=\"%d\"", *c.ExecutionCount)
-			}
 		}
-		b.WriteString(">\n")
-		b.WriteString(string(c.Source))
-		b.WriteString("\n</cell>")
+		var b strings.Builder
+		fmt.Fprintf(&b, "<cell id=%q>", cell.CellID)
+		if c.CellType != "code" {
+			fmt.Fprintf(&b, "<cell_type>%s</cell_type>", c.CellType)
+		}
+		fmt.Fprintf(&b, "%s</cell id=%q>", c.Source, cell.CellID)
 		var images []model.Content
 		for _, o := range c.Outputs {
 			out := readNbOutputOf(o)
 			cell.Outputs = append(cell.Outputs, out)
 			if out.Text != "" {
-				fmt.Fprintf(&b, "\n<output cell=%q type=%q>\n%s\n</output>", cell.CellID, out.OutputType, out.Text)
+				b.WriteString("\n\n" + out.Text)
 			}
 			if out.Image != nil {
 				images = append(images, model.Content{Type: model.TypeImage, Source: &model.Source{
@@ -158,10 +167,14 @@ func readNotebook(dir *targetDir, path, key string, allowLarge bool, info os.Fil
 			}
 		}
 		size += b.Len()
-		blocks = append(blocks, model.TextBlock(b.String()))
-		blocks = append(blocks, images...)
+		text = append(text, b.String())
+		if len(images) > 0 {
+			flush()
+			blocks = append(blocks, images...)
+		}
 		res.File.Cells = append(res.File.Cells, cell)
 	}
+	flush()
 	if size > readMaxOutput && !allowLarge {
 		return tool.Error(fmt.Sprintf("The notebook %s comes to %s of text, too much to return at once. Look at parts of it with jq in Bash (for example jq '.cells[0:10]'), or set allow_large if you really need all of it.",
 			path, fileSizeText(int64(size)))), nil
@@ -170,7 +183,7 @@ func readNotebook(dir *targetDir, path, key string, allowLarge bool, info os.Fil
 		blocks = []model.Content{model.TextBlock("<system-reminder>The notebook exists but has no cells.</system-reminder>")}
 	}
 	fileStateOf(env).record(key, info, data, false)
-	return tool.Result{Content: blocks, Structured: res}, nil
+	return tool.Result{Content: blocks, Structured: res, ListContent: true}, nil
 }
 
 func readNbOutputOf(o readNbOutput) ReadNotebookOutput {
@@ -195,13 +208,13 @@ func readNbOutputOf(o readNbOutput) ReadNotebookOutput {
 			}
 		}
 	case "error":
-		// The traceback ends with the error line itself.
-		out.Text = strings.Join(o.Traceback, "\n")
-		if out.Text == "" {
-			out.Text = fmt.Sprintf("%s: %s", o.EName, o.EValue)
+		// As the reference shows it: the error line, then the traceback.
+		out.Text = fmt.Sprintf("%s: %s", o.EName, o.EValue)
+		if len(o.Traceback) > 0 {
+			out.Text += "\n" + strings.Join(o.Traceback, "\n")
 		}
 	}
-	out.Text = strings.TrimRight(readAnsiEscape.ReplaceAllString(out.Text, ""), "\n")
+	out.Text = readAnsiEscape.ReplaceAllString(out.Text, "")
 	if n := len([]rune(out.Text)); n > notebookMaxOutput {
 		out.Text = string([]rune(out.Text)[:notebookMaxOutput]) + fmt.Sprintf("\n[output truncated: %d more characters]", n-notebookMaxOutput)
 	}

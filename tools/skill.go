@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -77,10 +78,14 @@ func Skill(load SkillLoader) tool.Tool {
 	}, &tool.Options{ReadOnly: true, AlwaysLoad: true, Schema: json.RawMessage(skillSchema)})
 }
 
-// skillResult is the tool result of a loaded skill.
+// skillResult is the tool result of a loaded skill. As in the reference
+// (testdata/conformance/t_skill of the module), the result only says the
+// skill is launching; the skill's instructions follow the reply's tool
+// results as text of their own (tool.Result.FollowUp): its base
+// directory, its supporting files, then its body.
 func skillResult(doc SkillDoc) tool.Result {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Loaded skill %s.\nBase directory for this skill: %s\n", doc.Name, doc.Dir)
+	fmt.Fprintf(&b, "Base directory for this skill: %s\n", doc.Dir)
 	if len(doc.Files) > 0 {
 		b.WriteString("Supporting files (relative to the base directory):\n")
 		for _, f := range doc.Files {
@@ -92,7 +97,8 @@ func skillResult(doc SkillDoc) tool.Result {
 	if len(doc.AllowedTools) > 0 {
 		structured["allowedTools"] = doc.AllowedTools
 	}
-	res := tool.Text(b.String())
+	res := tool.Text("Launching skill: " + doc.Name)
 	res.Structured = structured
+	res.FollowUp = []model.Content{model.TextBlock(b.String())}
 	return res
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/vocab"
@@ -14,7 +15,7 @@ import (
 // sdkFlags are the fields of config set by the flags of sdkFlagDefs.
 type sdkFlags struct {
 	inputFormat          string                   // --input-format: "text" or "stream-json" (streamjson.go)
-	permissionPromptTool string                   // --permission-prompt-tool: "stdio" (the only one supported)
+	permissionPromptTool string                   // --permission-prompt-tool: "stdio" or an MCP tool name
 	awaitInit            bool                     // --await-initialize
 	replayUser           bool                     // --replay-user-messages
 	initOnly             []string                 // stream-json-only flags given with text input, for the warning
@@ -75,9 +76,9 @@ var sdkFlagDefs = []flagDef{
 	}},
 
 	// Refused: without the feature the run would not be the one asked for.
-	{[]string{"--permission-prompt-tool"}, kString, "stdio: ask the host for permission (can_use_tool, with --input-format stream-json)", func(c *config, v string) error {
-		if v != "stdio" {
-			return fmt.Errorf("--permission-prompt-tool %s is %w: permission prompts can only be sent to the host (stdio), not to an MCP tool", v, errUnsupported)
+	{[]string{"--permission-prompt-tool"}, kString, "stdio: ask the host for permission (can_use_tool, with --input-format stream-json); mcp__server__tool: ask that MCP tool", func(c *config, v string) error {
+		if v != "stdio" && !strings.HasPrefix(v, "mcp__") {
+			return fmt.Errorf("--permission-prompt-tool %q: want stdio or an MCP tool name (mcp__server__tool)", v)
 		}
 		c.sdk.permissionPromptTool = v
 		return nil
@@ -200,7 +201,7 @@ func (c *config) checkSDKFlags() error {
 			return errors.New("--input-format stream-json takes no prompt argument: user messages come on stdin")
 		}
 	} else {
-		if c.sdk.permissionPromptTool != "" {
+		if c.sdk.permissionPromptTool == "stdio" {
 			return errors.New("--permission-prompt-tool stdio needs --input-format stream-json: there is no host to ask")
 		}
 		for _, name := range c.sdk.initOnly {
@@ -229,6 +230,9 @@ func (c *config) checkSDKFlags() error {
 // holds those of the others.
 func (c *config) applySDKFlags(o *agentloop.Options) error {
 	o.Agent = c.sdk.agent
+	if t := c.sdk.permissionPromptTool; t != "" && t != "stdio" {
+		o.PermissionPromptTool = t
+	}
 	o.ResumeSessionAt, o.ResumeDropsTurn = c.sdk.resumeAt, c.sdk.resumeDropsTurn
 	o.Betas = c.sdk.betas
 	o.Plugins = append(o.Plugins, c.sdk.plugins...)

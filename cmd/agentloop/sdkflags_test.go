@@ -160,7 +160,6 @@ func TestSDKFlagsMapped(t *testing.T) {
 // stderr naming it, before any request.
 func TestSDKFlagsRefused(t *testing.T) {
 	cases := [][]string{
-		{"--permission-prompt-tool", "mcp__perm__ask"},
 		{"--session-mirror"},
 		{"--project-config-root=/r"},
 		{"--managed-settings", `{"permissions":{}}`},

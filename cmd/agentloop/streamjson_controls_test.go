@@ -25,6 +25,7 @@ func TestStreamJSONFlags(t *testing.T) {
 		{[]string{"--input-format=stream-json"}, func(f *sdkFlags) bool { return f.inputFormat == "stream-json" }},
 		{[]string{"--permission-prompt-tool=stdio"}, func(f *sdkFlags) bool { return f.permissionPromptTool == "stdio" }},
 		{[]string{"--permission-prompt-tool", "stdio"}, func(f *sdkFlags) bool { return f.permissionPromptTool == "stdio" }},
+		{[]string{"--permission-prompt-tool", "mcp__perm__ask"}, func(f *sdkFlags) bool { return f.permissionPromptTool == "mcp__perm__ask" }},
 		{[]string{"--await-initialize", "--initialize-fields=settings,disallowedTools"}, func(f *sdkFlags) bool { return f.awaitInit }},
 		{[]string{"--replay-user-messages"}, func(f *sdkFlags) bool { return f.replayUser }},
 		{[]string{"--managed-settings-in-initialize"}, func(*sdkFlags) bool { return true }},
@@ -47,7 +48,7 @@ func TestStreamJSONFlags(t *testing.T) {
 		{[]string{"-p", "hi", "--input-format", "stream-json", "--verbose"}, "--input-format stream-json needs --output-format stream-json"},
 		{append(slices.Clone(sdkArgs), "a prompt"), "takes no prompt argument"},
 		{[]string{"-p", "hi", "--permission-prompt-tool=stdio"}, "--permission-prompt-tool stdio needs --input-format stream-json"},
-		{append(slices.Clone(sdkArgs), "--permission-prompt-tool=mcp__perm__ask"), "not supported yet"},
+		{append(slices.Clone(sdkArgs), "--permission-prompt-tool=approve"), "want stdio or an MCP tool name"},
 	}
 	for _, tc := range bad {
 		if _, err := parseArgs(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {

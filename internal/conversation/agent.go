@@ -1,11 +1,14 @@
 package conversation
 
 import (
+	"context"
+
 	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/subagent"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tools"
 )
 
 // AgentDefinition is agentloop.AgentDefinition as the session reads it; the fields are
@@ -64,9 +67,35 @@ func (s *Session) spawner() *subagent.Spawner {
 
 // backgroundHooks wraps hp, the hook points of the loop owner ("" for the
 // main loop), so that the loop hears of the background subagents it starts
-// (see subagent.Registry.Hooks).
+// (see subagent.Registry.Hooks), and the main loop of the background shells
+// that ended (tools.Shells.TakeNotices): their notices go to the model with
+// the next request, after a tool call or with the next prompt, as the
+// reference's task notifications do.
 func (s *Session) backgroundHooks(owner string, hp engine.HookPoints) engine.HookPoints {
-	return subagent.For(s.env).Hooks(owner, hp)
+	hp = subagent.For(s.env).Hooks(owner, hp)
+	if owner != "" {
+		return hp
+	}
+	shells := tools.BackgroundShells(s.env)
+	prev := hp.PromptSubmit
+	hp.PromptSubmit = func(ctx context.Context, prompt string) engine.PromptVerdict {
+		var v engine.PromptVerdict
+		if prev != nil {
+			v = prev(ctx, prompt)
+		}
+		v.Context = append(v.Context, shells.TakeNotices()...)
+		return v
+	}
+	after := hp.AfterTool
+	hp.AfterTool = func(ctx context.Context, call *engine.ToolCall, o *engine.ToolOutput) *engine.Halt {
+		var h *engine.Halt
+		if after != nil {
+			h = after(ctx, call, o)
+		}
+		o.Context = append(o.Context, shells.TakeNotices()...)
+		return h
+	}
+	return hp
 }
 
 // childEngine builds the engine session of a subagent: fresh history, the

@@ -85,12 +85,13 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 		v.Halt = &engine.Halt{Reason: x.StopReason}
 		return v
 	case x.Blocked:
-		v.Blocked, v.Reason = true, x.Reason
+		v.Blocked, v.Reason, v.BlockedBy = true, x.Reason, "UserPromptExpansion"
 		return v
 	}
 	v.Context = append(v.Context, x.AdditionalContext...)
 	text := s.expand(inv)
 	v.Replace = &text
+	v.Preamble = commandHeader(inv)
 	return v
 }
 
@@ -120,6 +121,13 @@ func (s *Session) invocation(prompt string) (invocation, bool) {
 		return invocation{name: name, args: args, source: sk.Source, skill: &sk}, true
 	}
 	return invocation{}, false
+}
+
+// commandHeader is the text block the reference sends before an
+// invoked command's or skill's text: its name and arguments as typed.
+func commandHeader(inv invocation) string {
+	return fmt.Sprintf("<command-message>%s</command-message>\n<command-name>/%s</command-name>\n<command-args>%s</command-args>\n",
+		inv.name, inv.name, inv.args)
 }
 
 // expand is the text inv's prompt is replaced by. A skill's allowed-tools

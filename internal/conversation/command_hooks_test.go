@@ -80,12 +80,13 @@ func TestUserPromptSubmitSeesSlashCommands(t *testing.T) {
 			}
 			id := c.SessionID()
 			msgs, err := c.Query(ctx, p).Collect()
-			if err == nil {
-				t.Fatal("a blocked prompt ended without an error")
+			if err != nil {
+				t.Fatal(err)
 			}
+			// The reference's ending of a blocked prompt (TestHooksInTheLoop).
 			res := msgs[len(msgs)-1].(*agentloop.ResultMessage)
-			if !res.IsError || !strings.Contains(strings.Join(res.Errors, " "), "HELD-BY-HOOK") {
-				t.Errorf("result %s %v", res.Subtype, res.Errors)
+			if res.IsError || !strings.Contains(res.Text(), "HELD-BY-HOOK") || !strings.HasSuffix(res.Text(), "Original prompt: "+p) {
+				t.Errorf("result %s %q", res.Subtype, res.Text())
 			}
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d requests; the blocked %s sent something", n, p)
@@ -147,8 +148,10 @@ func TestUserPromptExpansionHook(t *testing.T) {
 	before := len(srv.Requests())
 	o.Hooks = new(promptHookLog).matchers(false, "pdf", hooks.Output{Decision: "block", Reason: "NO-PDF-TODAY"})
 	res, err := agentloop.Query(context.Background(), "/pdf a.pdf", o).Result()
-	if err == nil || res == nil || !strings.Contains(strings.Join(res.Errors, " "), "NO-PDF-TODAY") {
-		t.Errorf("blocked expansion: %v %+v", err, res)
+	// Ended as a blocked UserPromptSubmit is (see TestHookGlue), naming
+	// this hook point.
+	if want := "UserPromptExpansion operation blocked by hook:\nNO-PDF-TODAY\n\nOriginal prompt: /pdf a.pdf"; err != nil || res == nil || res.Text() != want {
+		t.Errorf("blocked expansion: %v %+v, want the text %q", err, res, want)
 	}
 	if len(srv.Requests()) != before {
 		t.Error("a blocked expansion sent a request")

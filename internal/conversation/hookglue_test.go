@@ -168,8 +168,10 @@ func TestHooksInTheLoop(t *testing.T) {
 		})}
 		srv, msgs, _ := hookRun(t, block, nil, done)
 		res := msgs[len(msgs)-1].(*agentloop.ResultMessage)
-		if srv.Len() != 0 || !res.IsError || !strings.Contains(strings.Join(res.Errors, ""), "no prompts on Tuesdays") {
-			t.Errorf("%d requests, result %+v", srv.Len(), res)
+		// As the reference ends it (testdata/conformance/t_hook_userprompt_block).
+		want := "UserPromptSubmit operation blocked by hook:\nno prompts on Tuesdays\n\nOriginal prompt: go"
+		if srv.Len() != 0 || res.IsError || res.Subtype != "success" || res.NumTurns != 0 || res.Text() != want || len(res.Errors) != 0 {
+			t.Errorf("%d requests, result %+v; want a success result with text %q", srv.Len(), res, want)
 		}
 	})
 	t.Run("continue false halts after the tools", func(t *testing.T) {

@@ -58,6 +58,8 @@ type Config struct {
 	DisallowedTools []string
 	PermissionMode  PermissionMode
 	CanUseTool      CanUseTool
+	// PermissionPromptTool: Options.PermissionPromptTool (permission_prompt_tool.go).
+	PermissionPromptTool string
 
 	Hooks                map[hooks.Event][]hooks.Matcher
 	IncludeHookEvents    bool
@@ -136,6 +138,14 @@ func (o *Config) validate() error {
 	}
 	if o.Model != "" && strings.TrimSpace(o.Model) == "" {
 		return fmt.Errorf("%w: Model %q is blank: give a model id or alias, or leave it empty for the default", ErrInvalidOption, o.Model)
+	}
+	if o.PermissionPromptTool != "" {
+		if o.CanUseTool != nil {
+			return fmt.Errorf("%w: set CanUseTool or PermissionPromptTool, not both", ErrInvalidOption)
+		}
+		if !strings.HasPrefix(o.PermissionPromptTool, "mcp__") {
+			return fmt.Errorf("%w: PermissionPromptTool %q is not an MCP tool name (mcp__server__tool)", ErrInvalidOption, o.PermissionPromptTool)
+		}
 	}
 	if o.MaxTurns < 0 {
 		return fmt.Errorf("%w: MaxTurns %d is negative", ErrInvalidOption, o.MaxTurns)

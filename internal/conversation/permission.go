@@ -270,6 +270,8 @@ func (s *Session) authorizer(a lineage.Agent) *authorize.Authorizer {
 			return authorize.Answer{Behavior: res.Behavior, UpdatedInput: res.UpdatedInput,
 				UpdatedPermissions: res.UpdatedPermissions, Message: res.Message, Interrupt: res.Interrupt}, err
 		}
+	} else if s.opts.PermissionPromptTool != "" {
+		az.CanUseTool = s.askPromptTool // permission_prompt_tool.go
 	}
 	return az
 }

@@ -66,10 +66,20 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		}
 	}
 	var tr *sessions.Transcript
+	var forkCost *sessions.CostState // the forked session's running totals
 	if id != "" {
 		if o.ForkSession {
 			if err := s.checkForkPoint(dir, id); err != nil { // resume_at.go
 				return nil, err
+			}
+			// The reference's --fork-session carries the original's
+			// cost and usage totals into the fork, as a resume does
+			// (testdata/conformance/t_fork); sessions.Fork copies only
+			// the conversation.
+			if p, err := sessions.Find(dir, id); err == nil {
+				if src, err := sessions.Load(p); err == nil {
+					forkCost = src.Cost
+				}
 			}
 			forked, err := sessions.Fork(dir, id, "")
 			if err != nil {
@@ -118,6 +128,9 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		if tr, err = sessions.Load(path); err != nil {
 			return nil, fmt.Errorf("agentloop: reading session %s: %w", id, err)
 		}
+		if tr.Cost == nil {
+			tr.Cost = forkCost
+		}
 		s.env.SessionID = id
 		if tr, err = s.cutAt(tr); err != nil { // resume_at.go
 			return nil, err
@@ -143,6 +156,9 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			// another process may have appended since Load.
 			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
 				tr = lt
+				if tr.Cost == nil {
+					tr.Cost = forkCost
+				}
 				if tr, err = s.cutAt(tr); err != nil { // resume_at.go
 					w.Close()
 					return nil, err

@@ -14,7 +14,8 @@ import (
 
 // A session is written to its transcript and resumed by a later Query: the
 // history (thinking blocks with their signatures included) is sent again,
-// the id is kept and the cost carries on. Forking copies it to a new id.
+// the id is kept and the cost carries on. Forking copies it to a new id,
+// the cost carrying on there too.
 func TestResumeContinueFork(t *testing.T) {
 	cfg := t.TempDir()
 	cwd := t.TempDir()
@@ -68,6 +69,11 @@ func TestResumeContinueFork(t *testing.T) {
 	forked, err := agentloop.Query(context.Background(), "Fork it", o).Result()
 	if err != nil || forked.SessionID == first.SessionID || len(srv.Requests()[3].Params.Messages) != 7 {
 		t.Errorf("fork: %v, id %s, %d messages", err, forked.SessionID, len(srv.Requests()[3].Params.Messages))
+	}
+	// As the reference's --fork-session does (testdata/conformance/t_fork),
+	// the fork carries the original's totals on.
+	if want := third.TotalCostUSD + 300*4/1e6 + 10*20/1e6; math.Abs(forked.TotalCostUSD-want) > 1e-12 {
+		t.Errorf("cost after fork = %v, want %v (carried on)", forked.TotalCostUSD, want)
 	}
 
 	o = base()

@@ -131,7 +131,7 @@ func TestPluginCommandRuns(t *testing.T) {
 	root := pluginKit(t, map[string]string{".mcp.json": `{"mcpServers": {}}`})
 	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
 	pluginRun(t, srv, "/kit:hello world", &agentloop.Options{Plugins: []agentloop.PluginConfig{{Path: root}}})
-	if got := srv.Requests()[0].LastUserText(); !strings.Contains(got, "Say hello to world.") || strings.Contains(got, "/kit:hello") {
+	if got := srv.Requests()[0].LastUserText(); !strings.Contains(got, "Say hello to world.") || strings.Contains(got, "/kit:hello world") {
 		t.Errorf("prompt sent:\n%s\nwant the command's text with its argument", got)
 	}
 }

@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // filesTree writes a project (a git repository) and a home with skills,
@@ -28,7 +30,7 @@ func filesTree(t *testing.T, extra map[string]string) string {
 		filepath.Join(cwd, ".claude/skills/pdf/SKILL.md"):           "---\nname: pdf\ndescription: Extract text from PDF files\n---\nRun scripts/extract.py on $ARGUMENTS.\n",
 		filepath.Join(cwd, ".claude/skills/pdf/scripts/extract.py"): "print('x')\n",
 		filepath.Join(cwd, ".claude/skills/secret/SKILL.md"):        "---\ndescription: Secret things\n---\nTHE SECRET BODY\n",
-		filepath.Join(cwd, ".claude/commands/review.md"):            "---\ndescription: Review files\nargument-hint: <a> <b>\n---\nReview $ARGUMENTS: first=$1 second=$2\n",
+		filepath.Join(cwd, ".claude/commands/review.md"):            "---\ndescription: Review files\nargument-hint: <a> <b>\n---\nReview $ARGUMENTS: first=$0 second=$1\n",
 		filepath.Join(cwd, ".claude/agents/x.md"):                   "---\nname: x\ndescription: The X agent\ntools: Read\nmodel: haiku\n---\nYou are the X agent.\n",
 		filepath.Join(cwd, ".claude/agents/bad.md"):                 "---\nname: [bad\ndescription: broken\n---\nbody\n",
 		filepath.Join(home, ".claude/skills/notes/SKILL.md"):        "---\ndescription: Take notes\n---\nWrite notes.\n",
@@ -131,7 +133,27 @@ func pfTextOf(blocks []model.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// TestSlashCommandExpansion: a file command's $ARGUMENTS, $1 and $2 are
+// TestSlashCommandHeader: as in the reference (testdata/conformance/
+// t_slash_args), an invoked command's text follows a block naming the
+// command and its arguments as typed.
+func TestSlashCommandHeader(t *testing.T) {
+	cwd := filesTree(t, nil)
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))
+	runFiles(t, srv, cwd, "/review foo bar", nil)
+	var texts []string
+	for _, b := range srv.Requests()[0].LastUserMessage().Content {
+		if b.Type == "text" && !strings.HasPrefix(b.Text, "<system-reminder>") {
+			texts = append(texts, b.Text)
+		}
+	}
+	want := []string{"<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>foo bar</command-args>\n",
+		"Review foo bar: first=foo second=bar"}
+	if diff := cmp.Diff(want, texts); diff != "" {
+		t.Errorf("user turn's texts (-want +got):\n%s", diff)
+	}
+}
+
+// TestSlashCommandExpansion: a file command's $ARGUMENTS, $0 and $1 are
 // filled in; an unknown /word and the built-in names are sent as typed.
 func TestSlashCommandExpansion(t *testing.T) {
 	cwd := filesTree(t, nil)
@@ -154,26 +176,49 @@ func TestSlashCommandExpansion(t *testing.T) {
 	}
 }
 
-// TestSkillToolLoadsBody: the model's Skill call returns the body, args
-// filled in, the skill's directory and its supporting files.
+// TestSkillToolLoadsBody: as in the reference (testdata/conformance/
+// t_skill), the model's Skill call returns "Launching skill: <name>" and
+// the body, args filled in, with the skill's directory and its supporting
+// files, follows the tool results in the same user turn, shown in the
+// stream as a synthetic user message that counts as a turn.
 func TestSkillToolLoadsBody(t *testing.T) {
 	cwd := filesTree(t, nil)
 	srv := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "Skill", map[string]any{"skill": "pdf", "args": "report.pdf"}),
 		agentlooptest.Text("done"))
-	runFiles(t, srv, cwd, "extract it", nil)
+	var msgs []agentloop.Message
+	for m, err := range agentloop.Query(context.Background(), "extract it", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
 	res, ok := srv.Requests()[1].ToolResult("toolu_1")
 	if !ok {
 		t.Fatal("no Skill result")
 	}
-	text := pfResultText(res)
-	if res.IsError != nil && *res.IsError {
-		t.Fatalf("Skill failed: %s", text)
+	if text := pfResultText(res); text != "Launching skill: pdf" || (res.IsError != nil && *res.IsError) {
+		t.Fatalf("Skill result = %q (error %v), want %q", text, res.IsError, "Launching skill: pdf")
 	}
-	for _, s := range []string{"Run scripts/extract.py on report.pdf.", filepath.Join(cwd, ".claude/skills/pdf"), "scripts/extract.py"} {
-		if !strings.Contains(text, s) {
-			t.Errorf("Skill result lacks %q:\n%s", s, text)
+	last := srv.Requests()[1].LastUserMessage().Content
+	follow := last[len(last)-1]
+	if follow.Type != "text" || last[0].Type != "tool_result" {
+		t.Fatalf("last user turn = %+v, want the tool result, then the skill's text", last)
+	}
+	for _, s := range []string{"Run scripts/extract.py on report.pdf.", "Base directory for this skill: " + filepath.Join(cwd, ".claude/skills/pdf"), "scripts/extract.py"} {
+		if !strings.Contains(follow.Text, s) {
+			t.Errorf("skill text lacks %q:\n%s", s, follow.Text)
 		}
+	}
+	var synthetic int
+	for _, m := range msgs {
+		if u, ok := m.(*agentloop.UserMessage); ok && u.IsSynthetic && strings.Contains(fmt.Sprint(u.Message.Content), "Run scripts/extract.py") {
+			synthetic++
+		}
+	}
+	result := msgs[len(msgs)-1].(*agentloop.ResultMessage)
+	if synthetic != 1 || result.NumTurns != 3 {
+		t.Errorf("%d synthetic user messages with the skill's text, num_turns %d; want 1 and 3", synthetic, result.NumTurns)
 	}
 }
 
@@ -323,5 +368,39 @@ func TestSkillFilesRespectReadDeny(t *testing.T) {
 	}
 	if !hasDiag(diags, agentloop.DiagProjectFile, "Read deny rule") {
 		t.Errorf("no diagnostic for the denied files: %+v", diags)
+	}
+}
+
+// TestSkillTextSurvivesResume: the skill's text, sent after the tool
+// results, is in the transcript, so a resumed session sends the same turn
+// again: the tool result, then the text.
+func TestSkillTextSurvivesResume(t *testing.T) {
+	cwd := filesTree(t, nil)
+	cfg := t.TempDir()
+	srv := agentlooptest.NewTB(t,
+		agentlooptest.ToolUse("toolu_1", "Skill", map[string]any{"skill": "pdf", "args": "report.pdf"}),
+		agentlooptest.Text("done"),
+		agentlooptest.Text("again"))
+	first, err := agentloop.Query(context.Background(), "extract it", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: cfg}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agentloop.Query(context.Background(), "and now?", &agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: cfg, Resume: first.SessionID}).Result(); err != nil {
+		t.Fatal(err)
+	}
+	live, resumed := srv.Requests()[1].Params.Messages, srv.Requests()[2].Params.Messages
+	turn := func(h []model.Message) []model.Content {
+		for _, m := range h {
+			for _, c := range m.Content {
+				if c.Type == "tool_result" && c.ToolUseID == "toolu_1" {
+					return m.Content
+				}
+			}
+		}
+		return nil
+	}
+	// Only the cache breakpoint moves on.
+	if diff := cmp.Diff(turn(live), turn(resumed), cmpopts.IgnoreFields(model.Content{}, "CacheControl")); diff != "" || len(turn(live)) < 2 {
+		t.Errorf("the Skill turn after resume differs (-live +resumed):\n%s", diff)
 	}
 }

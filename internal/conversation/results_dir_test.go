@@ -75,11 +75,11 @@ func TestLargeToolResultSpilled(t *testing.T) {
 
 	full := bigOutput()
 	got := resultText(t, srv.Requests()[1], "toolu_big")
-	if len(got.Text) > 5000 || !strings.Contains(got.Text, saved) || !strings.HasPrefix(strings.SplitN(got.Text, "--- beginning ---\n", 2)[1], "line 1\nline 2\n") {
+	if len(got.Text) > 5000 || !strings.Contains(got.Text, saved) || !strings.Contains(got.Text, "Preview (first 2KB):\nline 1\nline 2\n") {
 		t.Errorf("tool_result the model got (%d bytes) is not a preview naming %s:\n%.600s", len(got.Text), saved, got.Text)
 	}
-	if !strings.HasSuffix(got.Text, full[len(full)-20:]) {
-		t.Errorf("preview does not end with the output's end %q", full[len(full)-20:])
+	if !strings.HasSuffix(got.Text, "\n...\n</persisted-output>") {
+		t.Errorf("preview does not end as the reference's does: %q", got.Text[len(got.Text)-40:])
 	}
 	if b, err := os.ReadFile(saved); err != nil || string(b) != full {
 		t.Errorf("saved file: %d bytes, err %v; want the %d bytes of the output", len(b), err, len(full))
@@ -124,11 +124,12 @@ func TestBashLargeOutputSpilled(t *testing.T) {
 		if _, ok := m.(*agentloop.ResultMessage); ok {
 			// The session is still open: the file must be there.
 			got := resultText(t, srv.Requests()[1], "toolu_seq").Text
-			i := strings.Index(got, "saved in full to ")
+			const marker = "Full output saved to: "
+			i := strings.Index(got, marker)
 			if i < 0 || len(got) > 5000 {
 				t.Fatalf("Bash result (%d bytes) is not a preview:\n%.500s", len(got), got)
 			}
-			saved = strings.TrimSuffix(strings.Fields(got[i+len("saved in full to "):])[0], ".")
+			saved = strings.Fields(got[i+len(marker):])[0]
 			b, err := os.ReadFile(saved)
 			if err != nil {
 				t.Fatal(err)

@@ -16,7 +16,8 @@ type outcome struct {
 	block      model.Content // the tool_result block
 	structured any
 	meta       []message.ToolResultMeta
-	call       *ToolCall // set for calls that ran
+	call       *ToolCall       // set for calls that ran
+	follow     []model.Content // tool.Result.FollowUp
 }
 
 // pendingCall is an authorised call waiting to run.
@@ -69,6 +70,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 		r.numTurns++
 		r.toolEnd(o)
 		ok = r.send(m)
+		if ok && len(o.follow) > 0 {
+			ok = r.sendFollowUp(o.follow)
+		}
 	}
 	var batch []pendingCall
 	flush := func() {
@@ -274,7 +278,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		}
 		structured = text
 	}
-	return outcome{block: block, structured: structured, meta: p.meta, call: p.call}
+	return outcome{block: block, structured: structured, meta: p.meta, call: p.call, follow: res.FollowUp}
 }
 
 // toolContext is the context tools run under: it carries the emitter of

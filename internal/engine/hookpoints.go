@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/agentloop/agentloop/message"
@@ -33,9 +34,15 @@ type PromptVerdict struct {
 	// Replace, when set, is the text sent in place of the prompt's text
 	// blocks; its image and document blocks follow it.
 	Replace *string
-	Blocked bool
-	Reason  string
-	Halt    *Halt
+	// Preamble, when set with Replace, is a text block sent before it
+	// (a slash command's <command-name> header).
+	Preamble string
+	Blocked  bool
+	// BlockedBy names the hook event that blocked the prompt ("" for
+	// UserPromptSubmit).
+	BlockedBy string
+	Reason    string
+	Halt      *Halt
 }
 
 // StopVerdict is what BeforeStop decided.
@@ -69,13 +76,29 @@ const MaxStopContinuations = 8
 // send and the context hooks added for the model, or a result when the run
 // must end.
 func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Content, *message.Result) {
+	typed := prompt
 	prompt, context, v := r.promptVerdict(prompt)
 	switch {
 	case v.Halt != nil:
 		return nil, nil, r.haltResult(v.Halt)
 	case v.Blocked:
-		res := r.base(message.ResultErrorDuringExecution, true)
-		res.Errors = []string{"The prompt was blocked by a hook: " + v.Reason}
+		// As the reference ends such a run (testdata/conformance/
+		// t_hook_userprompt_block): a success result, no turn taken, whose
+		// text names the hook point, gives the reason and the prompt.
+		event := v.BlockedBy
+		if event == "" {
+			event = "UserPromptSubmit"
+		}
+		var texts []string
+		for _, b := range typed {
+			if b.Type == model.TypeText {
+				texts = append(texts, b.Text)
+			}
+		}
+		res := r.base(message.ResultSuccess, false)
+		text := fmt.Sprintf("%s operation blocked by hook:\n%s\n\nOriginal prompt: %s", event, v.Reason, strings.Join(texts, "\n"))
+		res.Result = &text
+		res.NumTurns = 0
 		res.TerminalReason = message.TerminalHookStopped
 		res.StopReason = nil
 		return nil, nil, res
@@ -103,7 +126,11 @@ func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Co
 		return nil, nil, v
 	}
 	if v.Replace != nil { // the text is replaced; images and documents stay
-		kept := []model.Content{model.TextBlock(*v.Replace)}
+		var kept []model.Content
+		if v.Preamble != "" {
+			kept = append(kept, model.TextBlock(v.Preamble))
+		}
+		kept = append(kept, model.TextBlock(*v.Replace))
 		for _, b := range prompt {
 			if b.Type != model.TypeText {
 				kept = append(kept, b)

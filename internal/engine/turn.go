@@ -35,6 +35,8 @@ type openCalls struct {
 	results []model.Content   // the tool_result blocks, in completion order
 	msgs    []message.Message // their stream messages, for the record
 	extra   []string          // context for the model, sent after the results
+	follow  []model.Content   // tool.Result.FollowUp, after the results
+	fmsgs   []message.Message // their stream messages
 }
 
 func (o *openCalls) has(id string) bool {
@@ -151,6 +153,18 @@ func (r *run) addResult(block model.Content, m message.Message) {
 	r.open.msgs = append(r.open.msgs, m)
 }
 
+// sendFollowUp adds a tool's follow-up content (tool.Result.FollowUp) to
+// the open turn, after its results, and emits it as a synthetic user
+// message, which counts as a turn as in the reference. It returns false if
+// the consumer is gone.
+func (r *run) sendFollowUp(blocks []model.Content) bool {
+	m := r.userMessage(blocks, true)
+	r.open.follow = append(r.open.follow, blocks...)
+	r.open.fmsgs = append(r.open.fmsgs, m)
+	r.numTurns++
+	return r.send(m)
+}
+
 // commitResults adds the results of the open calls, and the context for the
 // model after them, as one user turn.
 func (r *run) commitResults() {
@@ -159,8 +173,8 @@ func (r *run) commitResults() {
 	if o == nil {
 		return
 	}
-	blocks := append([]model.Content(nil), o.results...)
-	msgs := append([]message.Message(nil), o.msgs...)
+	blocks := append(append([]model.Content(nil), o.results...), o.follow...)
+	msgs := append(append([]message.Message(nil), o.msgs...), o.fmsgs...)
 	if len(o.extra) > 0 {
 		var ctx []model.Content
 		for _, c := range o.extra {

@@ -100,11 +100,13 @@ func ParseInvocation(prompt string) (name, args string, ok bool) {
 }
 
 // Expand fills a command or skill body with the arguments of its
-// invocation: $ARGUMENTS becomes args as typed, $1, $2, … the
-// positional arguments (split on blanks; "double" or 'single' quotes
-// group words), an absent one becoming empty. When the body uses neither
-// form and args is not empty, the arguments are appended on a last line
-// "ARGUMENTS: …", so they are never lost.
+// invocation, as the reference does: $ARGUMENTS becomes args as typed;
+// $0, $1, … and $ARGUMENTS[0], $ARGUMENTS[1], … are the positional
+// arguments counted from zero (split on blanks; "double" or 'single'
+// quotes group words). A positional placeholder past the last argument
+// is left as written. When the body uses none of these forms and args is
+// not empty, "\n\nARGUMENTS: <args>" is appended, so the arguments are
+// never lost.
 func Expand(body, args string) string {
 	pos := Fields(args)
 	used := false
@@ -114,35 +116,58 @@ func Expand(body, args string) string {
 			b.WriteByte(body[i])
 			continue
 		}
-		if rest := body[i+1:]; strings.HasPrefix(rest, "ARGUMENTS") {
+		rest := body[i+1:]
+		if strings.HasPrefix(rest, "ARGUMENTS") {
+			used = true
+			after := rest[len("ARGUMENTS"):]
+			if n, w, ok := index(after); ok {
+				if n < len(pos) {
+					b.WriteString(pos[n])
+				} else {
+					b.WriteString(body[i : i+1+len("ARGUMENTS")+w])
+				}
+				i += len("ARGUMENTS") + w
+				continue
+			}
 			b.WriteString(args)
 			i += len("ARGUMENTS")
-			used = true
 			continue
 		}
 		j := i + 1
-		for j < len(body) && j-i <= 3 && body[j] >= '0' && body[j] <= '9' {
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
 			j++
 		}
 		if j == i+1 {
 			b.WriteByte('$')
 			continue
 		}
-		n, _ := strconv.Atoi(body[i+1 : j])
-		if n >= 1 && n <= len(pos) {
-			b.WriteString(pos[n-1])
-		}
-		used = used || n >= 1
-		if n == 0 {
-			b.WriteString(body[i:j]) // $0 is not an argument
+		used = true
+		n, err := strconv.Atoi(body[i+1 : j])
+		if err == nil && n < len(pos) {
+			b.WriteString(pos[n])
+		} else {
+			b.WriteString(body[i:j])
 		}
 		i = j - 1
 	}
 	out := b.String()
 	if !used && strings.TrimSpace(args) != "" {
-		out = strings.TrimRight(out, "\n") + "\n\nARGUMENTS: " + args
+		out += "\n\nARGUMENTS: " + args
 	}
 	return out
+}
+
+// index reads "[N]" at the start of s: the number, the bytes it spans.
+func index(s string) (n, width int, ok bool) {
+	end := strings.IndexByte(s, ']')
+	if !strings.HasPrefix(s, "[") || end < 2 {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(s[1:end])
+	if err != nil || n < 0 {
+		return 0, 0, false
+	}
+	return n, end + 1, true
 }
 
 // Fields splits args on blanks, keeping words inside "double" or 'single'

@@ -65,10 +65,15 @@ func FuzzSplit(f *testing.F) {
 func TestExpand(t *testing.T) {
 	tests := []struct{ body, args, want string }{
 		{"Review $ARGUMENTS now", "foo bar", "Review foo bar now"},
-		{"first=$1 second=$2 third=$3", `foo "bar baz"`, "first=foo second=bar baz third="},
-		{"no placeholders", "x y", "no placeholders\n\nARGUMENTS: x y"},
+		// Recorded from the reference (testdata/conformance/t_slash_args):
+		// positions count from zero, one past the end stays as written.
+		{"first=$0 second=$1 third=$2", `foo "bar baz"`, "first=foo second=bar baz third=$2"},
+		{"Shout the word $1 exactly $2 times. All arguments: $ARGUMENTS\n", "banana 3", "Shout the word 3 exactly $2 times. All arguments: banana 3\n"},
+		{"A=$ARGUMENTS[0] B=$ARGUMENTS[1] C=$ARGUMENTS[2] D=$10", `one "two words"`, "A=one B=two words C=$ARGUMENTS[2] D=$10"},
+		{"no placeholders\n", "x y", "no placeholders\n\n\nARGUMENTS: x y"},
+		{"cost $ 5", "", "cost $ 5"},
 		{"no placeholders", "", "no placeholders"},
-		{"cost $5 and $0 and $", "a b c d e", "cost e and $0 and $"},
+		{"cost $5 and $0 and $", "a b c d e", "cost $5 and a and $"},
 	}
 	for _, tt := range tests {
 		if got := Expand(tt.body, tt.args); got != tt.want {

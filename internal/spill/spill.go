@@ -1,7 +1,9 @@
 // Package spill keeps oversized tool results out of the model's context:
 // a result whose text is longer than the tool's inline limit is saved to a
-// file and replaced by a preview (its head and tail) and the file's path,
-// which the model can read in pieces with the Read tool.
+// file and replaced by a preview (its first 2 KB) and the file's path,
+// which the model can read in pieces with the Read tool. The preview has
+// the reference's form: <persisted-output>, the size and path, "Preview
+// (first 2KB):", the head cut at a line break, "...", </persisted-output>.
 //
 // The engine calls [Apply] on each tool_result block after the tool and
 // its hooks ran and before the block enters the history, so the
@@ -24,9 +26,8 @@ const (
 	// MaxFileBytes bounds a saved file; longer output is cut there, as
 	// the reference cuts its saved output at 64 MiB.
 	MaxFileBytes = 64 << 20
-	// HeadChars and TailChars are the preview's parts.
-	HeadChars = 2000
-	TailChars = 1000
+	// HeadBytes bounds the preview's head.
+	HeadBytes = 2000
 )
 
 // Limit returns the inline limit for a tool whose Info.MaxResultChars is
@@ -61,7 +62,7 @@ func Apply(b model.Content, limit int, dir string) (model.Content, bool) {
 		return b, false
 	}
 	path, err := save(dir, b.ToolUseID, text)
-	preview := Preview(text, n, path, err)
+	preview := Preview(text, path, err)
 	if b.Blocks == nil {
 		b.Text = preview
 		return b, true
@@ -133,45 +134,50 @@ func fileName(id string) string {
 	return string(b) + ".txt"
 }
 
-// Preview is the text the model gets for a result of n characters saved
-// at path (or not saved, when err is set): a pointer sentence, the first
-// HeadChars and the last TailChars characters.
-func Preview(text string, n int, path string, err error) string {
+// Preview is the text the model gets for a result saved at path (or not
+// saved, when err is set): the reference's <persisted-output> block with
+// the text's size, the path and the first HeadBytes bytes of the text, cut
+// at a line break when one is in their second half.
+func Preview(text, path string, err error) string {
 	var sb strings.Builder
+	sb.WriteString("<persisted-output>\n")
 	if err == nil {
-		fmt.Fprintf(&sb, "This result is %d characters long, more than fits here, so it was saved in full to %s. "+
-			"Below are its beginning and its end; read the file with the Read tool (offset and limit) or search it with Grep for the rest.\n", n, path)
+		fmt.Fprintf(&sb, "Output too large (%s). Full output saved to: %s\n", size(len(text)), path)
 	} else {
-		fmt.Fprintf(&sb, "This result is %d characters long, more than fits here, and saving it to a file failed (%v). "+
-			"Below are its beginning and its end; the middle is lost.\n", n, err)
+		fmt.Fprintf(&sb, "Output too large (%s). Saving it to a file failed (%v); only this preview is kept.\n", size(len(text)), err)
 	}
-	head, tail := split(text, n)
-	sb.WriteString("\n--- beginning ---\n")
-	sb.WriteString(head)
-	if tail != "" {
-		sb.WriteString("\n--- end ---\n")
-		sb.WriteString(tail)
-	}
+	sb.WriteString("\nPreview (first 2KB):\n")
+	sb.WriteString(head(text))
+	sb.WriteString("\n...\n</persisted-output>")
 	return sb.String()
 }
 
-// split returns the head and tail of a text of n characters, each cut at a
-// line break when one is near.
-func split(text string, n int) (head, tail string) {
-	h := ByteOffset(text, HeadChars)
-	head = text[:h]
-	if i := strings.LastIndexByte(head, '\n'); i > len(head)/2 {
-		head = head[:i]
+// size is n bytes as the reference writes it: 164.9KB, 2.5MB.
+func size(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fKB", float64(n)/1024)
 	}
-	if n <= HeadChars+TailChars {
-		return text[:ByteOffset(text, n-TailChars)], text[ByteOffset(text, n-TailChars):]
+	return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+}
+
+// head is the first HeadBytes bytes of text (whole characters), cut at
+// the last line break when it is in their second half.
+func head(text string) string {
+	h := len(text)
+	if h > HeadBytes {
+		h = HeadBytes
+		for h > 0 && !utf8.RuneStart(text[h]) {
+			h--
+		}
 	}
-	t := ByteOffset(text, n-TailChars)
-	tail = text[t:]
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
-		tail = tail[i+1:]
+	out := text[:h]
+	if i := strings.LastIndexByte(out, '\n'); i > len(out)/2 {
+		out = out[:i]
 	}
-	return head, tail
+	return out
 }
 
 // ByteOffset returns the byte offset of character (rune) k of s: 0 for

@@ -3,8 +3,11 @@ package spill
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
@@ -75,7 +78,7 @@ func TestApply(t *testing.T) {
 				}
 				text = got.Blocks[0].Text
 			}
-			if !strings.Contains(text, path) || len(text) > HeadChars+TailChars+1000 {
+			if !strings.Contains(text, path) || len(text) > HeadBytes+1000 {
 				t.Errorf("preview (%d bytes) does not name %s or is too long:\n%s", len(text), path, text)
 			}
 		})
@@ -89,23 +92,29 @@ func TestApplyWriteFailure(t *testing.T) {
 	}
 	long := strings.Repeat("x", 50_000)
 	got, spilled := Apply(model.Content{Type: model.TypeToolResult, ToolUseID: "a", Text: long}, 100, filepath.Join(file, "sub"))
-	if !spilled || len(got.Text) > 5000 || !strings.Contains(got.Text, "saving it to a file failed") {
+	if !spilled || len(got.Text) > 5000 || !strings.Contains(got.Text, "Saving it to a file failed") {
 		t.Errorf("on a write failure got %d bytes: %.300s", len(got.Text), got.Text)
 	}
 }
 
-func TestPreviewHeadAndTail(t *testing.T) {
+// The preview has the reference's form (testdata/conformance/t_spill_large):
+// seq 1 30000 is 168893 bytes, its first 2000 bytes end with "527\n".
+func TestPreviewForm(t *testing.T) {
 	var lines []string
-	for i := range 2000 {
-		lines = append(lines, strings.Repeat("z", 20)+string(rune('a'+i%26)))
+	for i := 1; i <= 30000; i++ {
+		lines = append(lines, strconv.Itoa(i))
 	}
-	text := strings.Join(lines, "\n")
-	p := Preview(text, len(text), "/x/y.txt", nil)
-	head, tail, ok := strings.Cut(strings.SplitN(p, "--- beginning ---\n", 2)[1], "\n--- end ---\n")
-	if !ok || !strings.HasPrefix(text, head) || !strings.HasSuffix(text, tail) {
-		t.Fatalf("preview parts are not the text's head and tail")
+	text := strings.Join(lines, "\n") + "\n"
+	got := Preview(text, "/x/y.txt", nil)
+	want := "<persisted-output>\nOutput too large (164.9KB). Full output saved to: /x/y.txt\n\nPreview (first 2KB):\n" +
+		strings.Join(lines[:527], "\n") + "\n...\n</persisted-output>"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preview (-want +got):\n%s", diff)
 	}
-	if len(head) > HeadChars || len(tail) > TailChars || strings.HasSuffix(head, "\n") || strings.HasPrefix(tail, "\n") {
-		t.Errorf("head %d, tail %d bytes; want at most %d and %d, cut at line breaks", len(head), len(tail), HeadChars, TailChars)
+	if got := size(1000); got != "1000 bytes" {
+		t.Errorf("size(1000) = %q", got)
+	}
+	if got := size(3 << 20); got != "3.0MB" {
+		t.Errorf("size(3 MiB) = %q", got)
 	}
 }
