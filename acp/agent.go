@@ -34,8 +34,10 @@ type peer interface {
 }
 
 // Serve answers ACP requests read from in, writing to out, until in ends
-// or ctx is done; then it closes every session. It returns nil when the
-// editor closed the connection and ctx's cause otherwise.
+// or ctx is done; then it closes every session (a running prompt is
+// cancelled and requests still in progress get no answer: an editor keeps
+// the stream open while it waits). It returns nil when the editor closed
+// the connection and ctx's cause otherwise.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	a := newAgent(cfg)
 	conn := sdk.NewAgentSideConnection(a, out, in)
