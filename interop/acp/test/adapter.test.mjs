@@ -1,9 +1,10 @@
 import { suite } from '../lib/suite.mjs';
 
 suite('adapter', {
-  // Behind the adapter, the prompt after a cancelled one answers
-  // end_turn at once with no reply, and no request reaches the API; the
-  // cause (agentloop's interrupt as the SDK sees it, or the adapter) is
-  // not found yet.
-  cancel: 'the prompt after a cancel ends at once without reaching the API (open)',
+  // Behind the adapter, the prompt after a cancelled one ends with the
+  // interrupted turn's late result: agentloop echoes a user message
+  // (--replay-user-messages) when it accepts it, while the adapter takes
+  // the echo to mean the message's turn has begun, so the result that
+  // follows is taken for the new prompt's.
+  cancel: 'the prompt after a cancel gets the interrupted turn\'s result (replay timing, open)',
 });
