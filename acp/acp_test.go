@@ -176,6 +176,9 @@ func summary(us []sdk.SessionUpdate) []string {
 				}
 			}
 			out = append(out, line)
+		case u.CurrentModeUpdate != nil:
+			flush()
+			out = append(out, "mode: "+string(u.CurrentModeUpdate.CurrentModeId))
 		case u.Plan != nil:
 			flush()
 			var es []string
@@ -232,7 +235,9 @@ func TestWritePermission(t *testing.T) {
 	}{
 		{"allow_once", true, 2, []string{"tool_call edit Write a.txt", "tool_call_update completed",
 			"tool_call edit Write a.txt", "tool_call_update completed", "text: done"}},
-		{"allow_always", true, 1, []string{"tool_call edit Write a.txt", "tool_call_update completed",
+		// The loop's suggestion for edits is acceptEdits for the session,
+		// which the editor is told of.
+		{"allow_always", true, 1, []string{"tool_call edit Write a.txt", "tool_call_update completed", "mode: acceptEdits",
 			"tool_call edit Write a.txt", "tool_call_update completed", "text: done"}},
 		{"reject", false, 2, []string{"tool_call edit Write a.txt", "tool_call_update failed: The user rejected this tool call.",
 			"tool_call edit Write a.txt", "tool_call_update failed: The user rejected this tool call.", "text: done"}},

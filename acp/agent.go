@@ -180,6 +180,9 @@ func (a *agent) SetSessionMode(_ context.Context, req sdk.SetSessionModeRequest)
 	if err := s.client.SetPermissionMode(mode); err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
+	s.mu.Lock()
+	s.mode = s.client.PermissionMode()
+	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
 }
 
@@ -237,6 +240,7 @@ func (a *agent) open(cwd string, dirs []string, servers []sdk.McpServer, resume 
 	}
 	s.client = c
 	s.id = c.SessionID()
+	s.mode = c.PermissionMode()
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()

@@ -21,7 +21,8 @@
 //     stop reason "cancelled" and the session stays usable.
 //   - The six permission modes are the session's modes
 //     (session/set_mode); the models of [agentloop.Client.SupportedModels]
-//     its models (session/set_model).
+//     its models (session/set_model). A mode the loop changes (an "always
+//     allow" that switches to acceptEdits) is sent as current_mode_update.
 //   - session/list lists the transcripts of a directory, session/load
 //     replays one as updates and resumes it, session/resume resumes it
 //     without the replay, session/close ends it.

@@ -27,6 +27,20 @@ type session struct {
 	mu    sync.Mutex
 	tools map[string]toolUse // announced tool calls by id
 	plan  plan
+	mode  agentloop.PermissionMode // the mode the editor was last told of
+}
+
+// syncMode tells the editor of a mode the loop changed (a permission
+// update of "always allow", leaving plan mode), once.
+func (s *session) syncMode(ctx context.Context) {
+	m := s.client.PermissionMode()
+	s.mu.Lock()
+	changed := m != s.mode
+	s.mode = m
+	s.mu.Unlock()
+	if changed {
+		s.update(ctx, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m)}})
+	}
 }
 
 // modeNames are the names the editor shows for the permission modes.
@@ -179,6 +193,7 @@ func (t *turn) handle(ctx context.Context, m agentloop.Message) {
 				t.s.endTool(ctx, c.ToolUseID, c.IsError != nil && *c.IsError, c.ResultText(), m.ToolUseResult)
 			}
 		}
+		t.s.syncMode(ctx)
 	}
 }
 
