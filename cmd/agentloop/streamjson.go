@@ -316,6 +316,7 @@ type streamDriver struct {
 	noInit    bool                                 // the session started without initialize
 	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
+	replay    replays // echoes of queued user messages (replay.go)
 
 	bg           sync.WaitGroup // answers being prepared apart (interrupt)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
@@ -576,6 +577,7 @@ func (d *streamDriver) consume(ctx context.Context) {
 			running = true
 			d.state("running")
 		}
+		d.flushReplays()
 		d.lost.see(m)
 		d.c.trace.see(m) // debugtrace.go
 		if err := d.out.value(m); err != nil {
@@ -588,6 +590,7 @@ func (d *streamDriver) consume(ctx context.Context) {
 			d.resultWritten()
 		}
 	}
+	d.flushReplays()
 	if running {
 		d.state("idle")
 	}
@@ -677,7 +680,7 @@ func (d *streamDriver) send(u *wire.User) {
 		line["uuid"], _ = json.Marshal(id)
 		line["session_id"], _ = json.Marshal(d.client.SessionID())
 		line["isReplay"] = json.RawMessage("true")
-		_ = d.out.value(line)
+		d.replay.add(id, line)
 	}
 }
 

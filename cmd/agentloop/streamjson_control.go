@@ -117,7 +117,11 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 			_ = d.out.wire(wire.Failure(r.RequestID, "cancel_async_message: message_uuid is missing or not a string", ""))
 			return
 		}
-		payload = map[string]bool{"cancelled": d.client.Withdraw(body.MessageUUID)}
+		withdrawn := d.client.Withdraw(body.MessageUUID)
+		if withdrawn {
+			d.replay.drop(body.MessageUUID)
+		}
+		payload = map[string]bool{"cancelled": withdrawn}
 	default:
 		_ = d.out.wire(wire.Unsupported(r.RequestID, r.Request.Subtype()))
 		return
@@ -150,6 +154,9 @@ func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.Interru
 	if err != nil && !errors.Is(err, context.Canceled) {
 		_ = d.out.wire(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
 		return
+	}
+	for _, c := range res.Cancelled {
+		d.replay.drop(c) // never ran: never echoed
 	}
 	answer := func() {
 		ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
