@@ -133,7 +133,7 @@ func TestConvoInterrupt(t *testing.T) {
 	c.send(`{"request_id":"i2","type":"control_request","request":{"subtype":"interrupt"}}`)
 	c.until(`"type":"result"`, `"subtype":"success"`)
 	c.until(`"state":"idle"`)
-	c.land(`"isReplay":true`) // "queued", echoed as its turn started
+	c.land(`"isReplay":true`)   // "queued", echoed as its turn started
 	c.land(`"request_id":"i2"`) // written once the interrupted turn's result is, racing the next turn
 
 	c.send(userLine("slow three"))
