@@ -1,10 +1,10 @@
 import { suite } from '../lib/suite.mjs';
 
 suite('adapter', {
-  // Behind the adapter, the prompt after a cancelled one ends with the
-  // interrupted turn's late result: agentloop echoes a user message
-  // (--replay-user-messages) when it accepts it, while the adapter takes
-  // the echo to mean the message's turn has begun, so the result that
-  // follows is taken for the new prompt's.
-  cancel: 'the prompt after a cancel gets the interrupted turn\'s result (replay timing, open)',
+  // Behind the adapter, the prompt after a cancelled one ends at once:
+  // the cancelled prompt returns on the interrupted turn's result, and
+  // the session_state_changed idle line that follows it is read by the
+  // next prompt, which the adapter ends on idle. Whether the reference
+  // orders these lines otherwise is not recorded yet.
+  cancel: 'the next prompt reads the interrupted turn\'s idle and ends at once (open)',
 });
