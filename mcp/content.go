@@ -13,8 +13,10 @@ import (
 
 // convertResult maps a CallToolResult to the tool result the model sees:
 // text blocks as text, images as image blocks, embedded resources as their
-// text, links and other blocks as a one-line description. With structured
-// content the model gets its JSON in place of the text blocks.
+// text, links and other blocks as a one-line description, always as a list
+// of blocks. With structured content the model gets its JSON in place of
+// the text blocks and the output is the structured content; without, the
+// output is the blocks.
 func convertResult(res *sdk.CallToolResult) tool.Result {
 	out := tool.Result{IsError: res.IsError}
 	structured := res.StructuredContent != nil
@@ -35,10 +37,13 @@ func convertResult(res *sdk.CallToolResult) tool.Result {
 	if len(out.Content) == 0 {
 		out.Content = []model.Content{model.TextBlock("")}
 	}
-	for _, c := range out.Content {
-		if c.Type != model.TypeText {
-			out.ListContent = true
-		}
+	// As the reference does, the model gets the blocks as a list even
+	// when there is one text block, and without structured content the
+	// call's output (tool_use_result, a PostToolUse hook's tool_response)
+	// is that list of blocks, not their text.
+	out.ListContent = true
+	if !structured {
+		out.Structured = append([]model.Content(nil), out.Content...)
 	}
 	return out
 }

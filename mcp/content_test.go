@@ -49,6 +49,12 @@ func TestConvertResult(t *testing.T) {
 			tool.Result{Content: []model.Content{model.TextBlock("[audio content (audio/wav, 1 bytes) is not supported]")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Every result goes to the model as a list of blocks; without
+			// structured content the blocks are the call's output too.
+			tc.want.ListContent = true
+			if tc.want.Structured == nil {
+				tc.want.Structured = tc.want.Content
+			}
 			if diff := cmp.Diff(tc.want, convertResult(tc.in)); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}

@@ -101,6 +101,9 @@ func runSignalled(sigs <-chan os.Signal, stopSignals func(), args []string, stdi
 // returns the exit code (see exitStatusText): 0 on success, 1 on an error
 // result, a failure to start or a bad command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "acp" {
+		return runACP(ctx, args[1:], stdin, stdout, stderr) // acp.go
+	}
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(ctx, args[1:], stdout, stderr) // serve.go
 	}

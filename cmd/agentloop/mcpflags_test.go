@@ -74,7 +74,7 @@ func TestMCPConfigFlag(t *testing.T) {
 	}
 	req := srv.Requests()[1]
 	for id, want := range map[string]string{"toolu_1": "echo: a", "toolu_2": "echo: b"} {
-		if c, ok := req.ToolResult(id); !ok || c.Text != want {
+		if c, ok := req.ToolResult(id); !ok || c.ResultText() != want || len(c.Blocks) != 1 {
 			t.Errorf("%s result = %+v, want %q", id, c, want)
 		}
 	}

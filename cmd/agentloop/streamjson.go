@@ -359,6 +359,7 @@ type streamDriver struct {
 	noInit    bool                                 // the session started without initialize
 	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
+	replay    replays // echoes of queued user messages (replay.go)
 
 	bg           sync.WaitGroup // answers being prepared apart (MCP reconnects, …)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
@@ -586,6 +587,7 @@ func (d *streamDriver) consume(ctx context.Context) {
 			running = true
 			d.state("running")
 		}
+		d.flushReplays()
 		d.lost.see(m)
 		d.c.trace.see(m) // debugtrace.go
 		if err := d.out.value(m); err != nil {
@@ -600,6 +602,7 @@ func (d *streamDriver) consume(ctx context.Context) {
 			d.state("idle")
 		}
 	}
+	d.flushReplays()
 	if running {
 		d.state("idle")
 	}
@@ -689,7 +692,7 @@ func (d *streamDriver) send(u *wire.User) {
 		line["uuid"], _ = json.Marshal(id)
 		line["session_id"], _ = json.Marshal(d.client.SessionID())
 		line["isReplay"] = json.RawMessage("true")
-		_ = d.out.value(line)
+		d.replay.add(id, line)
 	}
 }
 

@@ -117,7 +117,11 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 			_ = d.out.wire(wire.Failure(r.RequestID, "cancel_async_message: message_uuid is missing or not a string", ""))
 			return
 		}
-		payload = map[string]bool{"cancelled": d.client.Withdraw(body.MessageUUID)}
+		withdrawn := d.client.Withdraw(body.MessageUUID)
+		if withdrawn {
+			d.replay.drop(body.MessageUUID)
+		}
+		payload = map[string]bool{"cancelled": withdrawn}
 	default:
 		_ = d.out.wire(wire.Unsupported(r.RequestID, r.Request.Subtype()))
 		return
@@ -152,6 +156,9 @@ func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.Interru
 		b, _ := wire.Encode(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
 		_ = d.out.lineLocked(b)
 		return
+	}
+	for _, c := range res.Cancelled {
+		d.replay.drop(c) // never ran: never echoed
 	}
 	// The permission requests the turn was waiting on are withdrawn
 	// first, as the reference does.

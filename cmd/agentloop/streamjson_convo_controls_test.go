@@ -129,17 +129,16 @@ func TestConvoInterrupt(t *testing.T) {
 
 	c.send(userLine("slow two"))
 	running(1)
-	c.send(userLine("queued"))
-	c.land(`"isReplay":true`)
+	c.send(userLine("queued")) // echoed when its turn starts (replay.go)
 	c.send(`{"request_id":"i2","type":"control_request","request":{"subtype":"interrupt"}}`)
 	c.until(`"type":"result"`, `"subtype":"success"`)
 	c.until(`"state":"idle"`)
+	c.land(`"isReplay":true`)   // "queued", echoed as its turn started
 	c.land(`"request_id":"i2"`) // written once the interrupted turn's result is, racing the next turn
 
 	c.send(userLine("slow three"))
 	running(2)
-	c.send(userLine("dropped"))
-	c.land(`"isReplay":true`)
+	c.send(userLine("dropped")) // cancelled before it runs: never echoed
 	c.send(`{"request_id":"i3","type":"control_request","request":{"subtype":"interrupt","cancel_queued":true}}`)
 	c.until(`"request_id":"i3"`)
 	if code := c.finish(); code == 0 {

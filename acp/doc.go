@@ -1,0 +1,35 @@
+// Package acp serves agentloop sessions to editors over the Agent Client
+// Protocol (ACP): JSON-RPC 2.0 on a pair of streams, usually the agent
+// process's stdin and stdout. `agentloop acp` runs [Serve] on stdio, so an
+// editor that speaks ACP (Zed, JetBrains, Neovim plugins) can use agentloop
+// directly, with neither Node nor an adapter.
+//
+// Each ACP session is one agentloop session ([agentloop.Client]), built
+// from a base [agentloop.Options] with the session's working directory,
+// additional directories and the editor's MCP servers. The mapping:
+//
+//   - session/prompt runs one query. Text and thinking stream as
+//     agent_message_chunk and agent_thought_chunk; each tool call is a
+//     tool_call (kind, title, locations, and a diff for Edit, MultiEdit and
+//     Write) followed by a tool_call_update with its result. The task
+//     tools (TaskCreate, TaskUpdate) are mirrored as a plan.
+//   - A call that needs approval becomes session/request_permission with
+//     three options: allow once, allow always (a session rule: the
+//     suggestions the loop offered, else a rule for the whole tool) and
+//     reject.
+//   - session/cancel cancels the running query; the prompt answers with
+//     stop reason "cancelled" and the session stays usable.
+//   - The six permission modes are the session's modes
+//     (session/set_mode); the models of [agentloop.Client.SupportedModels]
+//     its models (session/set_model). A mode the loop changes (an "always
+//     allow" that switches to acceptEdits) is sent as current_mode_update.
+//   - session/list lists the transcripts of a directory, session/load
+//     replays one as updates and resumes it, session/resume resumes it
+//     without the replay, session/close ends it.
+//
+// Not implemented: the editor's fs/* and terminal/* capabilities (the
+// tools read, write and run on the local machine), images and audio in
+// prompts (the agent does not advertise them; such blocks are an
+// invalid-params error), session/set_config_option and
+// available_commands_update.
+package acp

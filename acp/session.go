@@ -1,0 +1,225 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentloop/agentloop"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// session is one ACP session: an agentloop client and what the running
+// prompt has announced.
+type session struct {
+	agent  *agent
+	id     string
+	cwd    string
+	client *agentloop.Client
+
+	// turn serialises prompts: a prompt that replaces a cancelled one
+	// waits for it to end.
+	turn sync.Mutex
+
+	mu    sync.Mutex
+	tools map[string]toolUse // announced tool calls by id
+	plan  plan
+	mode  agentloop.PermissionMode // the mode the editor was last told of
+}
+
+// syncMode tells the editor of a mode the loop changed (a permission
+// update of "always allow", leaving plan mode), once.
+func (s *session) syncMode(ctx context.Context) {
+	m := s.client.PermissionMode()
+	s.mu.Lock()
+	changed := m != s.mode
+	s.mode = m
+	s.mu.Unlock()
+	if changed {
+		s.update(ctx, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m)}})
+	}
+}
+
+// modeNames are the names the editor shows for the permission modes.
+var modeNames = map[agentloop.PermissionMode]string{
+	agentloop.PermissionDefault:     "Default",
+	agentloop.PermissionAcceptEdits: "Accept Edits",
+	agentloop.PermissionPlan:        "Plan",
+	agentloop.PermissionDontAsk:     "Don't Ask",
+	agentloop.PermissionBypass:      "Bypass Permissions",
+	agentloop.PermissionAuto:        "Auto",
+}
+
+// modes returns the session's modes: the permission modes.
+func (s *session) modes() *sdk.SessionModeState {
+	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(s.client.PermissionMode())}
+	for _, m := range agentloop.PermissionModes() {
+		name := modeNames[m]
+		if name == "" {
+			name = string(m)
+		}
+		st.AvailableModes = append(st.AvailableModes, sdk.SessionMode{Id: sdk.SessionModeId(m), Name: name})
+	}
+	return st
+}
+
+// models returns the session's models.
+func (s *session) models() *sdk.SessionModelState {
+	st := &sdk.SessionModelState{CurrentModelId: sdk.ModelId(s.client.Model()), AvailableModels: []sdk.ModelInfo{}}
+	for _, m := range s.client.SupportedModels() {
+		info := sdk.ModelInfo{ModelId: sdk.ModelId(m.Value), Name: m.DisplayName}
+		if m.Description != "" {
+			info.Description = sdk.Ptr(m.Description)
+		}
+		st.AvailableModels = append(st.AvailableModels, info)
+	}
+	return st
+}
+
+// update sends one session update. It is sent even after the prompt was
+// cancelled, so that the editor sees the end of what ran.
+func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
+	err := s.agent.peer.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+	if err != nil {
+		s.agent.log.Warn("sending a session update", "session", s.id, "error", err)
+	}
+}
+
+// prompt runs one query and streams its messages as updates.
+func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	text, err := promptText(blocks)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	if ctx.Err() != nil {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	t := turn{s: s, streamed: map[string]bool{}}
+	var (
+		res     *agentloop.ResultMessage
+		lastErr error
+	)
+	for m, err := range s.client.Query(ctx, text) {
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if r, ok := m.(*agentloop.ResultMessage); ok {
+			res = r
+		}
+		t.handle(ctx, m)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case errors.Is(lastErr, agentloop.ErrMaxTurns):
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
+	case res != nil && res.StopReason != nil && *res.StopReason == "max_tokens":
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens}, nil
+	case res != nil && res.StopReason != nil && *res.StopReason == "refusal":
+		return sdk.PromptResponse{StopReason: sdk.StopReasonRefusal}, nil
+	case lastErr != nil:
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": lastErr.Error()})
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+// promptText turns a prompt's blocks into the text of a query: text as
+// is, an embedded text resource as a tagged block, a resource link as its
+// URI. Images, audio and binary resources are refused (the agent does not
+// advertise them).
+func promptText(blocks []sdk.ContentBlock) (string, error) {
+	var b strings.Builder
+	for i, c := range blocks {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.ResourceLink != nil:
+			b.WriteString(c.ResourceLink.Uri)
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			fmt.Fprintf(&b, "<context ref=%q>\n%s\n</context>", r.Uri, r.Text)
+		default:
+			return "", fmt.Errorf("prompt block %d: only text, resource links and text resources are supported", i)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", errors.New("the prompt is empty")
+	}
+	return b.String(), nil
+}
+
+// turn translates one query's messages into session updates.
+type turn struct {
+	s *session
+	// streamed records the replies whose text came as deltas, so that
+	// their final blocks are not sent twice.
+	streamed map[string]bool
+}
+
+// handle sends the updates of one message.
+func (t *turn) handle(ctx context.Context, m agentloop.Message) {
+	switch m := m.(type) {
+	case *agentloop.StreamEventMessage:
+		if m.ParentToolUseID == nil {
+			t.delta(ctx, m)
+		}
+	case *agentloop.AssistantMessage:
+		for _, c := range m.Message.Content {
+			switch c.Type {
+			case "tool_use":
+				t.s.startTool(ctx, c.ID, c.Name, c.Input)
+			case "text":
+				if m.ParentToolUseID == nil && !t.streamed[m.Message.ID] && c.Text != "" {
+					t.s.update(ctx, sdk.UpdateAgentMessageText(c.Text))
+				}
+			case "thinking":
+				if m.ParentToolUseID == nil && !t.streamed[m.Message.ID] && c.Thinking != "" {
+					t.s.update(ctx, sdk.UpdateAgentThoughtText(c.Thinking))
+				}
+			}
+		}
+	case *agentloop.UserMessage:
+		for _, c := range m.Message.Content {
+			if c.Type == "tool_result" {
+				t.s.endTool(ctx, c.ToolUseID, c.IsError != nil && *c.IsError, c.ResultText(), m.ToolUseResult)
+			}
+		}
+		t.s.syncMode(ctx)
+	}
+}
+
+// delta sends a text or thinking delta of the main loop's reply.
+func (t *turn) delta(ctx context.Context, m *agentloop.StreamEventMessage) {
+	var ev struct {
+		Type  string `json:"type"`
+		Delta struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(m.Event, &ev) != nil || ev.Type != "content_block_delta" {
+		return
+	}
+	switch ev.Delta.Type {
+	case "text_delta":
+		t.streamed[m.APIMessageID] = true
+		if ev.Delta.Text != "" {
+			t.s.update(ctx, sdk.UpdateAgentMessageText(ev.Delta.Text))
+		}
+	case "thinking_delta":
+		t.streamed[m.APIMessageID] = true
+		if ev.Delta.Thinking != "" {
+			t.s.update(ctx, sdk.UpdateAgentThoughtText(ev.Delta.Thinking))
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/agentlooptest"
+)
+
+// TestReplayAfterInterruptedResult: a user message sent while a turn runs
+// is echoed when its own turn starts, after the interrupted turn's
+// result, so that a host matching echoes to results (Zed's ACP adapter)
+// does not take that result for the new message's.
+func TestReplayAfterInterruptedResult(t *testing.T) {
+	arrived := make(chan struct{})
+	held := agentlooptest.Text("never")
+	held.Delay = time.Hour
+	held.Expect = func(*agentlooptest.Request) error { close(arrived); return nil }
+	srv := agentlooptest.NewTB(t, held, agentlooptest.Text("second answer"))
+	c := startConvo(t, srv, "--replay-user-messages")
+	c.send(initLine("init1", ""))
+	c.until(`"request_id":"init1"`)
+	c.send(userLine("first"))
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first request did not arrive")
+	}
+	c.send(userLine("second"))
+	c.send(`{"request_id":"i1","type":"control_request","request":{"subtype":"interrupt"}}`)
+	c.until(`"result":"second answer"`)
+	c.finish()
+	at := func(subs ...string) int {
+		return slices.IndexFunc(c.seen, func(l string) bool { return containsAll(l, subs) })
+	}
+	interrupted := at(`"subtype":"error_during_execution"`)
+	echo := at(`"isReplay":true`, `"text":"second"`)
+	if interrupted < 0 || echo < 0 || echo < interrupted {
+		t.Errorf("the echo of the second message (line %d) comes before the interrupted result (line %d):\n%s",
+			echo, interrupted, strings.Join(c.seen, "\n"))
+	}
+	if first := at(`"isReplay":true`, `"text":"first"`); first < 0 || first > interrupted {
+		t.Errorf("the first message's echo is at line %d", first)
+	}
+}
+
+// TestReplaysTaken: echoes come out in the order read, once, when their
+// message has left the queue; dropped ones never.
+func TestReplaysTaken(t *testing.T) {
+	var r replays
+	r.add("a", "A")
+	r.add("b", "B")
+	r.add("c", "C")
+	if got := r.taken([]string{"a", "b", "c"}); len(got) != 0 {
+		t.Errorf("taken with all queued = %v", got)
+	}
+	r.drop("b")
+	if got := r.taken([]string{"c"}); !slices.Equal(got, []any{"A"}) {
+		t.Errorf("taken = %v, want [A]", got)
+	}
+	if got := r.taken(nil); !slices.Equal(got, []any{"C"}) {
+		t.Errorf("taken = %v, want [C]", got)
+	}
+}

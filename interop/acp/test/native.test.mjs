@@ -1,0 +1,3 @@
+import { suite } from '../lib/suite.mjs';
+
+suite('native');
