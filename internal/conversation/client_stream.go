@@ -146,8 +146,7 @@ func (in *inbox) next(ctx context.Context) (m queued, tctx context.Context, t *t
 		}
 		in.mu.Lock()
 		if len(in.q) > 0 {
-			m = in.q[0]
-			in.q = in.q[1:]
+			m, in.q = batch(in.q)
 			tctx, cancel := context.WithCancelCause(ctx)
 			t = &turn{cancel: cancel, done: make(chan struct{})}
 			in.running = t
@@ -172,6 +171,40 @@ func (in *inbox) end(t *turn) {
 		in.running = nil
 	}
 	in.mu.Unlock()
+}
+
+// batch takes the head of q and, as the reference does with prompts that
+// arrive while a turn runs, when the head may fold (client_fold.go) every
+// foldable message queued right behind it: they run as one turn, their
+// texts joined by a newline into one block (other blocks follow in order).
+// The turn carries the head's uuid; the others' uuids are not recorded. It
+// returns the turn's message and the rest of the queue.
+func batch(q []queued) (queued, []queued) {
+	m := q[0]
+	n := 1
+	for m.foldable() && n < len(q) && q[n].foldable() {
+		n++
+	}
+	if n == 1 {
+		return m, q[1:]
+	}
+	var text []string
+	var rest []model.Content
+	for _, e := range q[:n] {
+		for _, b := range e.blocks {
+			if b.Type == model.TypeText {
+				text = append(text, b.Text)
+			} else {
+				rest = append(rest, b)
+			}
+		}
+	}
+	blocks := make([]model.Content, 0, 1+len(rest))
+	if len(text) > 0 {
+		blocks = append(blocks, model.TextBlock(strings.Join(text, "\n")))
+	}
+	m.blocks = append(blocks, rest...)
+	return m, q[n:]
 }
 
 // inputBlocks checks in and returns its blocks.

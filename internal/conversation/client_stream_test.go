@@ -136,20 +136,23 @@ func TestStreamQueuedMessagesRunInOrder(t *testing.T) {
 		<-gate
 		return nil
 	}
-	env := newStreamEnv(t, nil, one, agentlooptest.Text("two"), agentlooptest.Text("three"), agentlooptest.Text("four"))
+	env := newStreamEnv(t, nil, one, agentlooptest.Text("two"), agentlooptest.Text("three"))
 	env.send(t, agentloop.UserInput{Text: "first"})
 	r := consume(env.c)
 	defer r.stop(t)
 	waitFor(t, gate, "the first request")
-	for _, s := range []string{"second", "third", "fourth"} {
-		env.send(t, agentloop.UserInput{Text: s})
-	}
+	// Two prompts queued while the first turn's reply is out run as one
+	// turn, as the reference's do (texts joined by a newline); a message of
+	// another priority keeps a turn of its own.
+	env.send(t, agentloop.UserInput{Text: "second"})
+	env.send(t, agentloop.UserInput{Text: "third"})
+	env.send(t, agentloop.UserInput{Text: "fourth", Priority: agentloop.PriorityLater})
 	if got := len(env.c.Queued()); got != 3 {
 		t.Errorf("%d queued while the first turn runs, want 3", got)
 	}
 	close(gate)
 	var texts []string
-	for range 4 {
+	for range 3 {
 		res, seen := r.result(t)
 		if res.IsError {
 			t.Fatalf("error result %+v", res)
@@ -159,14 +162,14 @@ func TestStreamQueuedMessagesRunInOrder(t *testing.T) {
 		}
 		texts = append(texts, res.Text())
 	}
-	if diff := cmp.Diff([]string{"one", "two", "three", "four"}, texts); diff != "" {
+	if diff := cmp.Diff([]string{"one", "two", "three"}, texts); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	var prompts []string
 	for _, q := range env.srv.Requests()[1:] {
 		prompts = append(prompts, q.LastUserText())
 	}
-	if diff := cmp.Diff([]string{"second", "third", "fourth"}, prompts); diff != "" {
+	if diff := cmp.Diff([]string{"second\nthird", "fourth"}, prompts); diff != "" {
 		t.Errorf("the queued prompts were sent as (-want +got):\n%s", diff)
 	}
 }
@@ -596,16 +599,25 @@ func TestStreamConcurrentSends(t *testing.T) {
 		wg.Go(func() { env.send(t, agentloop.UserInput{Text: fmt.Sprintf("msg %d", i)}) })
 	}
 	wg.Wait()
+	// Messages queued together run as one turn (texts joined by a
+	// newline); every message runs once, in one turn or another.
 	seen := map[string]bool{}
-	for range n {
+	turns := 0
+	for len(seen) < n {
 		res, _ := r.result(t)
-		if res.IsError || seen[res.Text()] {
-			t.Fatalf("result %s %q (twice: %v)", res.Subtype, res.Text(), seen[res.Text()])
+		turns++
+		if res.IsError {
+			t.Fatalf("result %s %q", res.Subtype, res.Text())
 		}
-		seen[res.Text()] = true
+		for _, m := range strings.Split(strings.TrimPrefix(res.Text(), "re: "), "\n") {
+			if seen[m] {
+				t.Fatalf("%q ran twice", m)
+			}
+			seen[m] = true
+		}
 	}
-	if len(seen) != n || env.srv.Len() != n {
-		t.Errorf("%d distinct results, %d requests; want %d", len(seen), env.srv.Len(), n)
+	if len(seen) != n || env.srv.Len() != turns {
+		t.Errorf("%d distinct messages, %d requests for %d turns; want %d messages", len(seen), env.srv.Len(), turns, n)
 	}
 }
 

@@ -101,7 +101,7 @@ func TestContextManagementOption(t *testing.T) {
 		{"off", nil, ""},
 		{"on", cm, `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},` +
 			`"keep":{"type":"tool_uses","value":3},"exclude_tools":["Read"],"clear_tool_inputs":true},` +
-			`{"type":"clear_thinking_20251015","keep":{"type":"all"}}]}`},
+			`{"type":"clear_thinking_20251015","keep":"all"}]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := agentlooptest.NewTB(t, agentlooptest.Text("ok"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentloop/agentloop/message"
@@ -90,14 +91,31 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if fan == nil {
 			fan = r.goroutines
 		}
+		// Calls an interrupt stopped are answered once the batch is over,
+		// in the reply's order, as the reference prints them; the others
+		// as they complete.
+		var stopped []outcome
 		fan(jobs, func(v any) {
 			r.drain()
-			done(v.(outcome))
+			o := v.(outcome)
+			if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
+				stopped = append(stopped, o)
+				return
+			}
+			done(o)
 			if !ok || r.stopped {
 				ok = false
 				cancel()
 			}
 		})
+		order := make(map[string]int, len(batch))
+		for i, p := range batch {
+			order[p.id] = i
+		}
+		slices.SortFunc(stopped, func(a, b outcome) int { return order[a.call.ID] - order[b.call.ID] })
+		for _, o := range stopped {
+			done(o)
+		}
 		batch = nil
 	}
 	interrupted := false
