@@ -325,18 +325,41 @@ func TestStreamJSONSinglePrompt(t *testing.T) {
 	}
 }
 
+// Three prompts: the first runs at once; the two sent while it runs are
+// queued and then run as one turn, texts joined by a newline, as the
+// reference runs prompts queued during a turn. Each is echoed with its
+// uuid.
 func TestStreamJSONThreeQueued(t *testing.T) {
-	srv := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"), agentlooptest.Text("three"))
+	arrived, release := make(chan struct{}), make(chan struct{})
+	one := agentlooptest.Text("one")
+	one.Expect = func(*agentlooptest.Request) error {
+		close(arrived)
+		<-release
+		return nil
+	}
+	srv := agentlooptest.NewTB(t, one, agentlooptest.Text("two"))
 	s := startSJ(t, srv, "--replay-user-messages")
 	s.send(initLine("init1", `"appendSystemPrompt":"APPENDED"`))
-	for i, p := range []string{"first", "second", "third"} {
-		s.send(`{"type":"user","message":{"role":"user","content":"` + p + `"},"parent_tool_use_id":null,"session_id":"","uuid":"00000000-0000-4000-8000-00000000000` + fmt.Sprint(i+1) + `"}`)
+	user := func(i int, p string) {
+		s.send(`{"type":"user","message":{"role":"user","content":"` + p + `"},"parent_tool_use_id":null,"session_id":"","uuid":"00000000-0000-4000-8000-00000000000` + fmt.Sprint(i) + `"}`)
 	}
+	user(1, "first")
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first request did not arrive")
+	}
+	user(2, "second")
+	user(3, "third")
+	// stdin is handled in order: once this is answered, both are queued.
+	s.send(`{"request_id":"q1","type":"control_request","request":{"subtype":"get_frobnicator"}}`)
+	s.until(`"request_id":"q1"`)
+	close(release)
 	if code := s.finish(); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
 	}
-	// Replayed lines are written as the messages are read, the turns'
-	// lines as they run: the two interleave, so they are checked apart.
+	// Replayed lines are written as the turns take the messages; they are
+	// checked apart from the turns' lines.
 	var replays, rest []string
 	for _, l := range s.seen {
 		if strings.Contains(l, `"isReplay":true`) {
@@ -351,11 +374,11 @@ func TestStreamJSONThreeQueued(t *testing.T) {
 			t.Errorf("replayed lines %q, want %s with its uuid as number %d", replays, p, i+1)
 		}
 	}
-	if n := srv.Len(); n != 3 {
-		t.Fatalf("%d requests, want 3", n)
+	if n := srv.Len(); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
 	}
-	if got := srv.Requests()[2].LastUserText(); got != "third" {
-		t.Errorf("third request's prompt %q", got)
+	if got := srv.Requests()[1].LastUserText(); got != "second\nthird" {
+		t.Errorf("second request's prompt %q, want the two queued prompts joined", got)
 	}
 	if got := srv.Requests()[0].SystemText(); !strings.Contains(got, "APPENDED") {
 		t.Errorf("appendSystemPrompt not in the system prompt: %q", got)

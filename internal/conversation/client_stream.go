@@ -90,6 +90,7 @@ type queued struct {
 	blocks []model.Content
 	rank   int // 0 now, 1 next, 2 later
 	query  bool
+	busy   bool // sent while a turn ran
 }
 
 // turn is the queued message being run.
@@ -174,15 +175,17 @@ func (in *inbox) end(t *turn) {
 }
 
 // batch takes the head of q and, as the reference does with prompts that
-// arrive while a turn runs, when the head may fold (client_fold.go) every
-// foldable message queued right behind it: they run as one turn, their
-// texts joined by a newline into one block (other blocks follow in order).
-// The turn carries the head's uuid; the others' uuids are not recorded. It
-// returns the turn's message and the rest of the queue.
+// arrive while a turn runs, when the head was sent during a turn and may
+// fold (client_fold.go), every such message queued right behind it: they
+// run as one turn, their texts joined by a newline into one block (other
+// blocks follow in order). Messages sent while no turn ran each run alone,
+// as the reference starts a prompt that finds it idle at once. The turn
+// carries the head's uuid; the others' uuids are not recorded. It returns
+// the turn's message and the rest of the queue.
 func batch(q []queued) (queued, []queued) {
 	m := q[0]
 	n := 1
-	for m.foldable() && n < len(q) && q[n].foldable() {
+	for m.busy && m.foldable() && n < len(q) && q[n].busy && q[n].foldable() {
 		n++
 	}
 	if n == 1 {
@@ -279,6 +282,7 @@ func (c *Client) Send(in UserInput) (string, error) {
 			break
 		}
 	}
+	m.busy = c.in.running != nil
 	c.in.q = slices.Insert(c.in.q, at, m)
 	select {
 	case c.in.wakeCh() <- struct{}{}:
