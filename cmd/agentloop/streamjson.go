@@ -693,6 +693,11 @@ func (d *streamDriver) send(u *wire.User) {
 		line["session_id"], _ = json.Marshal(d.client.SessionID())
 		line["isReplay"] = json.RawMessage("true")
 		d.replay.add(id, line)
+		// The turn may have taken the message before its echo was
+		// queued here; then no later line of the turn flushes it.
+		if !slices.Contains(d.client.Queued(), id) {
+			d.flushReplays()
+		}
 	}
 }
 
