@@ -23,9 +23,10 @@ export const PATHS = {
 };
 
 /**
- * An editor: records session updates and answers permission requests
- * with this.answer (an option kind: allow_once, allow_always,
- * reject_once), or holds them open when answer is 'hold'.
+ * An editor: records session updates (calling this.onUpdate with each,
+ * when set) and answers permission requests with this.answer (an option
+ * kind: allow_once, allow_always, reject_once), or holds them open when
+ * answer is 'hold'.
  */
 export class Editor {
   constructor() {
@@ -33,8 +34,12 @@ export class Editor {
     this.asked = [];
     this.answer = 'allow_once';
     this.onAsk = null;
+    this.onUpdate = null;
   }
-  async sessionUpdate(n) { this.updates.push(n.update); }
+  async sessionUpdate(n) {
+    this.updates.push(n.update);
+    if (this.onUpdate) this.onUpdate(n.update);
+  }
   async requestPermission(req) {
     this.asked.push(req);
     if (this.onAsk) this.onAsk(req);
