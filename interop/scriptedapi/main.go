@@ -34,7 +34,9 @@
 //	"error": {"status": 500, "type": "api_error", "message": "..."}
 //
 // and optionally "stop_reason", "model", "delay_ms" (a wait before the
-// answer) and "usage" ({"input_tokens": N, "output_tokens": N}).
+// answer), "chunk" (the most characters per delta event) with
+// "event_delay_ms" (a wait between two events, for a slow stream) and
+// "usage" ({"input_tokens": N, "output_tokens": N}).
 package main
 
 import (
@@ -96,6 +98,8 @@ type replySpec struct {
 	StopReason string       `json:"stop_reason"`
 	Model      string       `json:"model"`
 	DelayMS    int          `json:"delay_ms"`
+	Chunk      int          `json:"chunk"`
+	EventMS    int          `json:"event_delay_ms"`
 	Usage      *model.Usage `json:"usage"`
 }
 
@@ -140,6 +144,9 @@ func inputOf(raw json.RawMessage) any {
 
 func (r replySpec) reply() (agentlooptest.Reply, error) {
 	var rep agentlooptest.Reply
+	if r.DelayMS < 0 || r.Chunk < 0 || r.EventMS < 0 {
+		return rep, fmt.Errorf("reply has a negative delay_ms, chunk or event_delay_ms (%d, %d, %d)", r.DelayMS, r.Chunk, r.EventMS)
+	}
 	switch {
 	case r.Error != nil:
 		rep = agentlooptest.Error(r.Error.Status, r.Error.Type, r.Error.Message)
@@ -163,6 +170,8 @@ func (r replySpec) reply() (agentlooptest.Reply, error) {
 	rep.StopReason = r.StopReason
 	rep.Model = r.Model
 	rep.Delay = time.Duration(r.DelayMS) * time.Millisecond
+	rep.Chunk = r.Chunk
+	rep.EventDelay = time.Duration(r.EventMS) * time.Millisecond
 	if r.Usage != nil {
 		rep.Usage = *r.Usage
 	}

@@ -93,10 +93,12 @@ func TestRunServesScriptAndRecords(t *testing.T) {
 
 func TestRunRejectsBadScripts(t *testing.T) {
 	for name, script := range map[string]string{
-		"unknown field": `{"replys":[]}`,
-		"empty reply":   `{"replies":[{}]}`,
-		"empty block":   `{"replies":[{"blocks":[{}]}]}`,
-		"not json":      `[`,
+		"unknown field":        `{"replys":[]}`,
+		"empty reply":          `{"replies":[{}]}`,
+		"empty block":          `{"replies":[{"blocks":[{}]}]}`,
+		"not json":             `[`,
+		"negative chunk":       `{"replies":[{"text":"x","chunk":-1}]}`,
+		"negative event delay": `{"replies":[{"text":"x","event_delay_ms":-5}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "s.json")

@@ -1,7 +1,8 @@
 // Shared helpers for the ACP interop tests: an ACP client (the editors'
 // library, @agentclientprotocol/sdk) connected to an agent process, which
 // is either agentloop itself (`agentloop acp`) or Zed's Claude adapter
-// (@zed-industries/claude-agent-acp) running agentloop as its CLI.
+// (@agentclientprotocol/claude-agent-acp, formerly published as
+// @zed-industries/claude-agent-acp) running agentloop as its CLI.
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import { createRequire } from 'node:module';
@@ -9,7 +10,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { AGENTLOOP_BIN, setup } from '../../ts/lib/harness.mjs';
 
 const require = createRequire(import.meta.url);
-export const ADAPTER_JS = require.resolve('@zed-industries/claude-agent-acp/dist/index.js');
+export const ADAPTER_JS = require.resolve('@agentclientprotocol/claude-agent-acp/dist/index.js');
 export const ECHO_MCP = new URL('../../ts/fixtures/echo-mcp.mjs', import.meta.url).pathname;
 
 /** The two ways an editor runs agentloop. */
@@ -22,9 +23,10 @@ export const PATHS = {
 };
 
 /**
- * An editor: records session updates and answers permission requests
- * with this.answer (an option kind: allow_once, allow_always,
- * reject_once), or holds them open when answer is 'hold'.
+ * An editor: records session updates (calling this.onUpdate with each,
+ * when set) and answers permission requests with this.answer (an option
+ * kind: allow_once, allow_always, reject_once), or holds them open when
+ * answer is 'hold'.
  */
 export class Editor {
   constructor() {
@@ -32,8 +34,12 @@ export class Editor {
     this.asked = [];
     this.answer = 'allow_once';
     this.onAsk = null;
+    this.onUpdate = null;
   }
-  async sessionUpdate(n) { this.updates.push(n.update); }
+  async sessionUpdate(n) {
+    this.updates.push(n.update);
+    if (this.onUpdate) this.onUpdate(n.update);
+  }
   async requestPermission(req) {
     this.asked.push(req);
     if (this.onAsk) this.onAsk(req);

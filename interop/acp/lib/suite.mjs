@@ -96,6 +96,30 @@ export function suite(path_, known = {}) {
     assert.equal(agentText(after), 'After the cancel.', JSON.stringify({ updates: after, stderr: c.stderr(), n: (await c.fx.api.requests()).length }).slice(0, 6000));
   });
 
+  test(`${path_}: cancel while the reply streams, then a new prompt`, { todo: known.cancelStream }, async (t) => {
+    const slow = 'Counting slowly: one two three four five six seven eight nine ten eleven twelve.';
+    const c = await connect(t, path_, { replies: [
+      { text: slow, chunk: 10, event_delay_ms: 300 },
+      { text: 'After the cancel.' },
+    ], side });
+    const s = await newSession(c);
+    const streaming = new Promise((resolve) => {
+      c.editor.onUpdate = (u) => { if (agentText([u]) !== '') resolve(); };
+    });
+    const first = c.conn.prompt({ sessionId: s.sessionId, prompt: [{ type: 'text', text: 'Count' }] });
+    await within(streaming, T, 'the first streamed text');
+    c.editor.onUpdate = null;
+    await c.conn.cancel({ sessionId: s.sessionId });
+    const r = await within(first, T, 'the cancelled prompt');
+    assert.equal(r.stopReason, 'cancelled');
+    const before = agentText(c.editor.take());
+    assert.ok(before.length > 0 && before.length < slow.length && slow.startsWith(before), before);
+    const r2 = await prompt(c, s.sessionId, 'Just answer');
+    assert.equal(r2.stopReason, 'end_turn', c.stderr());
+    const after = c.editor.take();
+    assert.equal(agentText(after), 'After the cancel.', JSON.stringify({ updates: after, stderr: c.stderr() }).slice(0, 6000));
+  });
+
   test(`${path_}: set mode and set model`, async (t) => {
     let file;
     const c = await connect(t, path_, ({ cwd }) => {
