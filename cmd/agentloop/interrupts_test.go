@@ -166,10 +166,11 @@ func interruptShape(t *testing.T, lines []string) []string {
 	var out []string
 	for _, l := range lines {
 		var m struct {
-			Type     string `json:"type"`
-			Subtype  string `json:"subtype"`
-			Terminal string `json:"terminal_reason"`
-			Aborted  bool   `json:"aborted"`
+			Type     string  `json:"type"`
+			Subtype  string  `json:"subtype"`
+			Terminal string  `json:"terminal_reason"`
+			Stop     *string `json:"stop_reason"`
+			Aborted  bool    `json:"aborted"`
 			Response struct {
 				RequestID string          `json:"request_id"`
 				Response  json.RawMessage `json:"response"`
@@ -201,7 +202,11 @@ func interruptShape(t *testing.T, lines []string) []string {
 				out = append(out, k)
 			}
 		case "result":
-			out = append(out, "result "+m.Subtype+" "+m.Terminal)
+			stop := "null"
+			if m.Stop != nil {
+				stop = *m.Stop
+			}
+			out = append(out, "result "+m.Subtype+" "+m.Terminal+" stop_reason="+stop)
 			return out
 		}
 	}

@@ -22,11 +22,17 @@ type pendingReplay struct {
 	line any
 }
 
-// add queues the echo line of message id.
-func (r *replays) add(id string, line any) {
+// sendAndAdd sends a message with send and, when it is accepted, queues
+// its echo line(id), under the lock that taken holds: a turn that takes
+// the message at once cannot look for its echo before it is queued.
+func (r *replays) sendAndAdd(send func() (string, error), line func(id string) any) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = append(r.pending, pendingReplay{id, line})
+	id, err := send()
+	if err == nil {
+		r.pending = append(r.pending, pendingReplay{id, line(id)})
+	}
+	return id, err
 }
 
 // drop forgets the echo of a message withdrawn before it ran.
@@ -37,10 +43,11 @@ func (r *replays) drop(id string) {
 }
 
 // taken returns, in the order they were read, the echoes of the messages
-// no longer in queued, and forgets them.
-func (r *replays) taken(queued []string) []any {
+// no longer in queued() (called under the lock), and forgets them.
+func (r *replays) taken(queuedNow func() []string) []any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	queued := queuedNow()
 	var out []any
 	r.pending = slices.DeleteFunc(r.pending, func(p pendingReplay) bool {
 		if slices.Contains(queued, p.id) {
@@ -58,7 +65,7 @@ func (d *streamDriver) flushReplays() {
 	if !d.c.sdk.replayUser {
 		return
 	}
-	for _, l := range d.replay.taken(d.client.Queued()) {
+	for _, l := range d.replay.taken(d.client.Queued) {
 		_ = d.out.value(l)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -47,20 +48,31 @@ func TestReplayAfterInterruptedResult(t *testing.T) {
 }
 
 // TestReplaysTaken: echoes come out in the order read, once, when their
-// message has left the queue; dropped ones never.
+// message has left the queue; dropped ones never; a refused message has
+// none.
 func TestReplaysTaken(t *testing.T) {
 	var r replays
-	r.add("a", "A")
-	r.add("b", "B")
-	r.add("c", "C")
-	if got := r.taken([]string{"a", "b", "c"}); len(got) != 0 {
+	add := func(id string) {
+		t.Helper()
+		if _, err := r.sendAndAdd(func() (string, error) { return id, nil }, func(id string) any { return strings.ToUpper(id) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("a")
+	add("b")
+	add("c")
+	if _, err := r.sendAndAdd(func() (string, error) { return "", errors.New("refused") }, func(string) any { return "X" }); err == nil {
+		t.Fatal("the refusal was lost")
+	}
+	queued := func(ids ...string) func() []string { return func() []string { return ids } }
+	if got := r.taken(queued("a", "b", "c")); len(got) != 0 {
 		t.Errorf("taken with all queued = %v", got)
 	}
 	r.drop("b")
-	if got := r.taken([]string{"c"}); !slices.Equal(got, []any{"A"}) {
+	if got := r.taken(queued("c")); !slices.Equal(got, []any{"A"}) {
 		t.Errorf("taken = %v, want [A]", got)
 	}
-	if got := r.taken(nil); !slices.Equal(got, []any{"C"}) {
+	if got := r.taken(queued()); !slices.Equal(got, []any{"C"}) {
 		t.Errorf("taken = %v, want [C]", got)
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/wire"
+	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/google/uuid"
 )
@@ -587,11 +588,19 @@ func (d *streamDriver) consume(ctx context.Context) {
 			running = true
 			d.state("running")
 		}
-		d.flushReplays()
+		// A turn's prompt is echoed after its system/init, as the
+		// reference does; before any other message.
+		init := isInit(m)
+		if !init {
+			d.flushReplays()
+		}
 		d.lost.see(m)
 		d.c.trace.see(m) // debugtrace.go
 		if err := d.out.value(m); err != nil {
 			continue // reported at the end
+		}
+		if init {
+			d.flushReplays()
 		}
 		for _, w := range d.c.afterInit(m) { // streamwarn.go
 			_ = d.out.value(w)
@@ -606,6 +615,12 @@ func (d *streamDriver) consume(ctx context.Context) {
 	if running {
 		d.state("idle")
 	}
+}
+
+// isInit reports whether m is a system/init message.
+func isInit(m agentloop.Message) bool {
+	sm, ok := m.(*agentloop.SystemMessage)
+	return ok && sm.Subtype == message.SubtypeInit
 }
 
 // state writes a host-only session_state_changed line.
@@ -674,30 +689,30 @@ func (d *streamDriver) send(u *wire.User) {
 	} else {
 		in.Content = blocks
 	}
-	id, err := d.client.Send(in)
+	send := func() (string, error) { return d.client.Send(in) }
+	var err error
+	if d.c.sdk.replayUser {
+		var line map[string]json.RawMessage
+		b, merr := u.MarshalJSON()
+		if merr == nil {
+			merr = json.Unmarshal(b, &line)
+		}
+		if merr != nil {
+			fmt.Fprintf(d.stderr, "agentloop: replaying a user message: %v\n", merr)
+			_, err = send()
+		} else {
+			_, err = d.replay.sendAndAdd(send, func(id string) any {
+				line["uuid"], _ = json.Marshal(id)
+				line["session_id"], _ = json.Marshal(d.client.SessionID())
+				line["isReplay"] = json.RawMessage("true")
+				return line
+			})
+		}
+	} else {
+		_, err = send()
+	}
 	if err != nil {
 		fmt.Fprintf(d.stderr, "agentloop: a user message was refused: %s\n", strings.TrimPrefix(err.Error(), "agentloop: "))
-		return
-	}
-	if d.c.sdk.replayUser {
-		b, err := u.MarshalJSON()
-		var line map[string]json.RawMessage
-		if err == nil {
-			err = json.Unmarshal(b, &line)
-		}
-		if err != nil {
-			fmt.Fprintf(d.stderr, "agentloop: replaying a user message: %v\n", err)
-			return
-		}
-		line["uuid"], _ = json.Marshal(id)
-		line["session_id"], _ = json.Marshal(d.client.SessionID())
-		line["isReplay"] = json.RawMessage("true")
-		d.replay.add(id, line)
-		// The turn may have taken the message before its echo was
-		// queued here; then no later line of the turn flushes it.
-		if !slices.Contains(d.client.Queued(), id) {
-			d.flushReplays()
-		}
 	}
 }
 

@@ -102,5 +102,11 @@ func (s *Session) AppendPrompt(ctx context.Context, prompt []model.Content) (*me
 func (r *run) abortedTools(err error) ending {
 	e := r.aborted(err)
 	e.res.TerminalReason = message.TerminalAbortedTools
+	// The reply whose calls were cut ended whole: the reference keeps
+	// its stop reason (tool_use).
+	if r.last != nil && r.last.StopReason != "" {
+		sr := r.last.StopReason
+		e.res.StopReason = &sr
+	}
 	return e
 }
