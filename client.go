@@ -116,10 +116,12 @@ func (c *Client) Idle() bool {
 // with its uuid (that is how a host sees it was taken: Withdraw no longer
 // finds it), and the next reply's AssistantMessages name it in
 // UserMessageUUIDs; the turn goes on, with one result, and its turn count
-// (MaxTurns) is not restarted. Every other message (PriorityNow,
-// PriorityLater, ShouldQuery false, a "/command", one sent while the
-// model answers its last round) runs as a turn of its own after the
-// running turn's result.
+// (MaxTurns) is not restarted. Messages that could fold but were sent
+// while the model answered its last round run together, as the reference
+// runs them, in one turn after the running turn's result: their texts
+// joined by a newline into one prompt under the first one's uuid. Every
+// other message (PriorityNow, PriorityLater, ShouldQuery false, a
+// "/command", one sent while no turn ran) runs as a turn of its own.
 //
 // Send returns an error wrapping ErrInvalidInput for an unknown priority
 // (naming it), a message with nothing to send, a block of a type other
