@@ -53,6 +53,19 @@ const (
 	stoppedKind   = "user-rejected"
 )
 
+// StoppedError is what a tool returns when an interrupt stopped it and it
+// has stream lines of its own that follow its stopped result: a foreground
+// subagent's task_updated and task_notification, which the reference
+// writes after the Agent call's result and before the marker. Err is the
+// cause; After is emitted (stream only) right after the call's result.
+type StoppedError struct {
+	Err   error
+	After []message.Message
+}
+
+func (e *StoppedError) Error() string { return e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // stoppedOutcome is the outcome given to call id when an interrupt stops
 // it: running (StoppedText) or not yet (RejectedText).
 func stoppedOutcome(id string, running bool) outcome {
