@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +125,9 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 			}
 			if diff := cmp.Diff(interruptShape(t, ref), got); diff != "" {
 				t.Errorf("what follows the interrupt (-reference +agentloop):\n%s", diff)
+			}
+			if diff := cmp.Diff(closingShape(t, ref), closingShape(t, s.seen[from:])); diff != "" {
+				t.Errorf("the stream events that close the cut reply (-reference +agentloop):\n%s", diff)
 			}
 			reqs := readJSONL(t, filepath.Join(recorded, path, "requests.jsonl"))
 			var refNext model.Request
@@ -279,6 +284,70 @@ func historyShape(msgs []model.Message) []string {
 		}
 		if len(parts) > 0 {
 			out = append(out, m.Role+": "+strings.Join(parts, " | "))
+		}
+	}
+	return out
+}
+
+// closingShape describes, from the lines up to the first result, the
+// stream events written after the interrupt's marker: each event's type
+// and index, the fields a message_delta carries (its delta exactly, its
+// usage's field names) and the first abandoned block a message_stop
+// names.
+func closingShape(t *testing.T, lines []string) []string {
+	t.Helper()
+	var out []string
+	marked := false
+	for _, l := range lines {
+		var m struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content []model.Content `json:"content"`
+			} `json:"message"`
+			Event     map[string]json.RawMessage `json:"event"`
+			Abandoned *struct {
+				From int `json:"from_block_index"`
+			} `json:"abandoned_blocks"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		switch {
+		case m.Type == "result":
+			return out
+		case m.Type == "user" && len(m.Message.Content) == 1 && m.Message.Content[0].Text == engine.InterruptedMarker:
+			marked = true
+			out = append(out, "marker")
+		case m.Type == "stream_event" && marked:
+			var typ string
+			_ = json.Unmarshal(m.Event["type"], &typ)
+			k := typ
+			if i, ok := m.Event["index"]; ok {
+				k += " " + string(i)
+			}
+			switch typ {
+			case "message_delta":
+				var keys, usage []string
+				for f := range m.Event {
+					keys = append(keys, f)
+				}
+				var u map[string]json.RawMessage
+				_ = json.Unmarshal(m.Event["usage"], &u)
+				for f := range u {
+					usage = append(usage, f)
+				}
+				sort.Strings(keys)
+				sort.Strings(usage)
+				var delta any
+				_ = json.Unmarshal(m.Event["delta"], &delta)
+				d, _ := json.Marshal(delta) // sorted keys
+				k += " " + strings.Join(keys, ",") + " delta=" + string(d) + " usage=" + strings.Join(usage, ",")
+			case "message_stop":
+				if m.Abandoned != nil {
+					k += fmt.Sprintf(" abandoned from %d", m.Abandoned.From)
+				}
+			}
+			out = append(out, k)
 		}
 	}
 	return out
