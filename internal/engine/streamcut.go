@@ -21,7 +21,7 @@ func (h *handler) closingEvents() []*message.StreamEvent {
 	}
 	r := h.r
 	event := func(v any) *message.StreamEvent {
-		b, _ := json.Marshal(v) // maps of plain values always marshal
+		b, _ := json.Marshal(v) // plain values always marshal
 		return &message.StreamEvent{Event: b, SessionID: r.s.cfg.Env.SessionID,
 			ParentToolUseID: r.s.cfg.ParentToolUseID, UUID: r.s.cfg.NewID(), APIMessageID: p.id}
 	}
@@ -32,7 +32,10 @@ func (h *handler) closingEvents() []*message.StreamEvent {
 	}
 	sort.Ints(open)
 	for _, i := range open {
-		out = append(out, event(map[string]any{"type": "content_block_stop", "index": i}))
+		out = append(out, event(struct {
+			Type  string `json:"type"`
+			Index int    `json:"index"`
+		}{"content_block_stop", i}))
 	}
 	usage := map[string]any{}
 	_ = json.Unmarshal(p.usage, &usage) // the message_start's usage, if any
@@ -46,9 +49,12 @@ func (h *handler) closingEvents() []*message.StreamEvent {
 			usage[k] = v
 		}
 	}
-	out = append(out, event(map[string]any{"type": "message_delta", "context_management": nil,
-		"delta": map[string]any{"container": nil, "stop_details": nil, "stop_reason": nil, "stop_sequence": nil},
-		"usage": usage}))
+	out = append(out, event(struct {
+		Type              string         `json:"type"`
+		ContextManagement any            `json:"context_management"`
+		Delta             map[string]any `json:"delta"`
+		Usage             map[string]any `json:"usage"`
+	}{"message_delta", nil, map[string]any{"container": nil, "stop_details": nil, "stop_reason": nil, "stop_sequence": nil}, usage}))
 	stop := event(map[string]any{"type": "message_stop"})
 	stop.AbandonedBlocks = &message.AbandonedBlocks{APIMessageID: p.id, FromBlockIndex: p.started}
 	return append(out, stop)
