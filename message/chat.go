@@ -144,6 +144,15 @@ type StreamEvent struct {
 	UUID            string          `json:"uuid"`
 	TTFTMs          *int64          `json:"ttft_ms,omitempty"`
 	APIMessageID    string          `json:"api_message_id,omitempty"`
+	// AbandonedBlocks is set on the message_stop written for a reply an
+	// interrupt cut short: the blocks from FromBlockIndex on never came.
+	AbandonedBlocks *AbandonedBlocks `json:"abandoned_blocks,omitempty"`
+}
+
+// AbandonedBlocks names the blocks of a cut reply that never came.
+type AbandonedBlocks struct {
+	APIMessageID   string `json:"api_message_id"`
+	FromBlockIndex int    `json:"from_block_index"`
 }
 
 // MarshalJSON writes the line with its type field.

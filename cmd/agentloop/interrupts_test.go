@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +26,8 @@ const (
 // TestStreamJSONInterruptsLikeReference interrupts a stream-json session
 // on each path the reference was recorded on (testdata/interrupts/<path>)
 // and compares with the recording what follows the interrupt on stdout
-// (the answer first, the partial reply, the stopped calls, the marker, the
-// result) and the request of the next prompt (the partial reply sent back,
+// (the answer first, the partial reply, the stopped calls, a stopped
+// subagent's task lines, the marker, the result) and the request of the next prompt (the partial reply sent back,
 // the marker then the new prompt in one user turn, the interrupted prompt
 // not asked again).
 func TestStreamJSONInterruptsLikeReference(t *testing.T) {
@@ -33,7 +35,7 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"text", "tool", "perm", "parallel"} {
+	for _, path := range []string{"text", "tool", "perm", "parallel", "subagent"} {
 		t.Run(path, func(t *testing.T) {
 			srv := agentlooptest.NewTB(t)
 			var args []string
@@ -49,6 +51,16 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 				srv.Push(agentlooptest.Blocks(model.TextBlock("Running it."),
 					agentlooptest.ToolUseBlock("toolu_sleep1", "Bash", map[string]any{"command": "touch started; sleep 30; echo done", "description": "sleep then echo"})))
 				args = []string{"--allowedTools", "Bash"}
+			case "subagent":
+				// A foreground subagent whose Bash call runs at the
+				// interrupt.
+				srv.Push(agentlooptest.Blocks(model.TextBlock("Delegating."),
+					agentlooptest.ToolUseBlock("toolu_agent1", "Agent", map[string]any{"description": "Sleep helper",
+						"prompt": "Run the sleep command.", "subagent_type": "sleeper", "run_in_background": false})))
+				srv.Push(agentlooptest.Blocks(model.TextBlock("Sleeping now."),
+					agentlooptest.ToolUseBlock("toolu_sleep1", "Bash", map[string]any{"command": "touch started; sleep 30; echo done", "description": "sleep then echo"})))
+				args = []string{"--allowedTools", "Bash", "--agents", `{"sleeper":{"description":"Runs sleeps","prompt":"You run commands.","tools":["Bash"]}}`}
+				prompt = "PROMPT ONE delegate"
 			case "perm":
 				srv.Push(agentlooptest.Blocks(model.TextBlock("Writing it."),
 					agentlooptest.ToolUseBlock("toolu_write1", "Write", map[string]any{"file_path": "out.txt", "content": "hello\n"})))
@@ -78,6 +90,9 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 				s.until(`"text_delta"`)
 			case "tool":
 				s.until(`"tool_use"`)
+				waitForFile(t, filepath.Join(s.dir, "started"))
+			case "subagent":
+				s.until(`"id":"toolu_sleep1"`)
 				waitForFile(t, filepath.Join(s.dir, "started"))
 			case "parallel":
 				s.until(`"tool_use_id":"toolu_read1"`)
@@ -110,6 +125,9 @@ func TestStreamJSONInterruptsLikeReference(t *testing.T) {
 			}
 			if diff := cmp.Diff(interruptShape(t, ref), got); diff != "" {
 				t.Errorf("what follows the interrupt (-reference +agentloop):\n%s", diff)
+			}
+			if diff := cmp.Diff(closingShape(t, ref), closingShape(t, s.seen[from:])); diff != "" {
+				t.Errorf("the stream events that close the cut reply (-reference +agentloop):\n%s", diff)
 			}
 			reqs := readJSONL(t, filepath.Join(recorded, path, "requests.jsonl"))
 			var refNext model.Request
@@ -158,9 +176,10 @@ func readJSONL(t *testing.T, path string) []string {
 
 // interruptShape describes the lines from the interrupt's answer to the
 // first result: kinds, texts (a partial reply as such), tool results by
-// what they say (stopped while running, or rejected before), markers.
-// Stream events, status lines, state changes and the cancel of a pending
-// host request are left out.
+// what they say (stopped while running, or rejected before), a subagent's
+// task_updated and task_notification with their statuses, markers.
+// Stream events, other system lines and the cancel of a pending host
+// request are left out.
 func interruptShape(t *testing.T, lines []string) []string {
 	t.Helper()
 	var out []string
@@ -200,6 +219,21 @@ func interruptShape(t *testing.T, lines []string) []string {
 					k += " (aborted)"
 				}
 				out = append(out, k)
+			}
+		case "system":
+			var task struct {
+				Status string `json:"status"`
+				Patch  struct {
+					Status string `json:"status"`
+				} `json:"patch"`
+				Summary string `json:"summary"`
+			}
+			_ = json.Unmarshal([]byte(l), &task)
+			switch m.Subtype {
+			case "task_updated":
+				out = append(out, "task_updated "+task.Patch.Status)
+			case "task_notification":
+				out = append(out, "task_notification "+task.Status+" "+task.Summary)
 			}
 		case "result":
 			stop := "null"
@@ -250,6 +284,70 @@ func historyShape(msgs []model.Message) []string {
 		}
 		if len(parts) > 0 {
 			out = append(out, m.Role+": "+strings.Join(parts, " | "))
+		}
+	}
+	return out
+}
+
+// closingShape describes, from the lines up to the first result, the
+// stream events written after the interrupt's marker: each event's type
+// and index, the fields a message_delta carries (its delta exactly, its
+// usage's field names) and the first abandoned block a message_stop
+// names.
+func closingShape(t *testing.T, lines []string) []string {
+	t.Helper()
+	var out []string
+	marked := false
+	for _, l := range lines {
+		var m struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content []model.Content `json:"content"`
+			} `json:"message"`
+			Event     map[string]json.RawMessage `json:"event"`
+			Abandoned *struct {
+				From int `json:"from_block_index"`
+			} `json:"abandoned_blocks"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		switch {
+		case m.Type == "result":
+			return out
+		case m.Type == "user" && len(m.Message.Content) == 1 && m.Message.Content[0].Text == engine.InterruptedMarker:
+			marked = true
+			out = append(out, "marker")
+		case m.Type == "stream_event" && marked:
+			var typ string
+			_ = json.Unmarshal(m.Event["type"], &typ)
+			k := typ
+			if i, ok := m.Event["index"]; ok {
+				k += " " + string(i)
+			}
+			switch typ {
+			case "message_delta":
+				var keys, usage []string
+				for f := range m.Event {
+					keys = append(keys, f)
+				}
+				var u map[string]json.RawMessage
+				_ = json.Unmarshal(m.Event["usage"], &u)
+				for f := range u {
+					usage = append(usage, f)
+				}
+				sort.Strings(keys)
+				sort.Strings(usage)
+				var delta any
+				_ = json.Unmarshal(m.Event["delta"], &delta)
+				d, _ := json.Marshal(delta) // sorted keys
+				k += " " + strings.Join(keys, ",") + " delta=" + string(d) + " usage=" + strings.Join(usage, ",")
+			case "message_stop":
+				if m.Abandoned != nil {
+					k += fmt.Sprintf(" abandoned from %d", m.Abandoned.From)
+				}
+			}
+			out = append(out, k)
 		}
 	}
 	return out

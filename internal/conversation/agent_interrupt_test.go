@@ -15,10 +15,11 @@ import (
 )
 
 // An interrupt while a foreground subagent runs ends the subagent's run
-// as an interrupted one (its own marker, forwarded like its other user
-// lines), tells the task's end (stopped),
-// answers the Agent call as stopped, then writes the parent's marker and
-// the error result.
+// as an interrupted one (its own marker goes to its history, not to the
+// stream, as the reference), answers the Agent call as stopped, then
+// tells the task's end (stopped) and writes the parent's marker and the
+// error result: the reference's order (cmd/agentloop
+// testdata/interrupts/subagent).
 func TestInterruptForegroundSubagent(t *testing.T) {
 	arrived := make(chan struct{})
 	held := agentlooptest.Text("never")
@@ -65,7 +66,7 @@ func TestInterruptForegroundSubagent(t *testing.T) {
 			seq = append(seq, "result "+m.Subtype+" "+m.TerminalReason)
 		}
 	}
-	want := []string{"@sub Review the code.", "@sub " + engine.InterruptedMarker, "task_notification stopped", "Agent call stopped", engine.Interrupted,
+	want := []string{"@sub Review the code.", "Agent call stopped", "task_notification stopped", engine.Interrupted,
 		"result error_during_execution aborted_tools"}
 	if diff := cmp.Diff(want, seq); diff != "" {
 		t.Errorf("the interrupted run (-want +got):\n%s", diff)

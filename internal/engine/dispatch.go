@@ -17,8 +17,9 @@ type outcome struct {
 	block      model.Content // the tool_result block
 	structured any
 	meta       []message.ToolResultMeta
-	call       *ToolCall       // set for calls that ran
-	follow     []model.Content // tool.Result.FollowUp
+	call       *ToolCall         // set for calls that ran
+	follow     []model.Content   // tool.Result.FollowUp
+	after      []message.Message // StoppedError.After, sent after the result
 }
 
 // pendingCall is an authorised call waiting to run.
@@ -50,7 +51,9 @@ func (r *run) dispatch(resp *model.Response) bool {
 		if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
 			// It failed because the run was interrupted: it was stopped
 			// while running. A call that finished keeps its result.
+			after := o.after
 			o = stoppedOutcome(o.call.ID, true)
+			o.after = after
 		}
 		if o.call != nil {
 			o = r.s.noteUnloaded(o.call.Name, o)
@@ -73,6 +76,11 @@ func (r *run) dispatch(resp *model.Response) bool {
 		ok = r.send(m)
 		if ok && len(o.follow) > 0 {
 			ok = r.sendFollowUp(o.follow)
+		}
+		for _, a := range o.after {
+			if ok {
+				ok = r.send(a)
+			}
 		}
 	}
 	var batch []pendingCall
@@ -272,6 +280,9 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 		}
 		o = errorOutcome(p.id, text, strings.TrimSuffix(strings.TrimPrefix(text, "<tool_use_error>"), "</tool_use_error>"))
 		o.meta, o.call = p.meta, p.call
+		if se := (*StoppedError)(nil); errors.As(err, &se) {
+			o.after = se.After
+		}
 		return o
 	}
 	block := model.Content{Type: model.TypeToolResult, ToolUseID: p.id}

@@ -317,6 +317,9 @@ type run struct {
 	// shown are the assistant messages of the reply being streamed.
 	open  *openCalls
 	shown []*message.Assistant
+	// cutEvents are the stream events that close a reply an interrupt
+	// cut short, written after the marker (closingEvents).
+	cutEvents []*message.StreamEvent
 	// deferred is the call an authoriser deferred; the run ends with it
 	// pending (closeTurn leaves it open).
 	deferred *message.DeferredToolUse

@@ -22,7 +22,8 @@ import (
 //     before), emitted like any result; calls that finished keep their
 //     real results;
 //  3. a user line with the marker: InterruptedMarker after a reply, or
-//     Interrupted when the reply asked for tools;
+//     Interrupted when the reply asked for tools; with partial messages,
+//     the stream events that close a cut reply follow it (closingEvents);
 //  4. the result (error_during_execution).
 //
 // The stream, the record (the transcript) and the history get the same
@@ -52,6 +53,19 @@ const (
 	stoppedResult = "User rejected tool use"
 	stoppedKind   = "user-rejected"
 )
+
+// StoppedError is what a tool returns when an interrupt stopped it and it
+// has stream lines of its own that follow its stopped result: a foreground
+// subagent's task_updated and task_notification, which the reference
+// writes after the Agent call's result and before the marker. Err is the
+// cause; After is emitted (stream only) right after the call's result.
+type StoppedError struct {
+	Err   error
+	After []message.Message
+}
+
+func (e *StoppedError) Error() string { return e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 // stoppedOutcome is the outcome given to call id when an interrupt stops
 // it: running (StoppedText) or not yet (RejectedText).
@@ -89,7 +103,14 @@ func (r *run) closeInterrupted() {
 	m := r.userMessage(blocks, false)
 	r.commitUser(blocks, m)
 	r.numTurns++
-	r.send(m)
+	if r.send(m) {
+		for _, ev := range r.cutEvents {
+			if !r.send(ev) {
+				break
+			}
+		}
+	}
+	r.cutEvents = nil
 }
 
 // partialReply collects, from a reply's raw stream events, the text of
@@ -99,6 +120,12 @@ type partialReply struct {
 	id, model string
 	usage     json.RawMessage
 	text      map[int]*strings.Builder // by block index, text blocks only
+	// open are the blocks started and not stopped, started the number
+	// of blocks started, ended whether message_stop came (see
+	// closingEvents).
+	open    map[int]bool
+	started int
+	ended   bool
 }
 
 // event takes one raw stream event.
@@ -122,7 +149,15 @@ func (p *partialReply) event(ev model.StreamEvent) {
 				Text string `json:"text"`
 			} `json:"content_block"`
 		}
-		if json.Unmarshal(ev.Data, &bs) != nil || bs.ContentBlock.Type != model.TypeText {
+		if json.Unmarshal(ev.Data, &bs) != nil {
+			return
+		}
+		if p.open == nil {
+			p.open = map[int]bool{}
+		}
+		p.open[bs.Index] = true
+		p.started = max(p.started, bs.Index+1)
+		if bs.ContentBlock.Type != model.TypeText {
 			return
 		}
 		if p.text == nil {
@@ -131,6 +166,15 @@ func (p *partialReply) event(ev model.StreamEvent) {
 		b := &strings.Builder{}
 		b.WriteString(bs.ContentBlock.Text)
 		p.text[bs.Index] = b
+	case "content_block_stop":
+		var bs struct {
+			Index int `json:"index"`
+		}
+		if json.Unmarshal(ev.Data, &bs) == nil {
+			delete(p.open, bs.Index)
+		}
+	case "message_stop":
+		p.ended = true
 	case "content_block_delta":
 		if len(p.text) == 0 || !bytes.Contains(ev.Data, []byte(`"text_delta"`)) {
 			return // no text block open, or not text

@@ -71,6 +71,9 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	if err != nil {
 		if r.ctx.Err() != nil {
 			r.keepPartial(h)
+			if s.cfg.Partial {
+				r.cutEvents = h.closingEvents()
+			}
 		}
 		return nil, err
 	}

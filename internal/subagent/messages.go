@@ -36,18 +36,27 @@ func Started(sessionID string, t Task) *message.System {
 }
 
 // Updated is the system/task_updated message that marks t finished with
-// status.
+// status. A stopped task is patched as "killed", the reference's task
+// state (its task_notification still says stopped).
 func Updated(sessionID string, t Task, status string) *message.System {
+	if status == StatusStopped {
+		status = "killed"
+	}
 	return system(sessionID, "task_updated", map[string]any{
 		"task_id": t.ID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})
 }
 
 // Notification is the system/task_notification message of t, which ended
-// as o says. output_file is given when t has one.
+// as o says. output_file is given when t has one. A stopped task is
+// summed up by its description and carries no usage, as the reference's.
 func Notification(sessionID string, t Task, o Outcome) *message.System {
 	f := map[string]any{
 		"task_id": t.ID, "tool_use_id": t.ToolUseID, "status": o.Status(), "summary": firstLine(o.Report()),
 		"usage": map[string]any{"total_tokens": o.Tokens(), "tool_uses": o.ToolUses, "duration_ms": o.Duration.Milliseconds()}}
+	if o.Status() == StatusStopped {
+		f["summary"] = t.Description
+		delete(f, "usage")
+	}
 	if t.OutputFile != "" {
 		f["output_file"] = t.OutputFile
 	}

@@ -111,7 +111,12 @@ func RunShowing(ctx context.Context, child *engine.Session, prompt []model.Conte
 				emit(m)
 			}
 		case *message.User:
-			emit(m)
+			// Once the run is stopped, its stopped results and marker go
+			// to its own history only: the reference's stream shows
+			// none of them.
+			if ctx.Err() == nil {
+				emit(m)
+			}
 		case *message.System:
 			switch m.Subtype {
 			case message.SubtypePermissionDenied, "task_started", "task_updated", "task_notification":

@@ -192,13 +192,14 @@ func (sp *Spawner) foreground(ctx context.Context, st start, task Task) (tool.Re
 		o.Stopped = true // the parent's run was interrupted
 	}
 	sp.finishWorktree(ctx, st.wt, &task)
-	st.emit(Updated(sid, task, o.Status()))
 	if o.Err != nil {
 		// The task's end is told as for any other end; the parent
-		// answers the call as stopped.
-		st.emit(Notification(sid, task, o))
-		return tool.Result{}, fmt.Errorf("the subagent stopped: %w", o.Err)
+		// answers the call as stopped, and (as the reference) writes
+		// the task's lines after that answer.
+		return tool.Result{}, &engine.StoppedError{Err: fmt.Errorf("the subagent stopped: %w", o.Err),
+			After: []message.Message{Updated(sid, task, o.Status()), Notification(sid, task, o)}}
 	}
+	st.emit(Updated(sid, task, o.Status()))
 	if o.Result.IsError {
 		return tool.Error(fmt.Sprintf("The subagent (%s) did not finish: %s", task.Type, o.Report()) + worktreeNote(task)), nil
 	}
