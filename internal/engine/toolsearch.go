@@ -18,11 +18,12 @@ import (
 // model.ToolSearchBeta and adds toolsearch.LoadedText after such a result.
 // Other providers get the definitions as text.
 
-// toolRefs reports whether the session defers tools, its model is one
+// toolRefs reports whether the session defers tools, the API's betas are
+// not switched off (Config.NoToolReferences), its model is one
 // the API's tool search serves (toolsearch.ModelSupported) and its
 // provider loads them from tool_reference blocks.
 func (s *Session) toolRefs() bool {
-	if s.cfg.Deferred.Len() == 0 || !toolsearch.ModelSupported(s.cfg.Model) {
+	if s.cfg.Deferred.Len() == 0 || s.cfg.NoToolReferences || !toolsearch.ModelSupported(s.cfg.Model) {
 		return false
 	}
 	r, ok := s.cfg.Provider.(model.ToolReferencer)

@@ -44,11 +44,12 @@ func (p *refProvider) ToolReferences() bool { return p.refs }
 // that does or does not take tool_reference blocks.
 func runToolSearch(t *testing.T, refs bool) (*refProvider, *Session) {
 	t.Helper()
-	return runToolSearchModel(t, refs, "claude-opus-5-5")
+	return runToolSearchWith(t, refs, "claude-opus-5-5", false)
 }
 
-// runToolSearchModel is runToolSearch with the session's model.
-func runToolSearchModel(t *testing.T, refs bool, modelID string) (*refProvider, *Session) {
+// runToolSearchWith is runToolSearch with the session's model and
+// Config.NoToolReferences.
+func runToolSearchWith(t *testing.T, refs bool, modelID string, noRefs bool) (*refProvider, *Session) {
 	t.Helper()
 	deferred := namedTool("mcp__s__t", "t ran")
 	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
@@ -67,7 +68,7 @@ func runToolSearchModel(t *testing.T, refs bool, modelID string) (*refProvider, 
 		{ID: "m_done", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}},
 	}}
 	s, err := New(Config{Provider: p, Model: modelID, Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"},
-		Tools: []tool.Tool{search, deferred}, Deferred: cat})
+		Tools: []tool.Tool{search, deferred}, Deferred: cat, NoToolReferences: noRefs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +131,14 @@ func TestToolSearchReferences(t *testing.T) {
 // support gets the definitions as text, the tool declared plainly and no
 // beta.
 func TestToolSearchTextWithoutReferences(t *testing.T) {
-	t.Run("provider", func(t *testing.T) { checkTextForm(t, false, "claude-opus-5-5") })
+	t.Run("provider", func(t *testing.T) { checkTextForm(t, false, "claude-opus-5-5", false) })
 	// The API's tool search serves the 4.5 generation and later.
-	t.Run("model", func(t *testing.T) { checkTextForm(t, true, "claude-3-5-haiku-20241022") })
+	t.Run("model", func(t *testing.T) { checkTextForm(t, true, "claude-3-5-haiku-20241022", false) })
+	t.Run("betas off", func(t *testing.T) { checkTextForm(t, true, "claude-opus-5-5", true) })
 }
 
-func checkTextForm(t *testing.T, refs bool, modelID string) {
-	p, _ := runToolSearchModel(t, refs, modelID)
+func checkTextForm(t *testing.T, refs bool, modelID string, noRefs bool) {
+	p, _ := runToolSearchWith(t, refs, modelID, noRefs)
 	for i, r := range p.reqs {
 		if slices.Contains(r.Betas, model.ToolSearchBeta) {
 			t.Errorf("request %d asks for %s", i, model.ToolSearchBeta)
