@@ -1,6 +1,10 @@
 package anthropic
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentloop/agentloop/model"
+)
 
 // TestToolReferences: Anthropic's own API (its address, or a loopback
 // gateway) takes tool_reference blocks; another gateway and the cloud
@@ -28,5 +32,19 @@ func TestToolReferences(t *testing.T) {
 				t.Errorf("ToolReferences() = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestSameContentsToolName: the message cache tells apart two results
+// that differ only in the tool a tool_reference names, so a request never
+// carries a stale encoding of one.
+func TestSameContentsToolName(t *testing.T) {
+	a := []model.Content{{Type: model.TypeToolResult, ToolUseID: "t", Blocks: []model.Content{model.ToolReference("a")}}}
+	b := []model.Content{{Type: model.TypeToolResult, ToolUseID: "t", Blocks: []model.Content{model.ToolReference("b")}}}
+	if sameContents(a, b) {
+		t.Error("sameContents says results referencing a and b are the same")
+	}
+	if !sameContents(a, deepCopy(a)) {
+		t.Error("sameContents says a result differs from its copy")
 	}
 }
