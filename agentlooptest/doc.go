@@ -68,12 +68,14 @@
 // Like the real API, the server rejects a conversation the API rejects
 // ([ValidateHistory]: a user message first, no empty messages or text
 // blocks, unique tool_use ids, every tool_use answered by a tool_result
-// opening the next turn, no tool_result for another turn's call). Such a
-// request gets the API's 400 invalid_request_error, consumes no reply and
-// is recorded in [Server.Mismatches] as a [HistoryError]. [NewTB] fails the
-// test on every mismatch and on every request that found its script
+// opening the next turn, no tool_result for another turn's call;
+// [ValidateToolReferences]: a tool_reference names a declared tool and
+// sits in a tool_result). Such a request gets the API's 400
+// invalid_request_error, consumes no reply and is recorded in
+// [Server.Mismatches] as a [HistoryError]. [NewTB] fails the test on
+// every mismatch and on every request that found its script
 // exhausted; a test that means either calls [Server.AllowInvalidHistory] or
-// [Server.AllowExhausted]. [Server.Lenient] turns the history rules off.
+// [Server.AllowExhausted]. [Server.Lenient] turns these rules off.
 //
 // # Lifetime and concurrency
 //

@@ -176,7 +176,8 @@ func (s *Server) Remaining() int {
 	return len(s.queue) - s.next
 }
 
-// Lenient turns off the history rules of [ValidateHistory]: from now on a
+// Lenient turns off the rules of [ValidateHistory] and
+// [ValidateToolReferences]: from now on a
 // request with a history the real API would reject is answered from the
 // script like any other. Use it to script a model for a client whose
 // histories you do not control; tests of an agent loop should keep the
@@ -424,7 +425,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, req *Request) 
 		return
 	}
 	if s.strict() {
-		if herr := ValidateHistory(req.Params.Messages); herr != nil {
+		herr := ValidateHistory(req.Params.Messages)
+		if herr == nil {
+			herr = ValidateToolReferences(&req.Params)
+		}
+		if herr != nil {
 			rep := Error(http.StatusBadRequest, "invalid_request_error", herr.Error()).resolve("")
 			req.Kind = KindInvalid
 			req.Reply = &rep

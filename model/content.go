@@ -16,7 +16,15 @@ const (
 	TypeDocument         = "document"
 	TypeServerToolUse    = "server_tool_use"
 	TypeWebSearchResult  = "web_search_tool_result"
+	// TypeToolReference is a block inside a tool_result that names a tool
+	// declared with defer_loading: the API then loads that tool's
+	// definition for the model (the tool search beta, [ToolSearchBeta]).
+	TypeToolReference = "tool_reference"
 )
+
+// ToolSearchBeta is the anthropic-beta value under which the API accepts
+// tools declared with defer_loading and tool_reference blocks.
+const ToolSearchBeta = "advanced-tool-use-2025-11-20"
 
 // Content is one content block of a message, of any type. Only the fields of
 // its Type are meaningful. Blocks of types this package does not know keep
@@ -45,6 +53,9 @@ type Content struct {
 	// image, document
 	Source *Source `json:"source,omitempty"`
 
+	// tool_reference: the name of the deferred tool to load.
+	ToolName string `json:"tool_name,omitempty"`
+
 	CacheControl *CacheControl `json:"cache_control,omitempty"`
 
 	// Raw is the block's JSON when it came from the API or a transcript and
@@ -67,7 +78,11 @@ func TextBlock(s string) Content { return Content{Type: TypeText, Text: s} }
 var known = map[string]bool{
 	TypeText: true, TypeThinking: true, TypeRedactedThinking: true, TypeToolUse: true,
 	TypeToolResult: true, TypeImage: true, TypeDocument: true, TypeServerToolUse: true,
+	TypeToolReference: true,
 }
+
+// ToolReference returns a tool_reference block naming the tool name.
+func ToolReference(name string) Content { return Content{Type: TypeToolReference, ToolName: name} }
 
 // MarshalJSON writes the block in the API's wire format. Text and thinking
 // fields are always written for their types, even when empty, since the API

@@ -15,6 +15,8 @@ var quickCases = []struct {
 	quick bool
 }{
 	{"text", `{"type":"text","text":"hello"}`, true},
+	{"tool_reference", `{"type":"tool_reference","tool_name":"mcp__s__t"}`, false},
+	{"tool_result of references", `{"type":"tool_result","tool_use_id":"t","content":[{"type":"tool_reference","tool_name":"a"},{"type":"tool_reference","tool_name":"b"}]}`, true},
 	{"text with unicode", `{"type":"text","text":"é ✓ 🎉 – done"}`, true},
 	{"text cached", `{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}`, true},
 	{"spaces", " { \"type\" : \"text\" ,\n\t\"text\" : \"x\" } ", true},
@@ -166,5 +168,26 @@ func BenchmarkContentUnmarshal(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolReferenceRoundTrip: a tool_result of tool_reference blocks
+// decodes to blocks naming their tools and encodes back to the same JSON.
+func TestToolReferenceRoundTrip(t *testing.T) {
+	const wire = `{"tool_use_id":"t","type":"tool_result","content":[{"type":"tool_reference","tool_name":"mcp__s__a"}]}`
+	var c Content
+	if err := json.Unmarshal([]byte(wire), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := Content{Type: TypeToolResult, ToolUseID: "t", Blocks: []Content{ToolReference("mcp__s__a")}}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Fatalf("decoded (-want +got):\n%s", diff)
+	}
+	got, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wire, string(got)); diff != "" {
+		t.Fatalf("encoded (-want +got):\n%s", diff)
 	}
 }

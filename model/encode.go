@@ -61,6 +61,9 @@ func (c *Content) AppendJSON(dst []byte) ([]byte, error) {
 			dst = append(dst, `,"is_error":`...)
 			dst = appendBool(dst, *c.IsError)
 		}
+	case TypeToolReference:
+		dst = append(dst, `{"type":"tool_reference","tool_name":`...)
+		dst = AppendString(dst, c.ToolName)
 	case TypeImage, TypeDocument:
 		dst = append(dst, `{"type":`...)
 		dst = AppendString(dst, c.Type)

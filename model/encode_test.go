@@ -33,12 +33,17 @@ func encodeCases() map[string]Content {
 			TextBlock("a"), {Type: TypeImage, Source: &Source{Type: "base64", MediaType: "image/png", Data: "iVBOR"}},
 		}, CacheControl: &CacheControl{Type: "ephemeral"}},
 		"tool_result no blocks": {Type: TypeToolResult, ToolUseID: "toolu_1", Blocks: []Content{}},
-		"image url":             {Type: TypeImage, Source: &Source{Type: "url", URL: "https://x/a.png?a=1&b=2"}},
-		"image no source":       {Type: TypeImage},
-		"document text":         {Type: TypeDocument, Source: &Source{Type: "text", MediaType: "text/plain", Data: nasty}},
-		"unknown raw":           {Type: "container_upload", Raw: json.RawMessage(`{ "type": "container_upload", "file_id": "f<1>" }`)},
-		"unknown no raw":        {Type: "mystery", Text: "t", ID: "i", Input: json.RawMessage(`{"a": 1}`)},
-		"web search result":     {Type: TypeWebSearchResult, Raw: json.RawMessage(`{"type":"web_search_tool_result","content":[]}`)},
+		"tool_result references": {Type: TypeToolResult, ToolUseID: "toolu_1", Blocks: []Content{
+			ToolReference("mcp__s__a<b>"), {Type: TypeToolReference, ToolName: "x", CacheControl: &CacheControl{Type: "ephemeral"}},
+		}},
+		"tool_reference":       ToolReference(nasty),
+		"tool_reference empty": {Type: TypeToolReference},
+		"image url":            {Type: TypeImage, Source: &Source{Type: "url", URL: "https://x/a.png?a=1&b=2"}},
+		"image no source":      {Type: TypeImage},
+		"document text":        {Type: TypeDocument, Source: &Source{Type: "text", MediaType: "text/plain", Data: nasty}},
+		"unknown raw":          {Type: "container_upload", Raw: json.RawMessage(`{ "type": "container_upload", "file_id": "f<1>" }`)},
+		"unknown no raw":       {Type: "mystery", Text: "t", ID: "i", Input: json.RawMessage(`{"a": 1}`)},
+		"web search result":    {Type: TypeWebSearchResult, Raw: json.RawMessage(`{"type":"web_search_tool_result","content":[]}`)},
 	}
 }
 

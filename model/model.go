@@ -31,6 +31,16 @@ type Provider interface {
 	Stream(ctx context.Context, req *Request, h Handler) (*Response, error)
 }
 
+// ToolReferencer is implemented by providers whose API loads deferred
+// tools itself: tools declared with DeferLoading stay out of the model's
+// prompt until a tool_result names them in [TypeToolReference] blocks
+// (beta [ToolSearchBeta]). ToolReferences reports whether the provider
+// does; callers check with a type assertion, and a provider without it
+// gets deferred tools' definitions as text instead.
+type ToolReferencer interface {
+	ToolReferences() bool
+}
+
 // TokenCounter is implemented by providers that can count the input tokens
 // of a request without running it (the Messages API's count_tokens
 // endpoint). It is optional: callers check for it with a type assertion

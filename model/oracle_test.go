@@ -69,6 +69,9 @@ func (o oracleContent) MarshalJSON() ([]byte, error) {
 		if c.IsError != nil {
 			m.add("is_error", *c.IsError)
 		}
+	case TypeToolReference:
+		m.add("type", c.Type)
+		m.add("tool_name", c.ToolName)
 	case TypeImage, TypeDocument:
 		m.add("type", c.Type)
 		m.add("source", c.Source)

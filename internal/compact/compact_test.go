@@ -240,3 +240,24 @@ func TestBuild(t *testing.T) {
 		t.Error("Build modified the history")
 	}
 }
+
+// TestBuildReferencesAsText: the summary request declares no tools, so a
+// ToolSearch result of tool_reference blocks goes as text naming the
+// tools, and the history itself is left alone.
+func TestBuildReferencesAsText(t *testing.T) {
+	ref := model.Content{Type: model.TypeToolResult, ToolUseID: "t1", Blocks: []model.Content{model.ToolReference("mcp__s__a")}}
+	history := []model.Message{
+		{Role: "user", Content: []model.Content{model.TextBlock("go")}},
+		{Role: "assistant", Content: []model.Content{{Type: model.TypeToolUse, ID: "t1", Name: "ToolSearch", Input: []byte(`{}`)}}},
+		{Role: "user", Content: []model.Content{ref}},
+	}
+	req := Request{Model: "m", History: history, MaxTokens: 10}.Build()
+	got := req.Messages[2].Content[0]
+	want := model.Content{Type: model.TypeToolResult, ToolUseID: "t1", Blocks: []model.Content{model.TextBlock("Loaded tool: mcp__s__a")}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summary request's result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(ref, history[2].Content[0]); diff != "" {
+		t.Errorf("history changed (-want +got):\n%s", diff)
+	}
+}

@@ -70,6 +70,12 @@ func (r Request) Build() *model.Request {
 		msgs = append(msgs, model.Message{Role: "user", Content: []model.Content{ask}})
 	}
 	for i := range msgs {
+		// The request declares no tools, so a tool_reference (a
+		// ToolSearch result for an API that loads deferred tools) would
+		// name an undeclared tool, which the API refuses: it goes as text.
+		if hasReferences(msgs[i].Content) {
+			msgs[i] = model.Message{Role: msgs[i].Role, Content: referencesAsText(msgs[i].Content)}
+		}
 		// Cache breakpoints of the conversation's requests do not
 		// belong in this one.
 		if hasCacheControl(msgs[i].Content) {
@@ -87,6 +93,40 @@ func (r Request) Build() *model.Request {
 		System:    []model.Content{model.TextBlock(system)},
 		Messages:  msgs,
 	}
+}
+
+// hasReferences reports whether a tool_result of blocks holds a
+// tool_reference block.
+func hasReferences(blocks []model.Content) bool {
+	for _, b := range blocks {
+		if b.Type == model.TypeToolResult {
+			for _, in := range b.Blocks {
+				if in.Type == model.TypeToolReference {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// referencesAsText returns a copy of blocks whose tool_results have each
+// tool_reference replaced by a text block naming the tool.
+func referencesAsText(blocks []model.Content) []model.Content {
+	out := append([]model.Content(nil), blocks...)
+	for i, b := range out {
+		if b.Type != model.TypeToolResult || b.Blocks == nil {
+			continue
+		}
+		inner := append([]model.Content(nil), b.Blocks...)
+		for k, in := range inner {
+			if in.Type == model.TypeToolReference {
+				inner[k] = model.TextBlock("Loaded tool: " + in.ToolName)
+			}
+		}
+		out[i].Blocks = inner
+	}
+	return out
 }
 
 func hasCacheControl(blocks []model.Content) bool {

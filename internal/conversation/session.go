@@ -228,6 +228,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		OpeningContext:       append(s.loadContext(st), s.skillListing()...),
 		Compaction:           s.setCompaction(st),
 		Deferred:             deferred,
+		NoToolReferences:     s.betasOff(),
 		Authorize:            s.authorize,
 		Concurrent:           s.concurrentCall,
 		Hooks:                s.backgroundHooks("", s.hookPoints()),

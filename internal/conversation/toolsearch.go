@@ -159,10 +159,18 @@ func (s *Session) autoOff() string {
 			return fmt.Sprintf("for ANTHROPIC_BASE_URL %s (not Anthropic's API)", u)
 		}
 	}
-	if v, ok := lastEnv(s.environ(), toolsearch.DisableBetasVar); ok && toolsearch.Truthy(v) {
+	if s.betasOff() {
 		return fmt.Sprintf("with %s set", toolsearch.DisableBetasVar)
 	}
 	return ""
+}
+
+// betasOff reports whether CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS switches
+// the API's experimental betas off: then tool search, when on, keeps its
+// text form (engine.Config.NoToolReferences).
+func (s *Session) betasOff() bool {
+	v, ok := lastEnv(s.environ(), toolsearch.DisableBetasVar)
+	return ok && toolsearch.Truthy(v)
 }
 
 // environ is the environment the session's settings apply to: the one its

@@ -246,11 +246,13 @@ func TestToolSearchHint(t *testing.T) {
 		t.Errorf("deferred list %q lacks the plain name of viewer", deferredList(reqs[0]))
 	}
 	r1, _ := reqs[1].ToolResult("toolu_1")
-	if got := definedNames(t, strings.ReplaceAll(r1.Text, `"x"`, `"text"`)); !cmp.Equal(got, []string{"mcp__cal__op_a", "mcp__cal__viewer"}) {
+	r1.Text = strings.ReplaceAll(r1.Text, `"x"`, `"text"`)
+	if got := loadedNames(t, r1); !cmp.Equal(got, []string{"mcp__cal__op_a", "mcp__cal__viewer"}) {
 		t.Errorf(`"calendar" loaded %q, want op_a (hint word) before viewer (description word)`, got)
 	}
 	r2, _ := reqs[2].ToolResult("toolu_2")
-	if got := definedNames(t, strings.ReplaceAll(r2.Text, `"x"`, `"text"`)); !cmp.Equal(got, []string{"mcp__cal__op_a"}) {
+	r2.Text = strings.ReplaceAll(r2.Text, `"x"`, `"text"`)
+	if got := loadedNames(t, r2); !cmp.Equal(got, []string{"mcp__cal__op_a"}) {
 		t.Errorf(`"meetings" loaded %q, want op_a, found by its hint alone`, got)
 	}
 }

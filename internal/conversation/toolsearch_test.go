@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/settings"
 	"github.com/google/go-cmp/cmp"
 )
@@ -56,6 +57,23 @@ func genNames(names []string) []string {
 
 // definedNames are the names of the definitions a ToolSearch result shows,
 // in order.
+// loadedNames is the tools a ToolSearch result loaded: its tool_reference
+// blocks (the form for the Messages API at a loopback address, as the
+// test servers are), else the definition lines of its text.
+func loadedNames(t *testing.T, res model.Content) []string {
+	t.Helper()
+	var out []string
+	for _, b := range res.Blocks {
+		if b.Type == model.TypeToolReference {
+			out = append(out, b.ToolName)
+		}
+	}
+	if out != nil {
+		return out
+	}
+	return definedNames(t, res.Text)
+}
+
 func definedNames(t *testing.T, text string) []string {
 	t.Helper()
 	var out []string
@@ -118,7 +136,7 @@ func TestToolSearchLoadsDeferredTools(t *testing.T) {
 	}
 
 	res, _ := reqs[1].ToolResult("toolu_1")
-	if diff := cmp.Diff([]string{"mcp__gen__tool7", "mcp__gen__tool9"}, definedNames(t, res.Text)); diff != "" {
+	if diff := cmp.Diff([]string{"mcp__gen__tool7", "mcp__gen__tool9"}, loadedNames(t, res)); diff != "" {
 		t.Errorf("select: result definitions (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"mcp__gen__tool7", "mcp__gen__tool9"}, genNames(reqs[1].ToolNames())); diff != "" {
@@ -126,7 +144,7 @@ func TestToolSearchLoadsDeferredTools(t *testing.T) {
 	}
 
 	res, _ = reqs[2].ToolResult("toolu_2")
-	if diff := cmp.Diff([]string{"mcp__gen__slack_post", "mcp__gen__tool42"}, definedNames(t, res.Text)); diff != "" {
+	if diff := cmp.Diff([]string{"mcp__gen__slack_post", "mcp__gen__tool42"}, loadedNames(t, res)); diff != "" {
 		t.Errorf("keyword result definitions, best first (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"mcp__gen__tool7", "mcp__gen__tool9", "mcp__gen__tool42", "mcp__gen__slack_post"},

@@ -57,6 +57,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		if o.call != nil {
 			o = r.s.noteUnloaded(o.call.Name, o)
+			o = r.s.referTools(o.call.Name, o)
 		}
 		if o.call != nil && r.s.cfg.Hooks.AfterTool != nil {
 			out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}

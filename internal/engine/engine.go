@@ -85,6 +85,11 @@ type Config struct {
 	// catalog: those tools run when called, but are declared to the model
 	// only once a ToolSearch result has loaded them (toolsearch.go).
 	Deferred *toolsearch.Catalog
+	// NoToolReferences keeps tool search in its text form (definitions in
+	// the ToolSearch result, plain declarations, no beta) even with a
+	// provider that takes tool_reference blocks: the API's betas are
+	// switched off (CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS).
+	NoToolReferences bool
 	// Record, when set, receives every message as it enters the history
 	// (the prompt, the blocks of each finished reply, tool results,
 	// synthetic turns and context for the model; after a compaction, the

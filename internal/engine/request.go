@@ -32,6 +32,9 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 			req.Betas = append(slices.Clip(req.Betas), model.ContextManagementBeta)
 		}
 	}
+	if s.toolRefs() && !slices.Contains(req.Betas, model.ToolSearchBeta) {
+		req.Betas = append(slices.Clip(req.Betas), model.ToolSearchBeta)
+	}
 	if n := s.cfg.TaskBudget; n > 0 {
 		if req.Output == nil {
 			req.Output = &model.OutputConfig{}
@@ -61,6 +64,7 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 	req.Metadata = s.metadata()
 	req.Messages = make([]model.Message, len(s.history))
 	copy(req.Messages, s.history)
+	req.Messages = withLoadedText(req.Messages)
 	if n := len(req.Messages); n > 0 {
 		last := req.Messages[n-1]
 		if k := len(last.Content); k > 0 {

@@ -10,23 +10,99 @@ import (
 // history at each request (toolsearch.Loaded): a ToolSearch result that
 // shows a tool's definition loads it for every later request, across runs
 // and after a resume, without state kept beside the history.
+//
+// With a provider that loads deferred tools itself (model.ToolReferencer,
+// the Messages API) the session does what the reference does: a loaded
+// tool is declared with defer_loading, a ToolSearch result that loads
+// tools is a list of tool_reference blocks, each request sends the beta
+// model.ToolSearchBeta and adds toolsearch.LoadedText after such a result.
+// Other providers get the definitions as text.
+
+// toolRefs reports whether the session defers tools, the API's betas are
+// not switched off (Config.NoToolReferences), its model is one
+// the API's tool search serves (toolsearch.ModelSupported) and its
+// provider loads them from tool_reference blocks.
+func (s *Session) toolRefs() bool {
+	if s.cfg.Deferred.Len() == 0 || s.cfg.NoToolReferences || !toolsearch.ModelSupported(s.cfg.Model) {
+		return false
+	}
+	r, ok := s.cfg.Provider.(model.ToolReferencer)
+	return ok && r.ToolReferences()
+}
+
+// referTools turns the result of a ToolSearch call that loaded tools into
+// tool_reference blocks naming them, when the provider takes those.
+func (s *Session) referTools(name string, o outcome) outcome {
+	if name != toolsearch.ToolName || (o.block.IsError != nil && *o.block.IsError) || !s.toolRefs() {
+		return o
+	}
+	refs := toolsearch.References(o.block.ResultText(), s.cfg.Deferred)
+	if len(refs) == 0 {
+		return o
+	}
+	o.block.Text, o.block.Blocks = "", refs
+	return o
+}
+
+// withLoadedText returns msgs with toolsearch.LoadedText after each
+// tool_result of tool_reference blocks, as the reference sends them; the
+// history keeps the result alone. msgs is not modified.
+func withLoadedText(msgs []model.Message) []model.Message {
+	var out []model.Message
+	for i, m := range msgs {
+		if m.Role != "user" || !hasReferences(m.Content) {
+			continue
+		}
+		if out == nil {
+			out = append([]model.Message(nil), msgs...)
+		}
+		var blocks []model.Content
+		for _, b := range m.Content {
+			blocks = append(blocks, b)
+			if b.Type == model.TypeToolResult && hasReferences(b.Blocks) {
+				blocks = append(blocks, model.TextBlock(toolsearch.LoadedText))
+			}
+		}
+		out[i] = model.Message{Role: m.Role, Content: blocks}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// hasReferences reports whether blocks hold a tool_reference, directly
+// or inside a tool_result.
+func hasReferences(blocks []model.Content) bool {
+	for _, b := range blocks {
+		if b.Type == model.TypeToolReference || (b.Type == model.TypeToolResult && hasReferences(b.Blocks)) {
+			return true
+		}
+	}
+	return false
+}
 
 // declaredTools returns the tool definitions of the next request: every
-// tool in declaration order, less the deferred tools not loaded yet.
+// tool in declaration order, less the deferred tools not loaded yet; a
+// loaded deferred tool is declared with DeferLoading when the provider
+// takes tool_reference blocks.
 func (s *Session) declaredTools() []model.ToolDef {
 	var loaded map[string]bool
 	deferred := s.cfg.Deferred
 	if deferred.Len() > 0 {
 		loaded = toolsearch.Loaded(s.history, deferred)
 	}
+	refs := s.toolRefs()
 	var out []model.ToolDef
 	for _, name := range s.order {
-		if _, isDeferred := deferred.Lookup(name); isDeferred && !loaded[name] {
+		_, isDeferred := deferred.Lookup(name)
+		if isDeferred && !loaded[name] {
 			continue
 		}
 		e := s.tools[name]
 		out = append(out, model.ToolDef{
 			Name: e.info.Name, Description: e.info.Description, InputSchema: e.info.InputSchema,
+			DeferLoading: isDeferred && refs,
 		})
 	}
 	return out

@@ -84,8 +84,13 @@ func Loaded(history []model.Message, c *Catalog) map[string]bool {
 				}
 				readDefinitions(b.Text, c, loaded)
 				for _, inner := range b.Blocks {
-					if inner.Type == model.TypeText {
+					switch inner.Type {
+					case model.TypeText:
 						readDefinitions(inner.Text, c, loaded)
+					case model.TypeToolReference:
+						if _, ok := c.Lookup(inner.ToolName); ok {
+							loaded[inner.ToolName] = true
+						}
 					}
 				}
 			}
@@ -95,18 +100,47 @@ func Loaded(history []model.Message, c *Catalog) map[string]bool {
 }
 
 func readDefinitions(text string, c *Catalog, into map[string]bool) {
+	for _, name := range Definitions(text, c) {
+		into[name] = true
+	}
+}
+
+// References is the tool_result content a ToolSearch result becomes for a
+// provider that loads deferred tools itself (model.ToolReferencer): one
+// tool_reference block per tool whose definition text (from [Render])
+// shows, in order. It returns nil when text shows none (a search with no
+// match keeps its text).
+func References(text string, c *Catalog) []model.Content {
+	var out []model.Content
+	for _, name := range Definitions(text, c) {
+		out = append(out, model.ToolReference(name))
+	}
+	return out
+}
+
+// LoadedText is the text the reference adds after a tool_result of
+// tool_reference blocks, in the user message that carries it.
+const LoadedText = "Tool loaded."
+
+// Definitions returns the names of the catalog's tools whose definitions
+// text shows (as [Render] writes them), in order, each once.
+func Definitions(text string, c *Catalog) []string {
+	var names []string
+	seen := map[string]bool{}
 	for line := range strings.Lines(text) {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, `{"name":`) {
 			continue
 		}
 		var d definition
-		if json.Unmarshal([]byte(line), &d) == nil {
+		if json.Unmarshal([]byte(line), &d) == nil && !seen[d.Name] {
 			if _, ok := c.Lookup(d.Name); ok {
-				into[d.Name] = true
+				seen[d.Name] = true
+				names = append(names, d.Name)
 			}
 		}
 	}
+	return names
 }
 
 // Announcement is the system text that tells the model which tools are

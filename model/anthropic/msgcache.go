@@ -145,7 +145,7 @@ func sameContents(a, b []model.Content) bool {
 	for i := range a {
 		x, y := &a[i], &b[i]
 		if x.Type != y.Type || x.Text != y.Text || x.Thinking != y.Thinking || x.Signature != y.Signature ||
-			x.Data != y.Data || x.ID != y.ID || x.Name != y.Name || x.ToolUseID != y.ToolUseID ||
+			x.Data != y.Data || x.ID != y.ID || x.Name != y.Name || x.ToolUseID != y.ToolUseID || x.ToolName != y.ToolName ||
 			!bytes.Equal(x.Input, y.Input) || (x.Input == nil) != (y.Input == nil) ||
 			!bytes.Equal(x.Raw, y.Raw) || (x.Raw == nil) != (y.Raw == nil) ||
 			!samePtr(x.IsError, y.IsError) || !samePtr(x.Source, y.Source) || !samePtr(x.CacheControl, y.CacheControl) ||

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agentloop/agentloop/internal/httpretry"
+	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -196,6 +197,7 @@ type Provider struct {
 	timeouts   timeouts
 	enc        encoder
 	platform   string     // PlatformAnthropic, PlatformBedrock or PlatformVertex
+	toolRefs   bool       // see ToolReferences
 	keys       *keySource // the API key helper's cache; nil without one
 }
 
@@ -379,6 +381,7 @@ func build(o *Options, c config) (*Provider, error) {
 		jitter:     o.Jitter,
 		timeouts:   c.timeouts,
 		platform:   c.platform,
+		toolRefs:   c.platform == PlatformAnthropic && toolsearch.FirstParty(c.baseURL),
 	}
 	switch {
 	case c.platform != PlatformAnthropic:

@@ -226,6 +226,12 @@ func toolResult(b model.Content) (string, []contentPart) {
 		switch c.Type {
 		case model.TypeText:
 			texts = append(texts, c.Text)
+		case model.TypeToolReference:
+			// A ToolSearch result made for an API that loads deferred
+			// tools itself (a session resumed on this provider): the
+			// session declares the tool in full, so a line saying it is
+			// loaded is all the model needs.
+			texts = append(texts, "Loaded tool: "+c.ToolName)
 		default:
 			if p, ok := userPart(c); ok {
 				images = append(images, p)
