@@ -360,7 +360,8 @@ type streamDriver struct {
 	noInit    bool                                 // the session started without initialize
 	lastErr   atomic.Bool                          // the last result was an error
 	lost      lostWrites
-	replay    replays // echoes of queued user messages (replay.go)
+	replay    replays  // echoes of queued user messages (replay.go)
+	hostIDs   sync.Map // uuids the host gave its user messages (string → struct{})
 
 	bg           sync.WaitGroup // answers being prepared apart (MCP reconnects, …)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
@@ -683,6 +684,9 @@ func (d *streamDriver) send(u *wire.User) {
 		d.warnOnce("parent_tool_use_id", "the user message field \"parent_tool_use_id\" is ignored: messages are sent to the main conversation")
 	}
 	in := agentloop.UserInput{UUID: u.UUID, Priority: string(u.Priority), ShouldQuery: u.ShouldQuery}
+	if u.UUID != "" {
+		d.hostIDs.Store(u.UUID, struct{}{})
+	}
 	blocks := u.Message.Content
 	if len(blocks) == 1 && blocks[0].Type == model.TypeText {
 		in.Text = blocks[0].Text

@@ -163,13 +163,27 @@ func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.Interru
 	// The permission requests the turn was waiting on are withdrawn
 	// first, as the reference does.
 	d.host.withdrawLocked("can_use_tool")
-	ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(res.StillQueued), Cancelled: res.Cancelled})
+	ans, err := wire.Success(id, wire.InterruptResponse{StillQueued: orEmpty(d.hostGiven(res.StillQueued)), Cancelled: res.Cancelled})
 	if err != nil {
 		ans = wire.Failure(id, err.Error(), "")
 	}
 	if b, err := wire.Encode(ans); err == nil {
 		_ = d.out.lineLocked(b)
 	}
+}
+
+// hostGiven keeps the uuids the host gave its messages: a message sent
+// without one is not listed in still_queued, as the reference lists none
+// (recorded: a prompt queued without a uuid, then an interrupt, answered
+// still_queued: []). It still runs after the interrupted turn.
+func (d *streamDriver) hostGiven(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if _, ok := d.hostIDs.Load(id); ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // orEmpty makes a nil list an empty one, for JSON's [].

@@ -129,7 +129,7 @@ func TestConvoInterrupt(t *testing.T) {
 
 	c.send(userLine("slow two"))
 	running(1)
-	c.send(userLine("queued")) // echoed when its turn starts (replay.go)
+	c.send(`{"type":"user","session_id":"","uuid":"00000000-0000-4000-8000-0000000000b1","message":{"role":"user","content":[{"type":"text","text":"queued"}]},"parent_tool_use_id":null}`) // echoed when its turn starts (replay.go); listed in still_queued by its uuid
 	c.send(`{"request_id":"i2","type":"control_request","request":{"subtype":"interrupt"}}`)
 	c.until(`"type":"result"`, `"subtype":"success"`)
 	c.until(`"state":"idle"`)

@@ -392,12 +392,16 @@ func TestStreamJSONInterrupt(t *testing.T) {
 	s.send(initLine("init1", ""))
 	s.send(userLine("slow one"))
 	s.until(`"subtype":"init"`)
-	s.send(userLine("queued one"))
-	time.Sleep(50 * time.Millisecond) // let the queued line be read before the interrupt
+	// still_queued lists the uuids the host gave; a message sent without
+	// one is not listed (the reference answers [] for it), and runs all
+	// the same.
+	s.send(`{"type":"user","session_id":"","uuid":"00000000-0000-4000-8000-0000000000a1","message":{"role":"user","content":"queued one"},"parent_tool_use_id":null}`)
+	s.send(userLine("queued two"))
+	time.Sleep(50 * time.Millisecond) // let the queued lines be read before the interrupt
 	s.send(`{"request_id":"int1","type":"control_request","request":{"subtype":"interrupt"}}`)
 	ans := s.until(`"request_id":"int1"`)
-	if !strings.Contains(ans, `"still_queued":["`) {
-		t.Errorf("interrupt answer %s, want the queued message in still_queued", ans)
+	if !strings.Contains(ans, `"still_queued":["00000000-0000-4000-8000-0000000000a1"]`) {
+		t.Errorf("interrupt answer %s, want only the host's uuid in still_queued", ans)
 	}
 	// The answer may come before or after the next turn's lines (even its
 	// result, on a loaded machine): wait for that result only if it has
