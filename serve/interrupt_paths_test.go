@@ -15,14 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// An interrupt through serve cuts a streamed reply or a running tool as
-// every entry point does: the events show the partial reply (aborted) or
-// the stopped call, the marker and the error result; the next request is
+// An interrupt through serve cuts a streamed reply, a running tool or a
+// pending permission as every entry point does: the events show the
+// partial reply (aborted) or the stopped (rejected) call, the marker and the error result; the next request is
 // valid, sends the partial reply back, and has the marker and the new
 // prompt in one user turn, the interrupted prompt once.
 func TestInterruptPathsThroughServe(t *testing.T) {
 	long := strings.Repeat("word ", 200)
-	for _, path := range []string{"text", "tool"} {
+	for _, path := range []string{"text", "tool", "permission"} {
 		t.Run(path, func(t *testing.T) {
 			started := make(chan struct{}, 1)
 			hold := agentloop.NewTool("hold", "Holds.", func(ctx context.Context, in struct{}, _ *agentloop.ToolCall) (agentloop.ToolResult, error) {
@@ -39,15 +39,25 @@ func TestInterruptPathsThroughServe(t *testing.T) {
 				want = []string{"aborted reply", engine.InterruptedMarker, "result error_during_execution aborted_streaming"}
 				marker = engine.InterruptedMarker
 			}
+			if path == "permission" {
+				first = agentlooptest.ToolUse("toolu_1", "write", map[string]any{})
+				want[0] = "rejected call"
+			}
+			write := agentloop.NewTool("write", "Writes.", func(ctx context.Context, in struct{}, _ *agentloop.ToolCall) (agentloop.ToolResult, error) {
+				return agentloop.TextResult("written"), nil
+			}, nil)
 			e := newEnv(t, func(c *serve.Config) {
-				c.Base = &agentloop.Options{IncludePartialMessages: true, Tools: []string{}, CustomTools: []agentloop.Tool{hold}}
+				c.Base = &agentloop.Options{IncludePartialMessages: true, Tools: []string{}, CustomTools: []agentloop.Tool{hold, write}}
 			}, first, agentlooptest.Text("second answer"))
 			id := e.create(tokenA, map[string]any{})
 			ev := e.subscribe(id, tokenA, "")
 			e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "first prompt"})
-			if path == "text" {
+			switch path {
+			case "text":
 				ev.until(func(e sseEvent) bool { return e.Kind == "message" && strings.Contains(e.Data, "text_delta") })
-			} else {
+			case "permission":
+				ev.until(kindIs("permission_request"))
+			default:
 				select {
 				case <-started:
 				case <-time.After(10 * time.Second):
@@ -84,7 +94,7 @@ func TestInterruptPathsThroughServe(t *testing.T) {
 }
 
 // serveTurnShape describes a turn's message events: an aborted reply, a
-// stopped call, a user text line, the result.
+// stopped or rejected call, a user text line, the result.
 func serveTurnShape(evs []sseEvent) []string {
 	var got []string
 	for _, ev := range evs {
@@ -118,6 +128,8 @@ func serveTurnShape(evs []sseEvent) []string {
 				switch {
 				case b.Type == "tool_result" && strings.Contains(string(b.Content), engine.StoppedText[:40]):
 					got = append(got, "stopped call")
+				case b.Type == "tool_result" && strings.Contains(string(b.Content), engine.RejectedText[:40]):
+					got = append(got, "rejected call")
 				case b.Type == "text" && b.Text != "first prompt":
 					got = append(got, b.Text)
 				}
