@@ -53,7 +53,10 @@ func newStreamEnv(t *testing.T, opts *agentloop.Options, replies ...agentlooptes
 	opts.Provider = provider(t, env.srv, nil)
 	opts.Cwd, opts.ConfigDir = t.TempDir(), t.TempDir()
 	env.configDir, env.cwd = opts.ConfigDir, opts.Cwd
-	opts.Tools, opts.CustomTools = []string{}, []agentloop.Tool{hold, quick}
+	if opts.Tools == nil {
+		opts.Tools = []string{}
+	}
+	opts.CustomTools = append([]agentloop.Tool{hold, quick}, opts.CustomTools...)
 	opts.SettingSources = []settings.SettingSource{}
 	c, err := agentloop.NewClient(opts)
 	if err != nil {
