@@ -54,43 +54,56 @@ func Shrink(msgs []model.Message, limit int64) []model.Message {
 		if over <= 0 {
 			return out
 		}
-		i, k, size := largestText(out)
+		i, k, sub, size := largestText(out)
 		if i < 0 || size <= shrinkFloor {
 			return out
 		}
 		cut := min(size-shrinkFloor, int(over)*4+256) // bytes to drop, a little more than the excess
 		blocks := append([]model.Content(nil), out[i].Content...)
-		blocks[k] = shortened(blocks[k], size-cut)
+		if sub < 0 {
+			blocks[k] = shortened(blocks[k], size-cut, kindOf(blocks[k]))
+		} else { // a text inside a tool result given as blocks (an MCP result, say)
+			inner := append([]model.Content(nil), blocks[k].Blocks...)
+			inner[sub] = shortened(inner[sub], size-cut, "tool result")
+			blocks[k].Blocks = inner
+		}
 		out[i] = model.Message{Role: out[i].Role, Content: blocks}
 	}
 	return out
 }
 
 // largestText finds the largest shortenable text of msgs: a tool_result's
-// text or a text block, tool results winning a tie. It returns the
-// message and block indexes and the text's size, or -1 when there is none.
-func largestText(msgs []model.Message) (msg, block, size int) {
-	msg, block = -1, -1
+// text (or a text block inside a tool_result given as blocks) or a text
+// block, tool results winning a tie. It returns the message and block
+// indexes, the index inside the block's Blocks (-1 for the block's own
+// text) and the text's size; msg is -1 when there is none.
+func largestText(msgs []model.Message) (msg, block, sub, size int) {
+	msg, block, sub = -1, -1, -1
 	for i, m := range msgs {
 		for k, c := range m.Content {
-			var n int
 			switch c.Type {
 			case model.TypeToolResult:
-				n = len(c.Text)
+				if n := len(c.Text); n > size {
+					msg, block, sub, size = i, k, -1, n
+				}
+				for j, b := range c.Blocks {
+					if n := len(b.Text); b.Type == model.TypeText && n > size {
+						msg, block, sub, size = i, k, j, n
+					}
+				}
 			case model.TypeText:
-				n = len(c.Text) - 1 // a tool result of the same size wins
-			}
-			if n > size {
-				msg, block, size = i, k, n
+				if n := len(c.Text) - 1; n > size { // a tool result of the same size wins
+					msg, block, sub, size = i, k, -1, n
+				}
 			}
 		}
 	}
-	return msg, block, size
+	return msg, block, sub, size
 }
 
 // shortened returns c with its text cut to about keep bytes (on a UTF-8
 // boundary) and a note of the size left out.
-func shortened(c model.Content, keep int) model.Content {
+func shortened(c model.Content, keep int, kind string) model.Content {
 	t := c.Text
 	if keep >= len(t) {
 		return c
@@ -99,7 +112,7 @@ func shortened(c model.Content, keep int) model.Content {
 		keep--
 	}
 	c.Text = t[:keep] + fmt.Sprintf("\n[… %d more characters of this %s were left out of the summary request to fit the context window …]",
-		len(t)-keep, kindOf(c))
+		len(t)-keep, kind)
 	return c
 }
 

@@ -60,6 +60,27 @@ func TestShrink(t *testing.T) {
 	}
 }
 
+// A tool result given as content blocks (an MCP tool's) larger than the
+// limit is shortened inside its text block.
+func TestShrinkBlockResult(t *testing.T) {
+	big := "huge " + strings.Repeat("z", 200_000)
+	res := model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: "a",
+		Blocks: []model.Content{model.TextBlock("head"), model.TextBlock(big)}}}}
+	msgs := []model.Message{user("go"), call("a"), res}
+	got := Shrink(msgs, 5_000)
+	if n := Estimate(got); n > 5_000 {
+		t.Errorf("shrunk to %d tokens, over 5000", n)
+	}
+	inner := got[2].Content[0].Blocks
+	if len(inner) != 2 || inner[0].Text != "head" || !strings.HasPrefix(inner[1].Text, "huge z") ||
+		!strings.Contains(inner[1].Text, "more characters of this tool result were left out") {
+		t.Errorf("shortened blocks: %.200v", inner)
+	}
+	if msgs[2].Content[0].Blocks[1].Text != big {
+		t.Error("Shrink modified its input")
+	}
+}
+
 func readCall(id, tool, path string) model.Message {
 	in, _ := json.Marshal(map[string]string{"file_path": path})
 	return model.Message{Role: "assistant", Content: []model.Content{{Type: model.TypeToolUse, ID: id, Name: tool, Input: in}}}
