@@ -64,7 +64,9 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 	req.Metadata = s.metadata()
 	req.Messages = make([]model.Message, len(s.history))
 	copy(req.Messages, s.history)
-	req.Messages = withLoadedText(req.Messages)
+	if s.cfg.Deferred.Len() > 0 { // only a session that defers tools has references
+		req.Messages = withLoadedText(req.Messages)
+	}
 	if n := len(req.Messages); n > 0 {
 		last := req.Messages[n-1]
 		if k := len(last.Content); k > 0 {
