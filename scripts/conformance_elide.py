@@ -30,6 +30,9 @@ import os
 import re
 import shutil
 
+# One line-by-line rewriter for both elision scripts.
+from elide_recording import do_file as jsonl
+
 NEUTRAL = "/scratch/oracle"
 REMINDER = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.S)
 CALLED = re.compile(r"^(\s*[^{]*?)(\{.*\})(\s*)$", re.S)
@@ -122,23 +125,6 @@ def rewrite_paths(text, root):
     slug = root.replace("/", "-").replace("_", "-")
     text = text.replace(root, NEUTRAL)
     return text.replace(slug, NEUTRAL.replace("/", "-"))
-
-
-def jsonl(path, fn):
-    out = []
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except ValueError:
-                out.append(line.rstrip("\n"))
-                continue
-            fn(d)
-            out.append(json.dumps(d, ensure_ascii=False))
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
 
 
 def prompts_of(scenario):
