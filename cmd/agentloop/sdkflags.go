@@ -143,9 +143,10 @@ var sdkFlagDefs = []flagDef{
 // envFileCheckpointing is set by the TypeScript SDK when its caller asks
 // for file checkpointing (enableFileCheckpointing); it turns on
 // Options.EnableFileCheckpointing. The other variables
-// the SDKs set (CLAUDE_CODE_ENTRYPOINT, CLAUDE_AGENT_SDK_VERSION,
-// CLAUDE_CODE_SDK_READS_SESSION_STATE, …) ask for nothing a text-input
-// run could do differently.
+// the SDKs set (CLAUDE_CODE_ENTRYPOINT, CLAUDE_AGENT_SDK_VERSION, …) ask
+// for nothing a text-input run could do differently, but for
+// CLAUDE_CODE_SDK_READS_SESSION_STATE, which turns on the stream's
+// session_state_changed lines (streamjson.go).
 const envFileCheckpointing = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 
 // errUnsupported marks a flag whose feature agentloop does not have yet.

@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -362,6 +363,7 @@ type streamDriver struct {
 	lost      lostWrites
 	replay    replays  // echoes of queued user messages (replay.go)
 	hostIDs   sync.Map // uuids the host gave its user messages (string → struct{})
+	emitState bool     // write session_state_changed lines (wantStateLines)
 
 	bg           sync.WaitGroup // answers being prepared apart (MCP reconnects, …)
 	stopMessages func()         // ends the stream of messages and waits (startConsumer)
@@ -374,7 +376,8 @@ func runStreamJSON(ctx context.Context, c *config, stdin io.Reader, stdout, stde
 	bw := bufio.NewWriter(stdout)
 	defer bw.Flush()
 	out := &lineOut{w: bw}
-	d := &streamDriver{c: c, out: out, stderr: stderr, logger: logger, warn: warn, host: newHostLink(out), warned: map[string]bool{}}
+	d := &streamDriver{c: c, out: out, stderr: stderr, logger: logger, warn: warn, host: newHostLink(out), warned: map[string]bool{},
+		emitState: wantStateLines(os.Getenv)}
 	defer d.host.close()
 	items := make(chan stdinItem, 64)
 	stop := make(chan struct{})
@@ -624,8 +627,32 @@ func isInit(m agentloop.Message) bool {
 	return ok && sm.Subtype == message.SubtypeInit
 }
 
-// state writes a host-only session_state_changed line.
+// The environment variables that ask for session_state_changed lines.
+// The SDKs set the first for every engine they spawn; the reference
+// writes no state line without one of them, and neither does agentloop.
+const (
+	envReadsSessionState = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
+	envEmitSessionState  = "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS"
+)
+
+// wantStateLines reports whether the host asked for session_state_changed
+// lines: either variable set to a true value ("1", "true", any case).
+func wantStateLines(getenv func(string) string) bool {
+	for _, k := range []string{envReadsSessionState, envEmitSessionState} {
+		switch strings.ToLower(strings.TrimSpace(getenv(k))) {
+		case "1", "true", "yes", "on":
+			return true
+		}
+	}
+	return false
+}
+
+// state writes a host-only session_state_changed line, when the host
+// asked for them (wantStateLines).
 func (d *streamDriver) state(s string) {
+	if !d.emitState {
+		return
+	}
 	_ = d.out.value(map[string]any{"type": "system", "subtype": "session_state_changed", "state": s,
 		"sdk_host_only": true, "uuid": uuid.NewString(), "session_id": d.client.SessionID()})
 }

@@ -600,3 +600,40 @@ func TestHostLinkCancel(t *testing.T) {
 		t.Errorf("Call after close = %v, want errHostGone", err)
 	}
 }
+
+// TestNoStateLinesUnasked: without CLAUDE_CODE_SDK_READS_SESSION_STATE or
+// CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS the stream has no
+// session_state_changed line, as the reference's recordings made without
+// them have none; with either, the turn is framed by running and idle.
+func TestNoStateLinesUnasked(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		reads     string
+		emit      string
+		wantState bool
+	}{
+		{"neither", "", "", false},
+		{"false", "0", "false", false},
+		{"sdk reads", "1", "", true},
+		{"emit events", "", "TRUE", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(envReadsSessionState, tc.reads)
+			t.Setenv(envEmitSessionState, tc.emit)
+			srv := agentlooptest.NewTB(t, agentlooptest.Text("Hello there."))
+			s := startSJ(t, srv)
+			s.send(initLine("init1", ""))
+			s.send(userLine("Say hello"))
+			if code := s.finish(); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, s.stderr.String())
+			}
+			want := []string{"control_response/success", "system/init", "assistant", "result/success"}
+			if tc.wantState {
+				want = []string{"control_response/success", "system/session_state_changed/running", "system/init", "assistant", "result/success", "system/session_state_changed/idle"}
+			}
+			if diff := cmp.Diff(want, kinds(t, s.seen)); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

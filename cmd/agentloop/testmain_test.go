@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 	// environment had (unset, or another value such as "yes"). Tests of
 	// the refusal clear it themselves.
 	os.Setenv("IS_SANDBOX", "1")
+	// The SDKs set this for every engine they spawn, and most stream-json
+	// tests steer by the state lines it asks for; TestNoStateLinesUnasked
+	// clears it.
+	os.Setenv(envReadsSessionState, "1")
 	if os.Getenv(runMainEnv) == "1" {
 		if os.Getenv(noProcguardEnv) == "1" {
 			procguard.SetDisabledForTest(true) // the mutation check of credentials_e2e_test.go
