@@ -35,6 +35,7 @@ func (s *Session) compaction(st *settings.Settings) *engine.Compaction {
 	if c.Window == 0 {
 		c.Window = st.AutoCompactWindow
 	}
+	c.ThresholdPercent = s.envCompactPercent()
 	c.PreCompact = func(ctx context.Context, trigger string, custom *string) (bool, string) {
 		r := s.hooks.PreCompact(ctx, hooks.PreCompactInput{Base: s.hookBase(), Trigger: trigger, CustomInstructions: custom})
 		return r.Blocked, r.Reason
@@ -85,7 +86,27 @@ const (
 	EnvDisableAutoCompact = "DISABLE_AUTO_COMPACT"
 	// MinEnvCompactWindow is the least window EnvAutoCompactWindow sets.
 	MinEnvCompactWindow = 100_000
+	// EnvAutoCompactPercent ("50", "12.5") brings automatic compaction
+	// earlier: at that percentage of the window less the output reserve,
+	// when that is below the usual threshold. It cannot bring it later.
+	EnvAutoCompactPercent = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
 )
+
+// envCompactPercent is the percentage EnvAutoCompactPercent asks for, 0
+// when it is unset. A value that is not a number in (0, 100] is reported
+// and ignored.
+func (s *Session) envCompactPercent() float64 {
+	v := strings.TrimSpace(s.clientGetenv(EnvAutoCompactPercent))
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || !(f > 0 && f <= 100) {
+		s.diag.Add(DiagSettings, fmt.Sprintf("%s=%q is not a percentage above 0 and at most 100; the usual threshold applies", EnvAutoCompactPercent, v))
+		return 0
+	}
+	return f
+}
 
 // envCompactWindow is the window EnvAutoCompactWindow asks for, 0 when
 // it is unset. A value that is not a size is reported and ignored.

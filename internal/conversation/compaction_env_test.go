@@ -12,7 +12,8 @@ import (
 // CLAUDE_CODE_AUTO_COMPACT_WINDOW sets the window (raised to its 100k
 // minimum), DISABLE_AUTO_COMPACT turns automatic compaction off: a reply
 // that reports 95k tokens of context is compacted after under a 100k
-// window, and not under the model's own.
+// window, and not under the model's own; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
+// lowers the threshold to a percentage.
 func TestCompactionEnvironment(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -24,6 +25,13 @@ func TestCompactionEnvironment(t *testing.T) {
 		{"window below the minimum is raised to it", map[string]string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "8000"}, true},
 		{"not a size: ignored", map[string]string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "lots"}, false},
 		{"disabled", map[string]string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "DISABLE_AUTO_COMPACT": "1"}, false},
+		// CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: a percentage of the default
+		// model's 1M window less the 20k output reserve; 9 % is 88.2k
+		// (compact at 95k), 10 % is 98k (not yet).
+		{"percent brings compaction earlier", map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "9"}, true},
+		{"percent above the context: not yet", map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "10"}, false},
+		{"percent over 100: ignored", map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "150"}, false},
+		{"percent not a number: ignored", map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "half"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

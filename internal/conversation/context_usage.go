@@ -92,12 +92,15 @@ func (s *Session) contextUsage(ctx context.Context, req *model.Request) (*Contex
 	if err != nil {
 		return nil, err
 	}
-	compactWindow := window
-	if c := s.compactCfg; c != nil && c.Window > 0 {
-		compactWindow = c.Window
+	compactWindow, pct := window, 0.0
+	if c := s.compactCfg; c != nil {
+		if c.Window > 0 {
+			compactWindow = c.Window
+		}
+		pct = c.ThresholdPercent
 	}
 	u := &ContextUsage{Model: modelID, MaxTokens: window, Measured: parts.how,
-		AutoCompactThreshold: engine.AutoCompactThreshold(compactWindow, maxOut),
+		AutoCompactThreshold: engine.AutoCompactThresholdPercent(compactWindow, maxOut, pct),
 		IsAutoCompactEnabled: s.autoCompactOn()}
 	u.TotalTokens = parts.total
 	if last, _, ok := s.eng.LastUsage(); ok {

@@ -40,6 +40,10 @@ type Compaction struct {
 	// the model's (pricing's table, else DefaultContextWindow). The
 	// threshold is AutoCompactThreshold of it.
 	Window int64
+	// ThresholdPercent, in (0, 100], lowers the threshold to that
+	// percentage of the window less the output reserve
+	// (AutoCompactThresholdPercent); 0 leaves it alone.
+	ThresholdPercent float64
 	// Instructions are the summary instructions of the CLAUDE.md files,
 	// sent with every summary request.
 	Instructions string
@@ -114,7 +118,7 @@ func (s *Session) compactWindow(modelID string) (window, threshold int64) {
 			window = p.ContextWindow
 		}
 	}
-	return window, AutoCompactThreshold(window, p.MaxOutput)
+	return window, AutoCompactThresholdPercent(window, p.MaxOutput, s.cfg.Compaction.ThresholdPercent)
 }
 
 // contextEstimate is the estimated size of the next request: the last

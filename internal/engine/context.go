@@ -35,6 +35,23 @@ func AutoCompactThreshold(window, maxOutput int64) int64 {
 	return max(window-reserve-buffer, 0)
 }
 
+// AutoCompactThresholdPercent is AutoCompactThreshold lowered to pct
+// percent of the window less the output reserve, when pct is in (0, 100]:
+// the percentage can only bring compaction earlier, never later, as the
+// reference treats CLAUDE_AUTOCOMPACT_PCT_OVERRIDE. Any other pct leaves
+// the threshold as it is.
+func AutoCompactThresholdPercent(window, maxOutput int64, pct float64) int64 {
+	t := AutoCompactThreshold(window, maxOutput)
+	if !(pct > 0 && pct <= 100) {
+		return t
+	}
+	reserve := min(int64(CompactOutputReserve), window/10)
+	if maxOutput > 0 {
+		reserve = min(maxOutput, reserve)
+	}
+	return min(int64(float64(window-reserve)*pct/100), t)
+}
+
 // ContextRequest returns the request the session's next model call would
 // send with the history as it is (system prompt, tools, messages), for
 // measuring it. The request is the caller's to change.
