@@ -112,6 +112,12 @@ func (s *Shells) Dir() string {
 	return filepath.Join(os.TempDir(), "agentloop-"+name)
 }
 
+// TempDir is the session's own temporary directory, inside Dir: the
+// TMPDIR of its sandboxed commands, where the sandbox lets them write.
+// It may not exist yet; Close removes it with whatever the commands left
+// in it.
+func (s *Shells) TempDir() string { return filepath.Join(s.Dir(), "tmp") }
+
 // start runs command in the background with bash at shell, in dir, for at
 // most lifetime, confined by policy when it is not nil; toolUseID and
 // description (of the call that started it) go into the notice of its end.
@@ -401,6 +407,13 @@ func (s *Shells) Close() error {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
+	}
+	// The session's temporary directory is its own; left behind, one per
+	// session that ran a sandboxed command piled up in the system's
+	// temporary directory (and a directory of thousands of entries is more
+	// than the sandbox can carve a denied path out of).
+	if err := os.RemoveAll(s.TempDir()); err != nil {
+		errs = append(errs, fmt.Errorf("removing the session's temporary directory: %w", err))
 	}
 	// Only when empty: other processes may share it. rmdir alone, where
 	// os.Remove would try unlink first: most sessions never made it.

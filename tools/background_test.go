@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,6 +239,30 @@ func TestBackgroundStopAllAndClose(t *testing.T) {
 		if _, err := os.Stat(info.StdoutPath); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left after Close: %v", info.StdoutPath, err)
 		}
+	}
+}
+
+// TestShellsCloseRemovesTempDir: the session's temporary directory, with
+// what a command left in it, is gone after Close, and so is the session's
+// directory (nothing piles up in the system's temporary directory).
+func TestShellsCloseRemovesTempDir(t *testing.T) {
+	env := bashTestEnv(t)
+	shells := BackgroundShells(env)
+	if !strings.HasPrefix(shells.TempDir(), shells.Dir()+string(filepath.Separator)) {
+		t.Fatalf("TempDir %s is not inside Dir %s", shells.TempDir(), shells.Dir())
+	}
+	left := filepath.Join(shells.TempDir(), "build", "cache")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(left, "obj"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := shells.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(shells.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left after Close: %v", shells.Dir(), err)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -149,7 +148,7 @@ func (s *Session) setupSandbox(st *settings.Settings) error {
 	if sb.cfg.Disabled() {
 		s.diag.Log(DiagSandbox, fmt.Sprintf("The sandbox is off: sandbox.enabled is false in %s.", sb.cfg.EnabledSource))
 	}
-	sb.tempDir = filepath.Join(tools.BackgroundShells(s.env).Dir(), "tmp")
+	sb.tempDir = tools.BackgroundShells(s.env).TempDir()
 	s.sb = sb
 	sandbox.SetDecider(s.env.State, s.decideSandbox)
 	return nil
