@@ -10,9 +10,13 @@ package anthropic
 //     AWS_CONFIG_FILE, else ~/.aws/credentials and ~/.aws/config): its
 //     aws_access_key_id and aws_secret_access_key, else its
 //     credential_process;
-//  3. anything else (SSO, assumed roles, web identity, container and
-//     instance credentials) through the AWS CLI v2, which implements them
-//     all: `aws configure export-credentials --format process`.
+//  3. a profile that names another source (SSO, an assumed role, …)
+//     through the AWS CLI v2, which implements them all:
+//     `aws configure export-credentials --format process`;
+//  4. web identity (AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN), the
+//     container endpoint (AWS_CONTAINER_CREDENTIALS_*_URI) and the EC2
+//     instance metadata service, over HTTP (awsremote.go);
+//  5. the AWS CLI, if it is installed, for whatever is left.
 //
 // Credentials with an expiry are fetched again five minutes before it.
 
@@ -23,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,13 +40,14 @@ import (
 
 // ErrNoAWSCredentials is the failure of the default chain to find any AWS
 // credentials (wrapped in a [*PlatformAuthError] when a request needs them).
-var ErrNoAWSCredentials = errors.New("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_BEARER_TOKEN_BEDROCK, a profile with keys or credential_process, or install the AWS CLI v2 (for SSO, roles and instance credentials)")
+var ErrNoAWSCredentials = errors.New("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_BEARER_TOKEN_BEDROCK, a profile with keys or credential_process, or install the AWS CLI v2 (for SSO and assumed roles)")
 
 // awsChain is the default credentials chain, reading the environment
 // through getenv. It is wrapped in an [aws.CredentialsCache].
 type awsChain struct {
 	getenv   func(string) string
 	lookPath func(string) (string, error)
+	http     *http.Client // nil: awsHTTP
 }
 
 func newAWSChain(getenv func(string) string) aws.CredentialsProvider {
@@ -69,11 +75,40 @@ func (c *awsChain) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	case prof["credential_process"] != "":
 		return runCredentialProcess(ctx, shellCommand(ctx, prof["credential_process"]), "credential_process of profile "+name)
 	}
-	cli, err := c.lookPath("aws")
-	if err != nil {
+	cli, cliErr := c.lookPath("aws")
+	if cliErr == nil && profileNamesSource(prof) {
+		// SSO, an assumed role, …: the AWS CLI knows how.
+		return exportCredentials(ctx, cli, name)
+	}
+	for _, source := range []func(context.Context) (aws.Credentials, error){c.webIdentity, c.container, c.instance} {
+		creds, err := source(ctx)
+		if !errors.Is(err, errNoSource) {
+			if err == nil || cliErr != nil {
+				return creds, err
+			}
+			break // the AWS CLI may do better
+		}
+	}
+	if cliErr != nil {
 		return aws.Credentials{}, ErrNoAWSCredentials
 	}
-	cmd := exec.CommandContext(ctx, cli, "configure", "export-credentials", "--format", "process", "--profile", name)
+	return exportCredentials(ctx, cli, name)
+}
+
+// profileNamesSource reports whether a profile names a source of
+// credentials this chain does not implement itself.
+func profileNamesSource(prof map[string]string) bool {
+	for _, k := range []string{"role_arn", "sso_session", "sso_start_url", "web_identity_token_file", "credential_source", "login_session"} {
+		if prof[k] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// exportCredentials asks the AWS CLI v2 for the profile's credentials.
+func exportCredentials(ctx context.Context, cli, profile string) (aws.Credentials, error) {
+	cmd := exec.CommandContext(ctx, cli, "configure", "export-credentials", "--format", "process", "--profile", profile)
 	return runCredentialProcess(ctx, cmd, "aws configure export-credentials")
 }
 

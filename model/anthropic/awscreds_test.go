@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,8 +62,43 @@ sso_account_id = 123
 	if err := os.Chmod(cli, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]string{"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": config}
-	noFiles := map[string]string{"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "none"), "AWS_CONFIG_FILE": filepath.Join(dir, "none")}
+	files := map[string]string{"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": config, "AWS_EC2_METADATA_DISABLED": "true"}
+	noFiles := map[string]string{"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "none"), "AWS_CONFIG_FILE": filepath.Join(dir, "none"),
+		"AWS_EC2_METADATA_DISABLED": "true"}
+	tokenFile := write("token", "the-jwt\n")
+	// One server plays STS, the container endpoint and the instance
+	// metadata service, and checks what each is sent.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/sts":
+			r.ParseForm()
+			if r.Form.Get("Action") != "AssumeRoleWithWebIdentity" || r.Form.Get("WebIdentityToken") != "the-jwt" || r.Form.Get("RoleArn") != "arn:aws:iam::1:role/r" {
+				http.Error(w, "bad form "+r.Form.Encode(), 400)
+				return
+			}
+			io.WriteString(w, `<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>
+<AccessKeyId>AKIDWEB</AccessKeyId><SecretAccessKey>sweb</SecretAccessKey><SessionToken>tweb</SessionToken>
+<Expiration>2030-01-02T03:04:05Z</Expiration></Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>`)
+		case r.URL.Path == "/container":
+			if r.Header.Get("Authorization") != "ctoken" {
+				http.Error(w, "no token", 401)
+				return
+			}
+			io.WriteString(w, `{"AccessKeyId":"AKIDCONT","SecretAccessKey":"scont","Token":"tcont","Expiration":"2030-01-02T03:04:05Z"}`)
+		case r.URL.Path == "/latest/api/token" && r.Method == http.MethodPut:
+			io.WriteString(w, "imds-token")
+		case r.Header.Get("X-Aws-Ec2-Metadata-Token") != "imds-token":
+			http.Error(w, "no session token", 401)
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/":
+			io.WriteString(w, "my-role\n")
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/my-role":
+			io.WriteString(w, `{"Code":"Success","AccessKeyId":"AKIDEC2","SecretAccessKey":"sec2","Token":"tec2","Expiration":"2030-01-02T03:04:05Z"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	expires := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	with := func(base map[string]string, kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -96,6 +133,15 @@ sso_account_id = 123
 		{name: "no files, AWS CLI", env: noFiles, cli: true,
 			want: aws.Credentials{AccessKeyID: "AKIDCLI-default", SecretAccessKey: "s", Source: "aws configure export-credentials"}},
 		{name: "nothing at all", env: noFiles, wantErr: ErrNoAWSCredentials.Error()},
+		{name: "web identity", env: with(noFiles, "AWS_WEB_IDENTITY_TOKEN_FILE", tokenFile, "AWS_ROLE_ARN", "arn:aws:iam::1:role/r", "AWS_ENDPOINT_URL_STS", srv.URL+"/sts"),
+			want: aws.Credentials{AccessKeyID: "AKIDWEB", SecretAccessKey: "sweb", SessionToken: "tweb", Source: "web identity", CanExpire: true, Expires: expires}},
+		{name: "container endpoint", env: with(noFiles, "AWS_CONTAINER_CREDENTIALS_FULL_URI", srv.URL+"/container", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ctoken"),
+			want: aws.Credentials{AccessKeyID: "AKIDCONT", SecretAccessKey: "scont", SessionToken: "tcont", Source: "container credentials", CanExpire: true, Expires: expires}},
+		{name: "container endpoint refuses", env: with(noFiles, "AWS_CONTAINER_CREDENTIALS_FULL_URI", srv.URL+"/container"), wantErr: "container credentials: GET"},
+		{name: "instance metadata", env: with(noFiles, "AWS_EC2_METADATA_DISABLED", "", "AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL),
+			want: aws.Credentials{AccessKeyID: "AKIDEC2", SecretAccessKey: "sec2", SessionToken: "tec2", Source: "instance metadata", CanExpire: true, Expires: expires}},
+		{name: "profile keys win over the instance", env: with(files, "AWS_EC2_METADATA_DISABLED", "", "AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL),
+			want: aws.Credentials{AccessKeyID: "AKIDDEFAULT", SecretAccessKey: "secretdefault", Source: "profile default"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -152,10 +152,11 @@ type Options struct {
 	AWSRegion string
 	// AWSCredentials sign Bedrock requests (SigV4). Nil: a small default
 	// chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; the profile's
-	// keys or credential_process in the shared files; else the AWS CLI v2's
-	// `aws configure export-credentials` for SSO, roles, container and
-	// instance credentials); when AWS_BEARER_TOKEN_BEDROCK is set, that
-	// token is sent instead.
+	// keys or credential_process in the shared files; the AWS CLI v2's
+	// `aws configure export-credentials` for SSO and role profiles; web
+	// identity, the container endpoint and the EC2 instance metadata
+	// service); when AWS_BEARER_TOKEN_BEDROCK is set, that token is sent
+	// instead.
 	AWSCredentials aws.CredentialsProvider
 	// VertexProject is the Google Cloud project for Vertex. Empty:
 	// ANTHROPIC_VERTEX_PROJECT_ID, else the Application Default
