@@ -86,7 +86,8 @@
 // (the environment's keys, the profile's keys or credential_process in
 // the shared files, the AWS CLI's `aws configure export-credentials` for
 // SSO and role profiles, web identity, the container endpoint and the EC2
-// instance metadata service; [ErrNoAWSCredentials] when none is found); Vertex with a Google OAuth token from golang.org/x/oauth2.
+// instance metadata service; [ErrNoAWSCredentials] when none is found);
+// Vertex with a Google OAuth token from golang.org/x/oauth2.
 // Bedrock's event-stream answer is turned into server-sent events before
 // this package reads it, so retries, timeouts and the stream reader are
 // the same on every platform. The regions, project, base URLs and the
