@@ -5,7 +5,10 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,5 +150,31 @@ func TestLayoutRoot(t *testing.T) {
 	}
 	if tests > maxRootTestFiles {
 		t.Errorf("the root package has %d test files, over %d", tests, maxRootTestFiles)
+	}
+}
+
+// maxRootModules bounds the modules whose packages a program importing
+// only the root package builds (and so downloads): 45 when the provider
+// linked the official SDK's client and the AWS SDK's configuration stack,
+// 15 since. Heavy optional features live in packages the root does not
+// import (session/postgres, session/redis, otel, model/openai, mcp, acp,
+// serve); see README, "Layout".
+const maxRootModules = 15
+
+// TestLayoutRootModules lists the modules of the root package's imports
+// with go list.
+func TestLayoutRootModules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	mods := map[string]bool{}
+	for m := range strings.FieldsSeq(string(out)) {
+		if m != "github.com/agentloop/agentloop" {
+			mods[m] = true
+		}
+	}
+	if len(mods) > maxRootModules {
+		t.Errorf("the root package builds packages of %d modules, want at most %d: %v", len(mods), maxRootModules, slices.Sorted(maps.Keys(mods)))
 	}
 }

@@ -83,6 +83,9 @@ func messageBody(text string) []byte {
 // as large as the shards (LRU), that the least recently used message goes
 // first.
 func TestMessageCacheEviction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a stress test of many sessions; go test without -short runs it")
+	}
 	tests := []struct {
 		name   string
 		sample int
@@ -192,6 +195,9 @@ func TestMessageCacheOff(t *testing.T) {
 // cache (so that entries are evicted while others read them) and checks
 // every answer; run it with -race.
 func TestMessageCacheConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a stress test of many sessions; go test without -short runs it")
+	}
 	var d decoder
 	d.msgs.limit = msgShards * 16 << 10
 	bodies := sessionBodies(t)

@@ -20,6 +20,9 @@ import (
 // into B's root; its own files work. With UnsafeNoSandbox every case
 // leaks (the test's mutation check).
 func TestBashConfinedToTenant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an end-to-end battery of sandboxed commands; go test without -short runs it")
+	}
 	if leaks := bashLeaks(t, false); len(leaks) > 0 {
 		t.Errorf("confined commands leaked: %v", leaks)
 	}

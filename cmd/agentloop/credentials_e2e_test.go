@@ -142,6 +142,9 @@ func startCredAPI(t *testing.T, dir string) string {
 }
 
 func TestCredentialsUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an end-to-end battery of processes; go test without -short runs it")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("the /proc walk is Linux's")
 	}

@@ -32,6 +32,9 @@ func buildMCPServer(t *testing.T) string {
 // repeated, and its servers' tools run through the CLI; a bad value is a
 // usage error naming the problem.
 func TestMCPConfigFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an MCP server program; go test without -short runs it")
+	}
 	bin := buildMCPServer(t)
 	cfg := func(name string) string {
 		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": bin, "timeout": 60000}}})

@@ -10,6 +10,9 @@ import (
 // Text and json output print one stderr line per retry; stream-json carries
 // the api_retry messages instead.
 func TestRetriesPrinted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits the real retry delays; go test without -short runs it")
+	}
 	for _, tt := range []struct {
 		format    string
 		wantLines int

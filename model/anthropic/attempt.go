@@ -6,13 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentloop/agentloop/internal/httpretry"
 	"github.com/agentloop/agentloop/model"
@@ -154,28 +152,27 @@ func (p *Provider) attempt(ctx context.Context, body body, betas []string, h mod
 // exchange sends the request with ctx and reads the reply, telling wd of
 // every event.
 func (p *Provider) exchange(ctx context.Context, start time.Time, body body, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
-	var opts []option.RequestOption
+	extra := http.Header{}
+	query := ""
 	if p.platform == PlatformAnthropic {
-		// A fresh reader per attempt; the middleware sends the length.
-		// (On the cloud platforms the SDK's middleware rewrites the body
-		// and sends its length itself.)
-		opts = append(opts, option.WithQuery("beta", "true"), option.WithMiddleware(body.length()))
+		query = "beta=true"
 	}
 	if len(betas) > 0 {
-		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+		extra.Set("anthropic-beta", strings.Join(betas, ","))
 	}
 	key, kf := p.helperKey(ctx)
 	if kf != nil {
 		return nil, kf
 	}
 	if key != "" {
-		opts = append(opts, option.WithHeader("X-Api-Key", key))
+		extra.Set("X-Api-Key", key)
 	}
-	var res *http.Response
-	err := p.client.Post(ctx, "v1/messages", body.reader(), &res, opts...)
+	// A fresh reader per attempt, and another for a redirect.
+	getBody := func() (io.ReadCloser, error) { return body.reader(), nil }
+	res, err := p.client.post(ctx, "v1/messages", query, body.reader(), int64(body.n), getBody, extra)
 	if err != nil {
-		var ae *sdk.Error
-		if errors.As(err, &ae) && ae.StatusCode != 0 {
+		var ae *statusError
+		if errors.As(err, &ae) {
 			if ae.StatusCode == http.StatusUnauthorized && key != "" {
 				p.keys.refused(key) // the retry runs the helper again
 			}
@@ -241,7 +238,7 @@ func authFailure(err error) *failure {
 }
 
 // statusFailure describes an HTTP error answer.
-func statusFailure(ae *sdk.Error) *failure {
+func statusFailure(ae *statusError) *failure {
 	f := &failure{status: ae.StatusCode}
 	switch {
 	case ae.StatusCode == 529:
@@ -259,7 +256,7 @@ func statusFailure(ae *sdk.Error) *failure {
 	f.announce = f.retry
 	msg := ae.Message
 	if msg == "" {
-		msg = strings.TrimSpace(ae.RawJSON())
+		msg = strings.TrimSpace(string(ae.Raw))
 		if len(msg) > 1000 {
 			msg = msg[:1000] + "…"
 		}
@@ -269,7 +266,7 @@ func statusFailure(ae *sdk.Error) *failure {
 	}
 	f.apiErr = model.APIError{
 		Status:    ae.StatusCode,
-		Type:      string(ae.Type()),
+		Type:      ae.Type,
 		Message:   msg,
 		RequestID: ae.RequestID,
 	}

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"io"
-	"net/http"
 	"slices"
 )
 
@@ -29,17 +28,6 @@ func (b body) bytes() []byte {
 
 // reader returns a new reader of the body from its start.
 func (b body) reader() *bodyReader { return &bodyReader{segs: b.segs} }
-
-// length returns a middleware that gives the HTTP request b's length
-// and a way to read b again: the SDK knows the length only of the body
-// types of the bytes package, and without it a body is sent chunked.
-func (b body) length() func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		req.ContentLength = int64(b.n)
-		req.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
-		return next(req)
-	}
-}
 
 // bodyReader reads a body's segments in order. It never writes the
 // list of segments, which other readers of the body share. Close does

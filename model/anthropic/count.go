@@ -1,14 +1,14 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -49,31 +49,37 @@ func (p *Provider) CountTokens(ctx context.Context, req *model.Request) (int64, 
 	if p.platform == PlatformBedrock {
 		return 0, errors.New("anthropic: count tokens: not served on Amazon Bedrock")
 	}
-	var opts []option.RequestOption
+	extra := http.Header{}
+	query := ""
 	if p.platform == PlatformAnthropic {
-		opts = append(opts, option.WithQuery("beta", "true"))
+		query = "beta=true"
 	}
 	key, kf := p.helperKey(ctx)
 	if kf != nil {
 		return 0, kf.fatal
 	}
 	if key != "" {
-		opts = append(opts, option.WithHeader("X-Api-Key", key))
+		extra.Set("X-Api-Key", key)
 	}
 	if len(req.Betas) > 0 {
-		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(req.Betas, ",")))
+		extra.Set("anthropic-beta", strings.Join(req.Betas, ","))
 	}
 	var out struct {
 		InputTokens *int64 `json:"input_tokens"`
 	}
-	if err := p.client.Post(ctx, "v1/messages/count_tokens", body, &out, opts...); err != nil {
-		var ae *sdk.Error
-		if errors.As(err, &ae) && ae.StatusCode != 0 {
+	res, err := p.client.post(ctx, "v1/messages/count_tokens", query, bytes.NewReader(body), int64(len(body)), nil, extra)
+	if err != nil {
+		var ae *statusError
+		if errors.As(err, &ae) {
 			e := statusFailure(ae).apiErr
 			e.Endpoint = p.endpoint
 			return 0, &e
 		}
 		return 0, fmt.Errorf("anthropic: count tokens: %w", err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out); err != nil {
+		return 0, fmt.Errorf("anthropic: count tokens: reading the answer: %w", err)
 	}
 	if out.InputTokens == nil {
 		return 0, errors.New("anthropic: count tokens: the answer has no input_tokens")

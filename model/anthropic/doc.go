@@ -5,9 +5,11 @@
 // reply, reports them to a [model.Handler] as they arrive and returns the
 // assembled [model.Response]. Transient failures are retried inside
 // [Provider.Stream] with the same counts and delays as the reference CLI.
-// The transport (client, base URL, headers, the SSE decoder) is the official
-// Go SDK, github.com/anthropics/anthropic-sdk-go; the request body is the JSON
-// of the model.Request exactly as it marshals, so no field is lost on the way.
+// The transport is net/http with a small client of this package's own (base
+// URL, headers, middleware, errors of HTTP status; the official Go SDK's
+// client, which it replaced, linked the SDK's whole API, OpenTelemetry and
+// more into every program); the request body is the JSON of the
+// model.Request exactly as it marshals, so no field is lost on the way.
 //
 // # Configuring
 //
@@ -74,17 +76,23 @@
 // # Amazon Bedrock and Google Vertex AI
 //
 // Options.Platform, or CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1,
-// sends the requests to a cloud platform: through the official SDK's
-// bedrock package, and for Vertex a middleware of this package's own (the
-// SDK's vertex package would link gRPC and the Google API client for a
-// client this provider never uses). Both rewrite the URL and body (the
-// model moves into the path, anthropic_version into the body) and
-// authenticate (AWS SigV4, a Google OAuth token from golang.org/x/oauth2). Bedrock's event-stream answer is turned into
-// server-sent events by the SDK before this package reads it, so retries,
-// timeouts and the stream reader are the same on every platform. The
-// regions, project, base URLs and the switches that skip authentication
-// are read from the reference CLI's variables; see [Options] and
-// docs/providers.md.
+// sends the requests to a cloud platform through a middleware of this
+// package's own for each (the SDK's bedrock and vertex packages would link
+// the SDK's client, the AWS SDK's configuration stack, gRPC and the Google
+// API client). Both rewrite the URL and body (the model moves into the
+// path, anthropic_version into the body) and authenticate: Bedrock with
+// AWS_BEARER_TOKEN_BEDROCK, else a SigV4 signature (the signer of the AWS
+// SDK's core module) with Options.AWSCredentials or a small default chain
+// (the environment's keys, the profile's keys or credential_process in
+// the shared files, the AWS CLI's `aws configure export-credentials` for
+// SSO and role profiles, web identity, the container endpoint and the EC2
+// instance metadata service; [ErrNoAWSCredentials] when none is found);
+// Vertex with a Google OAuth token from golang.org/x/oauth2.
+// Bedrock's event-stream answer is turned into server-sent events before
+// this package reads it, so retries, timeouts and the stream reader are
+// the same on every platform. The regions, project, base URLs and the
+// switches that skip authentication are read from the reference CLI's
+// variables; see [Options] and docs/providers.md.
 //
 // Every request identifies itself as agentloop/[Version] in User-Agent,
 // sends anthropic-version: 2023-06-01 and, when the request lists betas,
@@ -92,7 +100,7 @@
 //
 // # Retries
 //
-// The SDK's own retries are off; Stream retries by itself:
+// Stream retries by itself:
 //
 //   - 500 and other 5xx, 429, connection errors and timeouts are retried
 //     up to MaxRetries times (CLAUDE_CODE_MAX_RETRIES, capped at 15, else

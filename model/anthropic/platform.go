@@ -8,11 +8,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 )
@@ -33,7 +31,7 @@ const (
 )
 
 // The anthropic-version each platform takes (in the body, on the cloud
-// platforms; the SDK's middleware moves the header there).
+// platforms; the platform's middleware moves the header there).
 const (
 	bedrockAPIVersion = "bedrock-2023-05-31"
 	vertexAPIVersion  = "vertex-2023-10-16"
@@ -152,7 +150,7 @@ func resolvePlatform(o *Options) (bool, error) {
 			return false, fmt.Errorf("anthropic: %s base URL %q (%s): want an http or https URL", o.Platform, o.BaseURL, baseEnv)
 		}
 		if strings.Trim(u.Path, "/") != "" {
-			// The SDK's middleware rewrites only requests to /v1/messages
+			// The middleware rewrites only requests to /v1/messages
 			// at the root: under a path it would send a first-party
 			// request to the cloud.
 			return false, fmt.Errorf("anthropic: %s base URL %q (%s): a path is not supported; give the scheme and host only", o.Platform, o.BaseURL, baseEnv)
@@ -161,27 +159,22 @@ func resolvePlatform(o *Options) (bool, error) {
 	return true, nil
 }
 
-// platformOptions returns the client options that adapt requests to a
-// cloud platform, through the official SDK's bedrock package and
-// vertexRewrite,
-// and the HTTP client to give the SDK before them. They go after every
-// other option so that the platform's middleware runs closest to the wire
-// (it signs the request, which must not change after it).
-func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, []option.RequestOption, error) {
+// platformOptions returns what adapts requests to a cloud platform: the
+// HTTP client, the base URL (empty on the first-party API) and the
+// middleware, which goes after every other so that it runs closest to the
+// wire (it signs the request, which must not change after it).
+func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, string, []middleware, error) {
 	switch c.platform {
 	case PlatformBedrock:
-		cfg, err := bedrockConfig(o, c)
+		auth, err := bedrockAuthOf(o, c)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		opts := []option.RequestOption{bedrock.WithConfig(cfg)}
-		if c.baseURL != "" {
-			opts = append(opts, option.WithBaseURL(c.baseURL))
+		base := c.baseURL
+		if base == "" {
+			base = "https://bedrock-runtime." + c.awsRegion + ".amazonaws.com"
 		}
-		if c.skipAuth {
-			opts = append(opts, option.WithMiddleware(dropAuthorization))
-		}
-		return hc, opts, nil
+		return hc, base, []middleware{bedrockRewrite(auth)}, nil
 	case PlatformVertex:
 		ts := o.VertexTokenSource
 		switch {
@@ -192,7 +185,7 @@ func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, []opt
 		default:
 			creds, err := google.FindDefaultCredentials(context.Background(), vertexScope)
 			if err != nil {
-				return nil, nil, fmt.Errorf("anthropic: vertex: finding Google Application Default Credentials (or set CLAUDE_CODE_SKIP_VERTEX_AUTH=1): %w", err)
+				return nil, "", nil, fmt.Errorf("anthropic: vertex: finding Google Application Default Credentials (or set CLAUDE_CODE_SKIP_VERTEX_AUTH=1): %w", err)
 			}
 			ts = creds.TokenSource
 			if c.vertexProject == "" {
@@ -200,37 +193,33 @@ func platformOptions(o *Options, c config, hc *http.Client) (*http.Client, []opt
 			}
 		}
 		if c.vertexProject == "" {
-			return nil, nil, errors.New("anthropic: vertex: no project: set ANTHROPIC_VERTEX_PROJECT_ID (Options.VertexProject)")
+			return nil, "", nil, errors.New("anthropic: vertex: no project: set ANTHROPIC_VERTEX_PROJECT_ID (Options.VertexProject)")
 		}
 		return vertexOptions(c.vertexRegion, c.vertexProject, c.baseURL, &tokenSource{ts}, hc)
 	}
-	return hc, nil, nil
+	return hc, "", nil, nil
 }
 
-// bedrockConfig is the AWS configuration of a Bedrock provider: the
-// standard chain (environment, shared files, SSO, instance roles) unless
-// Options.AWSCredentials is set or signing is skipped.
-func bedrockConfig(o *Options, c config) (aws.Config, error) {
-	if c.skipAuth {
-		// The SDK wants some authentication: a bearer token that
-		// dropAuthorization takes off again.
-		return aws.Config{Region: c.awsRegion, BearerAuthTokenProvider: bedrock.NewStaticBearerTokenProvider("unused"),
-			AuthSchemePreference: []string{"httpBearerAuth"}}, nil
+// bedrockAuthOf is how a Bedrock provider authenticates: not at all when
+// authentication is skipped, else with AWS_BEARER_TOKEN_BEDROCK when it is
+// set, else by signing with Options.AWSCredentials or the default chain
+// (awscreds.go).
+func bedrockAuthOf(o *Options, c config) (bedrockAuth, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
 	}
-	var cfg aws.Config
-	if o.AWSCredentials != nil {
-		cfg = aws.Config{Region: c.awsRegion, Credentials: o.AWSCredentials}
-	} else {
-		var err error
-		cfg, err = awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(c.awsRegion))
-		if err != nil {
-			return aws.Config{}, fmt.Errorf("anthropic: bedrock: loading the AWS configuration (or set CLAUDE_CODE_SKIP_BEDROCK_AUTH=1): %w", err)
-		}
+	a := bedrockAuth{region: c.awsRegion, now: now}
+	switch {
+	case c.skipAuth:
+	case o.getenv("AWS_BEARER_TOKEN_BEDROCK") != "":
+		a.bearer = o.getenv("AWS_BEARER_TOKEN_BEDROCK")
+	case o.AWSCredentials != nil:
+		a.creds = awsCredentials{o.AWSCredentials}
+	default:
+		a.creds = awsCredentials{newAWSChain(o.getenv)}
 	}
-	if cfg.Credentials != nil {
-		cfg.Credentials = awsCredentials{cfg.Credentials}
-	}
-	return cfg, nil
+	return a, nil
 }
 
 // awsCredentials marks the failures of a credentials provider, so that
@@ -256,13 +245,6 @@ func (t *tokenSource) Token() (*oauth2.Token, error) {
 		return nil, &PlatformAuthError{Platform: PlatformVertex, Err: err}
 	}
 	return tok, nil
-}
-
-// dropAuthorization is the innermost middleware of a Bedrock provider that
-// skips authentication: it takes off the placeholder token.
-func dropAuthorization(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	r.Header.Del("Authorization")
-	return next(r)
 }
 
 // noAuthTransport sends requests without their Authorization header: the

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"golang.org/x/oauth2"
 
@@ -152,9 +150,13 @@ type Options struct {
 	// AWSRegion is Bedrock's region. Empty: AWS_REGION, else
 	// AWS_DEFAULT_REGION, else [DefaultAWSRegion].
 	AWSRegion string
-	// AWSCredentials sign Bedrock requests (SigV4). Nil: the AWS SDK's
-	// default chain (environment, shared files, SSO, instance roles); when
-	// AWS_BEARER_TOKEN_BEDROCK is set, that token is sent instead.
+	// AWSCredentials sign Bedrock requests (SigV4). Nil: a small default
+	// chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; the profile's
+	// keys or credential_process in the shared files; the AWS CLI v2's
+	// `aws configure export-credentials` for SSO and role profiles; web
+	// identity, the container endpoint and the EC2 instance metadata
+	// service); when AWS_BEARER_TOKEN_BEDROCK is set, that token is sent
+	// instead.
 	AWSCredentials aws.CredentialsProvider
 	// VertexProject is the Google Cloud project for Vertex. Empty:
 	// ANTHROPIC_VERTEX_PROJECT_ID, else the Application Default
@@ -172,9 +174,11 @@ type Options struct {
 	// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, in upper or lower case). Nil:
 	// os.Getenv. A caller that layers its own variables over the process's
 	// (agentloop applies the settings' env this way) passes a function
-	// that looks in its layer first. The AWS and Google SDKs' own
-	// credential chains (AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, …)
-	// still read the process environment.
+	// that looks in its layer first; the AWS credentials chain reads its
+	// variables (AWS_PROFILE, AWS_CONFIG_FILE, …) through it too. Google's
+	// Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, …)
+	// and the AWS CLI the chain may run still read the process
+	// environment.
 	Getenv func(key string) string
 
 	// SkipPlatformAuth sends cloud requests without authentication (no
@@ -188,7 +192,7 @@ type Options struct {
 // Provider streams replies from the Messages API. It implements
 // [model.Provider] and is safe for concurrent use. Create it with [New].
 type Provider struct {
-	client     sdk.Client
+	client     *apiClient
 	maxRetries int
 	sleep      func(context.Context, time.Duration) error
 	now        func() time.Time
@@ -338,25 +342,16 @@ func build(o *Options, c config) (*Provider, error) {
 	case PlatformVertex:
 		version = vertexAPIVersion
 	}
-	hc, popts, err := platformOptions(o, c, hc)
+	hc, base, chain, err := platformOptions(o, c, hc)
 	if err != nil {
 		return nil, err
 	}
-	copts := []option.RequestOption{option.WithoutEnvironmentDefaults()}
 	if c.platform == PlatformAnthropic {
-		copts = append(copts, option.WithBaseURL(c.baseURL))
+		base = c.baseURL
 	}
-	copts = append(copts,
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-		option.WithHeader("User-Agent", "agentloop/"+c.version),
-		option.WithHeader("anthropic-version", version),
-	)
-	if c.apiKey != "" {
-		copts = append(copts, option.WithHeader("X-Api-Key", c.apiKey))
-	}
+	header := headerOf("User-Agent", "agentloop/"+c.version, "anthropic-version", version, "X-Api-Key", c.apiKey)
 	if c.authToken != "" {
-		copts = append(copts, option.WithAuthToken(c.authToken))
+		header.Set("Authorization", "Bearer "+c.authToken)
 	}
 	if c.headers != "" {
 		h, err := ParseCustomHeaders(c.headers)
@@ -364,17 +359,20 @@ func build(o *Options, c config) (*Provider, error) {
 			return nil, err
 		}
 		for k, v := range h {
-			copts = append(copts, option.WithHeader(k, v))
+			header.Set(k, v)
 		}
 	}
 	for k, v := range o.Headers {
-		copts = append(copts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
-	copts = append(copts, popts...) // last: the platform's middleware runs closest to the wire
+	client, err := newAPIClient(hc, base, header, chain)
+	if err != nil {
+		return nil, err
+	}
 
 	p := &Provider{
 		endpoint:   c.endpoint,
-		client:     sdk.NewClient(copts...),
+		client:     client,
 		maxRetries: c.maxRetries,
 		sleep:      o.Sleep,
 		now:        o.Now,

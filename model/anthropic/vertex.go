@@ -7,10 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 	"golang.org/x/oauth2"
 )
 
@@ -40,9 +38,9 @@ func vertexBaseURL(region string) string {
 // Vertex provider: requests authorised with tokens from ts on hc's
 // transport, sent to baseURL (empty: the region's endpoint) and rewritten
 // by vertexRewrite.
-func vertexOptions(region, project, baseURL string, ts oauth2.TokenSource, hc *http.Client) (*http.Client, []option.RequestOption, error) {
+func vertexOptions(region, project, baseURL string, ts oauth2.TokenSource, hc *http.Client) (*http.Client, string, []middleware, error) {
 	if region == "" {
-		return nil, nil, errors.New("anthropic: vertex: no region")
+		return nil, "", nil, errors.New("anthropic: vertex: no region")
 	}
 	if baseURL == "" {
 		baseURL = vertexBaseURL(region)
@@ -53,7 +51,7 @@ func vertexOptions(region, project, baseURL string, ts oauth2.TokenSource, hc *h
 		base = http.DefaultTransport
 	}
 	authed.Transport = &oauth2.Transport{Base: base, Source: ts}
-	return &authed, []option.RequestOption{option.WithBaseURL(baseURL), option.WithMiddleware(vertexRewrite(region, project))}, nil
+	return &authed, baseURL, []middleware{vertexRewrite(region, project)}, nil
 }
 
 // vertexRewrite is the middleware that turns a Messages API request into
@@ -62,10 +60,10 @@ func vertexOptions(region, project, baseURL string, ts oauth2.TokenSource, hc *h
 // count_tokens goes to …/models/count-tokens:rawPredict), and the API
 // version from the anthropic-version header into the body's
 // anthropic_version.
-func vertexRewrite(region, project string) option.Middleware {
+func vertexRewrite(region, project string) middleware {
 	models := "/v1/projects/" + project + "/locations/" + region + "/publishers/anthropic/models/"
 	modelsRaw := "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(region) + "/publishers/anthropic/models/"
-	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	return func(r *http.Request, next next) (*http.Response, error) {
 		version := r.Header.Get("anthropic-version")
 		r.Header.Del("anthropic-version")
 		if r.Body == nil || r.Method != http.MethodPost {
@@ -76,25 +74,23 @@ func vertexRewrite(region, project string) option.Middleware {
 		if err != nil {
 			return nil, fmt.Errorf("anthropic: vertex: reading the request body: %w", err)
 		}
-		if gjson.ValidBytes(body) {
-			if version != "" && !gjson.GetBytes(body, "anthropic_version").Exists() {
-				if body, err = sjson.SetBytes(body, "anthropic_version", version); err != nil {
+		if o, ok := parseObject(body); ok {
+			if _, has := o["anthropic_version"]; version != "" && !has {
+				if err := o.set("anthropic_version", version); err != nil {
 					return nil, fmt.Errorf("anthropic: vertex: %w", err)
 				}
 			}
-			switch r.URL.Path {
+			switch strings.TrimSuffix(r.URL.Path, "/") {
 			case "/v1/messages":
-				model := gjson.GetBytes(body, "model").String()
+				model := o.str("model")
 				if model == "" {
 					return nil, errors.New("anthropic: vertex: the request names no model")
 				}
 				method := "rawPredict"
-				if gjson.GetBytes(body, "stream").Bool() {
+				if o.truth("stream") {
 					method = "streamRawPredict"
 				}
-				if body, err = sjson.DeleteBytes(body, "model"); err != nil {
-					return nil, fmt.Errorf("anthropic: vertex: %w", err)
-				}
+				delete(o, "model")
 				// The model is one escaped path segment: a "/" or ";"
 				// in it cannot reach another path.
 				r.URL.Path = models + model + ":" + method
@@ -102,6 +98,9 @@ func vertexRewrite(region, project string) option.Middleware {
 			case "/v1/messages/count_tokens":
 				r.URL.Path = models + "count-tokens:rawPredict"
 				r.URL.RawPath = modelsRaw + "count-tokens:rawPredict"
+			}
+			if body, err = o.bytes(); err != nil {
+				return nil, fmt.Errorf("anthropic: vertex: %w", err)
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
