@@ -78,7 +78,9 @@ func TestHistoryMatchesFresh(t *testing.T) {
 			s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Summary: the bug is in step 3."), model.TextBlock("Go on.")}}}
 		}, 1},
 		{"turn after compaction", func() { s.turn(6) }, 2},
-		{"clear", func() { s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("New task.")}}} }, 1},
+		{"clear", func() {
+			s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("New task.")}}}
+		}, 1},
 		{"turn after clear", func() { s.turn(7) }, 2},
 		{"context management", func() {
 			s.ctxMgmt = &model.ContextManagement{Edits: []model.ContextEdit{{Type: model.EditClearToolUses, ClearAllToolInputs: true}}}
