@@ -492,7 +492,28 @@ var sharedClient = sync.OnceValue(func() *http.Client {
 	t = t.Clone() // keeps ForceAttemptHTTP2, the proxy from the environment, the dial timeouts
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	t.MaxIdleConns = 2 * MaxIdleConnsPerHost
+	TuneTransport(t)
 	return &http.Client{Transport: t}
 })
+
+// Buffer sizes of an HTTP/1.1 connection of the provider's own client
+// (see [TuneTransport]).
+const (
+	connReadBuffer  = 1 << 10
+	connWriteBuffer = 2 << 10
+)
+
+// TuneTransport sets on t the connection buffers the provider's default
+// client has, smaller than net/http's 4 KiB each: an HTTP/1.1 connection
+// holds them for as long as it lives, idle or not, and a process running a
+// thousand sessions holds a thousand connections. Neither costs system
+// calls: a request body's large parts (the history, the tools) are written
+// past the write buffer, and the event stream's reader, larger, reads past
+// the read buffer; headers longer than it are read in pieces. It changes
+// nothing over HTTP/2, whose connections have buffers of their own.
+func TuneTransport(t *http.Transport) {
+	t.ReadBufferSize = connReadBuffer
+	t.WriteBufferSize = connWriteBuffer
+}
 
 func defaultHTTPClient() *http.Client { return sharedClient() }
