@@ -167,6 +167,8 @@ func modeLabel(mode string) string {
 		return "reference CLI per session"
 	case result.ModeSDKRunner:
 		return "anthropic-sdk-go tool runner in-process"
+	case result.ModeInproc + "-before":
+		return "agentloop in-process, earlier build"
 	}
 	return mode
 }
