@@ -21,6 +21,15 @@
 //   - procs: N "agentloop -p" processes (-agentloop-bin), at most -parallel
 //     at a time.
 //   - reference: the same with the reference CLI (-reference-bin).
+//   - sdkrunner: as inproc, but each goroutine runs anthropic-sdk-go's tool
+//     runner (BetaToolRunner, the whole history in each request) with a
+//     Read tool of its own: the Go SDK's baseline on the same workload
+//     (needs -workload read). sdkcompare.sh runs it beside inproc.
+//
+// -workload read makes every tool call a Read (the default, mixed, rotates
+// Read, Grep and Bash). -tls (inproc, sdkrunner) serves the scripted API
+// over HTTPS with a certificate made for the run, so the sessions speak
+// HTTP/2 chosen by ALPN, as against the real API.
 //
 // What the numbers mean (fields of result.Record):
 //
