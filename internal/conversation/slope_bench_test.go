@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentloop_test
+package conversation_test
 
 import (
 	"bytes"
@@ -9,9 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/model"
@@ -21,7 +19,7 @@ import (
 // slopeTurns is how many tool turns BenchmarkLongSession's session makes.
 const slopeTurns = 1000
 
-// BenchmarkLongSession runs one session of slopeTurns small tool calls
+// BenchmarkLongSession (issue 34) runs one session of slopeTurns small tool calls
 // (an echo tool, a few dozen bytes each way) through agentloop.Query and
 // the Anthropic provider, whose HTTP transport stays in this process: it
 // copies each request body into a buffer, as a connection's writer would,
@@ -99,7 +97,7 @@ func (n noMemo) Stream(ctx context.Context, req *model.Request, h model.Handler)
 type cannedTransport struct {
 	turns int
 	buf   bytes.Buffer
-	cpu   []time.Duration
+	cpu   []int64
 	size  []int64
 }
 
@@ -117,7 +115,7 @@ func (t *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if k <= t.turns {
 		s = toolUseStream(fmt.Sprintf("toolu_%06d", k), fmt.Sprintf(`{"text":"ping %d"}`, k))
 	} else {
-		s = sseEvent("message_start", msgStart) +
+		s = sseEvent("message_start", slopeStart) +
 			sseEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
 			sseEvent("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}`) +
 			sseEvent("content_block_stop", `{"type":"content_block_stop","index":0}`) +
@@ -128,25 +126,16 @@ func (t *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(s))}, nil
 }
 
-const msgStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":30,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`
+const slopeStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":30,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`
 
 func sseEvent(name, data string) string { return "event: " + name + "\ndata: " + data + "\n\n" }
 
 // toolUseStream is a reply calling the echo tool with input.
 func toolUseStream(id, input string) string {
-	return sseEvent("message_start", msgStart) +
+	return sseEvent("message_start", slopeStart) +
 		sseEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"`+id+`","name":"echo","input":{}}}`) +
 		sseEvent("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":%q}}`, input)) +
 		sseEvent("content_block_stop", `{"type":"content_block_stop","index":0}`) +
 		sseEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}`) +
 		sseEvent("message_stop", `{"type":"message_stop"}`)
-}
-
-// processCPU returns the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
