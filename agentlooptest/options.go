@@ -1,5 +1,7 @@
 package agentlooptest
 
+import "crypto/tls"
+
 // ServerOptions configures a server started with [StartWith]. The zero
 // value is the server [Start] gives: HTTP/1.1 only.
 type ServerOptions struct {
@@ -16,6 +18,11 @@ type ServerOptions struct {
 	// is the largest HTTP/2 allows, so requests on one connection never
 	// wait for each other's bodies.
 	H2C bool
+	// TLS, when set, makes the server speak HTTPS with this configuration
+	// (its Certificates), offering HTTP/2 and HTTP/1.1 by ALPN as the real
+	// API does; the URL is then https://. Clients must trust the
+	// certificate. Flow control is as with H2C.
+	TLS *tls.Config
 	// MessageCacheBytes bounds the cache of decoded messages shared by
 	// all requests (each distinct message is decoded once while it stays
 	// cached), counted in bytes of the messages' JSON: 0 means

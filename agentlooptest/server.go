@@ -138,9 +138,18 @@ func StartWith(opts *ServerOptions, replies ...Reply) (*Server, error) {
 		// each holding a buffer of its body's size meanwhile.
 		s.srv.HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerConnection: maxH2Window}
 	}
+	if opts.TLS != nil {
+		s.URL = "https://" + ln.Addr().String()
+		s.srv.TLSConfig = opts.TLS.Clone()
+		s.srv.HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerConnection: maxH2Window}
+	}
 	go func() {
 		defer close(s.serveDone)
-		s.srv.Serve(ln)
+		if opts.TLS != nil {
+			s.srv.ServeTLS(ln, "", "")
+		} else {
+			s.srv.Serve(ln)
+		}
 	}()
 	return s, nil
 }

@@ -134,6 +134,17 @@ func (s *Source) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// CacheControlLast reports whether c's JSON, as [Content.AppendJSON]
+// writes it, ends with its cache_control field just before the closing
+// brace, as it does for every block type this package models. A cache
+// breakpoint can then be put on an encoded block, or taken off it, by
+// splicing `,"cache_control":…` there, without encoding the block again.
+func (c *Content) CacheControlLast() bool { return known[c.Type] }
+
+// AppendJSON appends the cache_control object's wire format to dst, the
+// bytes json.Marshal would give.
+func (c *CacheControl) AppendJSON(dst []byte) []byte { return c.appendJSON(dst) }
+
 // appendJSON appends the cache_control object.
 func (c *CacheControl) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)

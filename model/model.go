@@ -116,6 +116,10 @@ type Request struct {
 	// Betas are sent in the anthropic-beta header by providers that
 	// support it.
 	Betas []string `json:"-"`
+	// Memo, when set, is the session's: the provider may keep there what
+	// this request's encoding can save the next one (see [Memo]). Nil:
+	// the provider keeps nothing per session.
+	Memo *Memo `json:"-"`
 }
 
 // Metadata is the request's metadata object.

@@ -24,7 +24,9 @@ type idleResult struct {
 // is created first and left out of the count, so that what a process does
 // once (the first session's set-up) is not charged to every session.
 func runIdle(cfg *config) error {
-	prov, err := newProvider(cfg.serverURL, 1, cfg.h2c)
+	one := *cfg
+	one.sessions = 1
+	prov, err := newProvider(&one)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,32 +20,35 @@ import (
 	"github.com/agentloop/agentloop/settings"
 )
 
-// newProvider returns the Anthropic provider every in-process session
-// shares: one transport for all, with the timing transport around it. Over
-// HTTP/1.1 it keeps up to sessions connections to the scripted API (idle
-// or not) so that a session's next turn reuses one; with h2c it speaks
-// only HTTP/2 without TLS (prior knowledge). Over h2c net/http pools
-// connections as for HTTP/1.1 (unlike over TLS, where its HTTP/2 pool
-// dials one at a time per host): a request that finds no connection idle
-// dials one, so the N sessions starting at once would open thousands;
-// MaxConnsPerHost (100) keeps it to a TLS client's few, and later turns
-// multiplex on them.
-func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
+// newTransport returns the HTTP transport every in-process session
+// shares. Over HTTP/1.1 it keeps up to sessions connections to the
+// scripted API (idle or not) so that a session's next turn reuses one;
+// with h2c it speaks only HTTP/2 without TLS (prior knowledge); with tls
+// it trusts the run's certificate and speaks HTTP/2 when ALPN agrees, as
+// against the real API. Over h2c net/http pools connections as for
+// HTTP/1.1 (unlike over TLS, where its HTTP/2 pool dials one at a time per
+// host): a request that finds no connection idle dials one, so the N
+// sessions starting at once would open thousands; MaxConnsPerHost (100)
+// keeps it to a TLS client's few, and later turns multiplex on them.
+func newTransport(cfg *config) (*http.Transport, error) {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, fmt.Errorf("http.DefaultTransport is a %T", http.DefaultTransport)
 	}
-	tr := base.Clone()
+	tr := base.Clone() // ForceAttemptHTTP2 stays on: HTTP/2 over TLS
 	tr.MaxIdleConns = 0
-	tr.MaxIdleConnsPerHost = sessions
+	tr.MaxIdleConnsPerHost = cfg.sessions
 	// A session has one request in flight at a time, so sessions
 	// connections are enough. Without the cap net/http dials a new one
 	// whenever a session's next request comes before its last connection
 	// is back in the idle pool (the transport puts it back in its own
 	// goroutine, after the body's end reaches the reader), and kept ~1,500
 	// for 1,000 sessions: each with two goroutines and 8 KiB of buffers.
-	tr.MaxConnsPerHost = sessions
-	if h2c {
+	tr.MaxConnsPerHost = cfg.sessions
+	if cfg.tls {
+		tr.TLSClientConfig = &tls.Config{RootCAs: cfg.tlsRoots}
+	}
+	if cfg.h2c {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
 		// At most 100 connections, as a TLS client's HTTP/2 pool would
@@ -60,8 +64,21 @@ func newProvider(url string, sessions int, h2c bool) (model.Provider, error) {
 			tr.MaxConnsPerHost = v
 		}
 	}
+	return tr, nil
+}
+
+// newProvider returns the Anthropic provider every in-process session
+// shares, on newTransport's transport with the timing transport around it.
+// Its buffers are the provider's own ([anthropic.TuneTransport]), as the
+// provider's default client sets them.
+func newProvider(cfg *config) (model.Provider, error) {
+	tr, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	anthropic.TuneTransport(tr)
 	p, err := anthropic.New(&anthropic.Options{
-		APIKey: "sk-bench", BaseURL: url,
+		APIKey: "sk-bench", BaseURL: cfg.serverURL,
 		HTTPClient: &http.Client{Transport: &timingTransport{base: tr}},
 	})
 	if err != nil {
@@ -92,11 +109,20 @@ type sessionResult struct {
 // runInproc runs cfg.sessions concurrent Query sessions in this process,
 // all started at once, and measures them.
 func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
-	prov, err := newProvider(cfg.serverURL, cfg.sessions, cfg.h2c)
+	prov, err := newProvider(cfg)
 	if err != nil {
 		return err
 	}
 	opts := sessionOptions(cfg, prov)
+	return runSessions(ctx, cfg, rec, func(ctx context.Context, tl *timeline) error {
+		o := *opts
+		return runSession(ctx, tl, cfg.prompt, &o)
+	})
+}
+
+// runSessions runs cfg.sessions concurrent sessions in this process, each
+// a call of session, all started at once, and measures them.
+func runSessions(ctx context.Context, cfg *config, rec *result.Record, session func(context.Context, *timeline) error) error {
 	runtime.GC()
 	baseRSS, err := processRSS("self")
 	if err != nil {
@@ -117,10 +143,9 @@ func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Go(func() {
-			o := *opts
 			tl := &timeline{}
 			<-start
-			results[i] = sessionResult{tl: tl, err: runSession(withTimeline(ctx, tl), tl, cfg.prompt, &o)}
+			results[i] = sessionResult{tl: tl, err: session(withTimeline(ctx, tl), tl)}
 		})
 	}
 	began := time.Now()
@@ -163,6 +188,9 @@ func runInproc(ctx context.Context, cfg *config, rec *result.Record) error {
 		rec.TurnsPerS = float64(rec.Turns) / rec.WallS
 		rec.CPUPerTurnMs = rec.CPUS * 1000 / float64(rec.Turns)
 		rec.SelfCPUPerTurnMs = self.Seconds() * 1000 / float64(rec.Turns)
+	}
+	if rec.Turns > 0 {
+		rec.HTTP2Share = float64(http2Replies.Load()) / float64(rec.Turns)
 	}
 	rec.BaseRSSMiB = toMiB(baseRSS)
 	rec.PeakRSSMiB = toMiB(peak)

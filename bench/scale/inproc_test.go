@@ -41,11 +41,11 @@ func TestSessionTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := scriptedServer(t, fixture, 3, false)
-	prov, err := newProvider(srv.URL, 1, false)
+	cfg := &config{fixture: fixture, configDir: t.TempDir(), serverURL: srv.URL, sessions: 1}
+	prov, err := newProvider(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config{fixture: fixture, configDir: t.TempDir()}
 	tl := &timeline{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -21,6 +21,15 @@
 //   - procs: N "agentloop -p" processes (-agentloop-bin), at most -parallel
 //     at a time.
 //   - reference: the same with the reference CLI (-reference-bin).
+//   - sdkrunner: as inproc, but each goroutine runs anthropic-sdk-go's tool
+//     runner (BetaToolRunner, the whole history in each request) with a
+//     Read tool of its own: the Go SDK's baseline on the same workload
+//     (needs -workload read). sdkcompare.sh runs it beside inproc.
+//
+// -workload read makes every tool call a Read (the default, mixed, rotates
+// Read, Grep and Bash). -tls (inproc, sdkrunner) serves the scripted API
+// over HTTPS with a certificate made for the run, so the sessions speak
+// HTTP/2 chosen by ALPN, as against the real API.
 //
 // What the numbers mean (fields of result.Record):
 //
@@ -74,6 +83,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -106,9 +116,15 @@ type config struct {
 	persist      bool
 	// h2c: the inproc sessions talk HTTP/2 without TLS to the server
 	// (started with -h2c), as they would talk HTTP/2 over TLS to the API.
-	h2c     bool
-	idle    bool
-	timeout time.Duration
+	h2c bool
+	// tls: the sessions speak HTTPS to the server (started with a
+	// certificate made for the run, tlsCert and tlsKey), HTTP/2 by ALPN.
+	tls             bool
+	tlsCert, tlsKey string
+	tlsRoots        *x509.CertPool
+	workload        string
+	idle            bool
+	timeout         time.Duration
 	// profileDir, when set, receives cpu.pprof for the whole inproc run
 	// and heap.pprof and goroutine.pprof taken at profileAt after the
 	// sessions start (inproc only).
@@ -128,7 +144,7 @@ func main() {
 
 func run() error {
 	var cfg config
-	flag.StringVar(&cfg.mode, "mode", result.ModeInproc, "inproc, procs or reference (idle is internal)")
+	flag.StringVar(&cfg.mode, "mode", result.ModeInproc, "inproc, sdkrunner, procs or reference (idle is internal)")
 	flag.IntVar(&cfg.sessions, "sessions", 100, "concurrent sessions N")
 	flag.IntVar(&cfg.turns, "turns", 5, "tool turns M per session")
 	flag.DurationVar(&cfg.latency, "latency", 0, "model latency, for the server this program starts (and the record)")
@@ -143,6 +159,8 @@ func run() error {
 	flag.StringVar(&cfg.prompt, "prompt", "Look around the project and tell me what it does.", "every session's prompt")
 	flag.BoolVar(&cfg.persist, "persist", false, "write session transcripts (under -config-dir)")
 	flag.BoolVar(&cfg.h2c, "h2c", false, "inproc: speak HTTP/2 without TLS to the server (started with -h2c; with -server, start it so), multiplexing requests on few connections as against the real API")
+	flag.BoolVar(&cfg.tls, "tls", false, "inproc, sdkrunner: speak HTTPS to the server, HTTP/2 chosen by ALPN as against the real API (the server is started with a certificate made for the run; not with -server)")
+	flag.StringVar(&cfg.workload, "workload", script.WorkloadMixed, "the tool calls of the script: mixed (Read, Grep, Bash in turn) or read (Read only; sdkrunner needs it)")
 	flag.BoolVar(&cfg.idle, "idle", true, "inproc: also measure idle sessions, in a child process")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
@@ -152,14 +170,27 @@ func run() error {
 	if cfg.sessions < 1 || cfg.turns < 0 || cfg.parallel < 1 {
 		return errors.New("-sessions and -parallel must be at least 1, -turns at least 0")
 	}
-	if cfg.h2c && cfg.mode != result.ModeInproc && cfg.mode != "idle" {
-		return errors.New("-h2c is for -mode inproc: the session processes of the other modes speak HTTP/1.1 to an http:// URL")
+	inproc := cfg.mode == result.ModeInproc || cfg.mode == result.ModeSDKRunner
+	if cfg.h2c && !inproc && cfg.mode != "idle" {
+		return errors.New("-h2c is for -mode inproc and sdkrunner: the session processes of the other modes speak HTTP/1.1 to an http:// URL")
+	}
+	switch {
+	case cfg.tls && !inproc:
+		return errors.New("-tls is for -mode inproc and sdkrunner")
+	case cfg.tls && cfg.h2c:
+		return errors.New("-tls and -h2c: choose one")
+	case cfg.tls && cfg.serverURL != "":
+		return errors.New("-tls starts its own server: drop -server")
+	case cfg.workload != script.WorkloadMixed && cfg.workload != script.WorkloadRead:
+		return fmt.Errorf("-workload %q: want mixed or read", cfg.workload)
+	case cfg.mode == result.ModeSDKRunner && cfg.workload != script.WorkloadRead:
+		return errors.New("-mode sdkrunner has a Read tool only: use -workload read")
 	}
 	switch {
 	case cfg.memLimitMiB < 0:
 		return errors.New("-memlimit must be 0 (none) or a size in MiB")
-	case cfg.memLimitMiB > 0 && cfg.mode != result.ModeInproc:
-		return errors.New("-memlimit is for -mode inproc")
+	case cfg.memLimitMiB > 0 && !inproc:
+		return errors.New("-memlimit is for -mode inproc and sdkrunner")
 	case cfg.memLimitMiB > 0:
 		debug.SetMemoryLimit(int64(cfg.memLimitMiB) << 20)
 	}
@@ -174,6 +205,16 @@ func run() error {
 	if cfg.mode == "idle" {
 		return runIdle(&cfg)
 	}
+	if cfg.tls {
+		dir, err := os.MkdirTemp("", "agentloop-scale-tls-")
+		if err != nil {
+			return fmt.Errorf("certificate directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if cfg.tlsCert, cfg.tlsKey, cfg.tlsRoots, err = selfSignedCert(dir); err != nil {
+			return err
+		}
+	}
 	if cfg.mode == result.ModeReference && cfg.referenceBin == "" {
 		fmt.Fprintln(os.Stderr, "scale: no -reference-bin; reference run skipped")
 		return nil
@@ -183,6 +224,10 @@ func run() error {
 		Time: result.Now(), Mode: cfg.mode, Sessions: cfg.sessions, ToolTurns: cfg.turns,
 		LatencyMs: ms(cfg.latency), Cores: runtime.NumCPU(), Persist: cfg.persist,
 		Command: strings.Join(os.Args, " "), LoadBefore: loadAverage(), H2C: cfg.h2c, MemLimitMiB: cfg.memLimitMiB,
+		TLS: cfg.tls,
+	}
+	if cfg.workload != script.WorkloadMixed {
+		rec.Workload = cfg.workload
 	}
 	var srv *serverProc
 	if cfg.serverURL == "" {
@@ -200,8 +245,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s N=%d M=%d latency=%v h2c=%v: %.2fs, %d turns, %.0f turns/s, %d errors, %.3f ms CPU/turn, peak %.1f MiB\n",
-		rec.Mode, rec.Sessions, rec.ToolTurns, cfg.latency, cfg.h2c, rec.WallS, rec.Turns, rec.TurnsPerS, rec.Errors,
+	fmt.Printf("%s N=%d M=%d latency=%v h2c=%v tls=%v workload=%s: %.2fs, %d turns, %.0f turns/s, %d errors, %.3f ms CPU/turn, peak %.1f MiB\n",
+		rec.Mode, rec.Sessions, rec.ToolTurns, cfg.latency, cfg.h2c, cfg.tls, cfg.workload, rec.WallS, rec.Turns, rec.TurnsPerS, rec.Errors,
 		rec.CPUPerTurnMs, rec.PeakRSSMiB)
 	if rec.FirstErr != "" {
 		fmt.Println("first error:", rec.FirstErr)
@@ -224,6 +269,13 @@ func measure(ctx context.Context, cfg *config, rec *result.Record) error {
 		}
 		defer stop()
 		return runInproc(ctx, cfg, rec)
+	case result.ModeSDKRunner:
+		stop, err := startProfiles(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return runSDKRunner(ctx, cfg, rec)
 	case result.ModeProcs:
 		return runProcs(ctx, cfg, cfg.agentloopBin, rec)
 	case result.ModeReference:

@@ -34,6 +34,10 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 	if cfg.h2c {
 		args = append(args, "-h2c")
 	}
+	if cfg.tls {
+		args = append(args, "-tls-cert", cfg.tlsCert, "-tls-key", cfg.tlsKey)
+	}
+	args = append(args, "-workload", cfg.workload)
 	if cfg.mode == result.ModeReference {
 		args = append(args, "-reference-compat")
 	}
@@ -69,7 +73,7 @@ func startServer(ctx context.Context, cfg *config) (*serverProc, error) {
 	}()
 	select {
 	case url, ok := <-lines:
-		if ok && strings.HasPrefix(url, "http://") {
+		if ok && (strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
 			return &serverProc{cmd: cmd, url: url}, nil
 		}
 		cmd.Process.Kill()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,9 +117,16 @@ func (t *timingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp.ProtoMajor == 2 {
+		http2Replies.Add(1)
+	}
 	resp.Body = &timedBody{ReadCloser: resp.Body, tl: tl, i: i}
 	return resp, nil
 }
+
+// http2Replies counts the replies that came over HTTP/2, for the
+// record's http2_share.
+var http2Replies atomic.Int64
 
 // timedBody marks the end of a response when it is read to EOF or closed.
 type timedBody struct {

@@ -74,6 +74,7 @@ func (s *Session) SentRequest() *model.Request {
 	cp.System = slices.Clone(r.System)
 	cp.Tools = slices.Clone(r.Tools)
 	cp.Betas = slices.Clone(r.Betas)
+	cp.Memo = nil // the session's own
 	return &cp
 }
 

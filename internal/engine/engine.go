@@ -213,6 +213,9 @@ type Session struct {
 	budget budgetScope
 	// meta is the request metadata of the current session id (request.go).
 	meta atomic.Pointer[sessionMeta]
+	// memo is where the provider keeps what the loop's last request can
+	// save the next (its encoded history).
+	memo model.Memo
 }
 
 // notes queues messages that other goroutines (hooks, subagents inside a

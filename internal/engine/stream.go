@@ -37,6 +37,7 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 	s := r.s
 	s.applyToolChanges()
 	req := s.buildRequest(modelID)
+	req.Memo = &s.memo // the loop's requests only: each extends the last
 	s.sent.Store(req)
 	if s.cfg.Partial {
 		requesting := "requesting"

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // MaxLine is the longest line a Reader accepts: what the Anthropic SDK's
@@ -37,17 +38,44 @@ type Reader struct {
 	r     *bufio.Reader
 	names []string
 	long  []byte // a line longer than r's buffer
-	err   error  // the read error that ended the stream, io.EOF excepted
+	// pooled: r came from the pool.
+	pooled bool
+	err    error // the read error that ended the stream, io.EOF excepted
 
 	event string
 	data  []byte
 }
 
 // NewReader returns a Reader of body, buffering bufSize bytes; names are
-// the event names it should not allocate for.
+// the event names it should not allocate for. Buffers of [PooledSize]
+// come from a pool: [Reader.Release] gives them back.
 func NewReader(body io.Reader, bufSize int, names ...string) *Reader {
+	if bufSize == PooledSize {
+		br := pool.Get().(*bufio.Reader)
+		br.Reset(body)
+		return &Reader{r: br, names: names, pooled: true}
+	}
 	return &Reader{r: bufio.NewReaderSize(body, bufSize), names: names}
 }
+
+// PooledSize is the buffer size NewReader takes from a pool: only a
+// stream being read holds one, so a thousand sessions waiting for their
+// replies hold none.
+const PooledSize = 4 << 10
+
+var pool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, PooledSize) }}
+
+// Release gives the reader's buffer back to the pool when it came from
+// it; the reader must not be used afterwards. Calling it is optional.
+func (s *Reader) Release() {
+	if s.pooled && s.r != nil {
+		s.r.Reset(nil)
+		pool.Put(s.r)
+	}
+	s.r, s.err = nil, errReleased
+}
+
+var errReleased = errors.New("sse: reader released")
 
 // Next reads the next event. It returns false at the end of the body or
 // on a read error (see Err).

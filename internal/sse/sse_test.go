@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -140,4 +141,26 @@ func (infinite) Read(p []byte) (int, error) {
 		p[i] = 'x'
 	}
 	return len(p), nil
+}
+
+// TestPooledReader reads streams through pooled buffers one after the
+// other: each reads its own events whatever the previous left in the
+// buffer, and a released reader reads nothing more.
+func TestPooledReader(t *testing.T) {
+	for i := range 3 {
+		body := fmt.Sprintf("event: a\ndata: %d\n\nevent: b\ndata: x%d\n\n", i, i)
+		r := NewReader(strings.NewReader(body+"event: c\ndata: left over"), PooledSize, "a", "b")
+		var got []string
+		for len(got) < 2 && r.Next() {
+			got = append(got, r.Event()+"="+string(r.Data()))
+		}
+		want := []string{fmt.Sprintf("a=%d\n", i), fmt.Sprintf("b=x%d\n", i)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("stream %d (-want +got):\n%s", i, diff)
+		}
+		r.Release()
+		if r.Next() {
+			t.Fatalf("stream %d: Next after Release read %q", i, r.Data())
+		}
+	}
 }

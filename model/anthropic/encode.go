@@ -73,7 +73,19 @@ func (e *encoder) appendBody(bb *bodyBuilder, b []byte, req *model.Request) ([]b
 	b = append(b, `{"model":`...)
 	b = model.AppendString(b, req.Model)
 	b = append(b, `,"messages":`...)
-	if req.Messages == nil {
+	if req.Memo != nil && len(req.Messages) > 0 {
+		h, _ := req.Memo.Take().(*history)
+		if h == nil {
+			h = new(history)
+		}
+		var err error
+		b, err = h.appendMessages(bb, append(b, '['), req.Messages)
+		req.Memo.Put(h)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ']')
+	} else if req.Messages == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')

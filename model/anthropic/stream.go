@@ -60,7 +60,8 @@ func (s *streamState) read(res *http.Response) (*model.Response, error) {
 	if res.Body == nil {
 		return nil, malformed("response has no body")
 	}
-	dec := sse.NewReader(res.Body, 4<<10, eventNames...)
+	dec := sse.NewReader(res.Body, sse.PooledSize, eventNames...)
+	defer dec.Release()
 	for dec.Next() {
 		if s.onEvent != nil {
 			s.onEvent()

@@ -94,15 +94,21 @@ func series(recs []result.Record) []line {
 	order := map[string]line{}
 	for _, r := range recs {
 		label := modeLabel(r.Mode)
+		if r.TLS {
+			label += " over TLS h2"
+		}
 		if r.H2C {
 			label += " over h2c"
+		}
+		if r.Workload == "read" {
+			label += ", Read only"
 		}
 		if r.MemLimitMiB > 0 {
 			label += ", GOMEMLIMIT " + strconv.Itoa(r.MemLimitMiB) + " MiB"
 		}
 		label += ", model " + strconv.FormatFloat(r.LatencyMs, 'f', -1, 64) + " ms"
 		mem := r.PeakRSSMiB
-		if r.Mode != result.ModeInproc {
+		if r.Mode == result.ModeProcs || r.Mode == result.ModeReference {
 			mem = r.ProcPeakRSSMeanMiB * float64(r.Sessions)
 		}
 		if byLabel[label] == nil {
@@ -159,6 +165,10 @@ func modeLabel(mode string) string {
 		return "agentloop -p per session"
 	case result.ModeReference:
 		return "reference CLI per session"
+	case result.ModeSDKRunner:
+		return "anthropic-sdk-go tool runner in-process"
+	case result.ModeInproc + "-before":
+		return "agentloop in-process, earlier build"
 	}
 	return mode
 }

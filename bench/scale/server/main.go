@@ -14,6 +14,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
@@ -42,6 +43,9 @@ func run() error {
 	compatFlag := flag.Bool("reference-compat", false, "serve through a proxy that drops what agentlooptest cannot decode from the reference CLI's requests (context_management, system-role messages)")
 	msgCache := flag.Int("message-cache-mib", 512, "the scripted API's cache of decoded messages, in MiB (agentlooptest.ServerOptions.MessageCacheBytes)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
+	workload := flag.String("workload", script.WorkloadMixed, "the tool calls: mixed (Read, Grep, Bash in turn) or read (Read only)")
+	tlsCert := flag.String("tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate and -tls-key")
+	tlsKey := flag.String("tls-key", "", "the PEM key of -tls-cert")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -57,14 +61,25 @@ func run() error {
 	if *fixture == "" {
 		return fmt.Errorf("-fixture is required")
 	}
+	if *workload != script.WorkloadMixed && *workload != script.WorkloadRead {
+		return fmt.Errorf("-workload %q: want mixed or read", *workload)
+	}
+	var tlsConfig *tls.Config
+	if *tlsCert != "" || *tlsKey != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fmt.Errorf("-tls-cert, -tls-key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
 	// The message cache holds the histories of every session in flight (10,000
 	// sessions: 100-180 MB of messages); the default 64 MiB is for tests.
-	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: *h2c, MessageCacheBytes: *msgCache << 20})
+	srv, err := agentlooptest.StartWith(&agentlooptest.ServerOptions{H2C: *h2c, TLS: tlsConfig, MessageCacheBytes: *msgCache << 20})
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	defer srv.Close()
-	srv.SetRouter(router(*fixture, *turns, *latency))
+	srv.SetRouter(router(*workload, *fixture, *turns, *latency))
 	// A run of 10,000 sessions makes 60,000 requests: count them, do not
 	// keep them.
 	srv.DiscardRequests()
@@ -89,7 +104,7 @@ func run() error {
 // router answers every messages request from the script: the next tool call
 // while the session has done fewer than turns, then the text answer. Helper
 // calls (requests that are not agent-loop turns) get a short text.
-func router(fixture string, turns int, latency time.Duration) func(*agentlooptest.Request) (agentlooptest.Reply, bool) {
+func router(workload, fixture string, turns int, latency time.Duration) func(*agentlooptest.Request) (agentlooptest.Reply, bool) {
 	return func(r *agentlooptest.Request) (agentlooptest.Reply, bool) {
 		done := script.ToolResults(len(r.Params.Messages))
 		var rep agentlooptest.Reply
@@ -97,7 +112,7 @@ func router(fixture string, turns int, latency time.Duration) func(*agentlooptes
 		case !r.IsMain(): // a helper call (title, summary): not part of the script
 			rep = agentlooptest.Text("ok")
 		case done < turns:
-			call := script.Step(fixture, done)
+			call := script.StepFor(workload, fixture, done)
 			rep = agentlooptest.ToolUse(fmt.Sprintf("toolu_%04d", done), call.Name, call.Input)
 		default:
 			rep = agentlooptest.Text(script.Answer)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/bench/scale/internal/script"
 	"github.com/agentloop/agentloop/model"
 	"github.com/google/go-cmp/cmp"
 )
@@ -15,7 +16,7 @@ import (
 // script, the text answer ends the session, and every reply carries the
 // latency.
 func TestRouter(t *testing.T) {
-	route := router("/fx", 2, 200*time.Millisecond)
+	route := router(script.WorkloadMixed, "/fx", 2, 200*time.Millisecond)
 	type answer struct {
 		Tool  string
 		Input string

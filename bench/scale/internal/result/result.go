@@ -18,6 +18,10 @@ const (
 	ModeInproc    = "inproc"    // N sessions as goroutines in one process
 	ModeProcs     = "procs"     // N agentloop -p processes
 	ModeReference = "reference" // N reference CLI processes
+	// ModeSDKRunner is N goroutines each running anthropic-sdk-go's tool
+	// runner with a Read tool of its own, in one process: the baseline of
+	// the Go SDK on the same workload.
+	ModeSDKRunner = "sdkrunner"
 )
 
 // Record is one run of the benchmark. A turn is one model request and its
@@ -25,7 +29,7 @@ const (
 // cannot measure are zero and omitted.
 type Record struct {
 	Time      string  `json:"time"`              // start, RFC 3339 UTC
-	Mode      string  `json:"mode"`              // inproc, procs, reference
+	Mode      string  `json:"mode"`              // inproc, procs, reference, sdkrunner
 	Sessions  int     `json:"sessions"`          // N
 	ToolTurns int     `json:"tool_turns"`        // M, tool calls per session
 	LatencyMs float64 `json:"latency_ms"`        // the scripted model's delay per reply
@@ -36,6 +40,15 @@ type Record struct {
 	// many requests per connection (inproc -h2c); false is HTTP/1.1, one
 	// connection per request in flight.
 	H2C bool `json:"h2c,omitzero"`
+	// TLS: the sessions spoke HTTPS to the scripted API, HTTP/2 chosen by
+	// ALPN as against the real API (inproc -tls, sdkrunner -tls).
+	TLS bool `json:"tls,omitzero"`
+	// Workload is the script's tool calls: "mixed" (Read, Grep, Bash in
+	// turn; empty in older records) or "read" (Read only).
+	Workload string `json:"workload,omitempty"`
+	// HTTP2Share (inproc, sdkrunner) is the share of the messages
+	// requests answered over HTTP/2.
+	HTTP2Share float64 `json:"http2_share,omitzero"`
 	// MemLimitMiB is the Go runtime's soft memory limit the benchmark
 	// process ran under (inproc -memlimit; debug.SetMemoryLimit, as a host
 	// sets GOMEMLIMIT); 0 is none, the default: the collector lets the

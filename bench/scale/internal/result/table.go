@@ -18,6 +18,12 @@ func WriteTable(w io.Writer, recs []Record) error {
 		if r.H2C {
 			mode += " h2c"
 		}
+		if r.TLS {
+			mode += " tls h2"
+		}
+		if r.Workload == "read" {
+			mode += " (Read only)"
+		}
 		if r.MemLimitMiB > 0 {
 			mode += fmt.Sprintf(" memlimit %d MiB", r.MemLimitMiB)
 		}

@@ -98,6 +98,32 @@ func Step(root string, done int) Call {
 	}
 }
 
+// Workloads: which tool calls a session makes.
+const (
+	// WorkloadMixed rotates Read, Grep and Bash ([Step]).
+	WorkloadMixed = "mixed"
+	// WorkloadRead makes every call a Read of a file that changes with
+	// the step ([ReadStep]): the workload a runner with nothing but a Read
+	// tool can run too.
+	WorkloadRead = "read"
+)
+
+// StepFor returns the tool call of step done for workload (WorkloadMixed
+// or WorkloadRead).
+func StepFor(workload, root string, done int) Call {
+	if workload == WorkloadRead {
+		return ReadStep(root, done)
+	}
+	return Step(root, done)
+}
+
+// ReadStep returns the tool call of step done of WorkloadRead: a Read of
+// the done-th file of the fixture, in Files order.
+func ReadStep(root string, done int) Call {
+	files := Files()
+	return Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(root, filepath.FromSlash(files[done%len(files)]))}}
+}
+
 // ToolResults counts the tool results a history carries: every user
 // message after the first that holds tool results is one step done. It
 // takes the number of messages in the history, which for this script's

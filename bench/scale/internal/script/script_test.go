@@ -28,6 +28,21 @@ func TestStep(t *testing.T) {
 	}
 }
 
+func TestReadStep(t *testing.T) {
+	for _, tt := range []struct {
+		done int
+		want string
+	}{{0, "/fx/pkg0/file00.go"}, {1, "/fx/pkg0/file01.go"}, {FilesPerDir, "/fx/pkg1/file00.go"}, {Dirs * FilesPerDir, "/fx/pkg0/file00.go"}} {
+		want := Call{Name: "Read", Input: map[string]any{"file_path": tt.want}}
+		if diff := cmp.Diff(want, StepFor(WorkloadRead, "/fx", tt.done)); diff != "" {
+			t.Errorf("ReadStep(%d) (-want +got):\n%s", tt.done, diff)
+		}
+	}
+	if diff := cmp.Diff(Step("/fx", 1), StepFor(WorkloadMixed, "/fx", 1)); diff != "" {
+		t.Errorf("mixed (-Step +StepFor):\n%s", diff)
+	}
+}
+
 func TestToolResults(t *testing.T) {
 	for _, tt := range []struct{ messages, want int }{{0, 0}, {1, 0}, {3, 1}, {11, 5}} {
 		if got := ToolResults(tt.messages); got != tt.want {

@@ -1,0 +1,188 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// memoSession is a session as the loop keeps one: a history it changes
+// between requests, and a memo its requests carry.
+type memoSession struct {
+	memo    model.Memo
+	history []model.Message
+	cc      *model.CacheControl // the breakpoint put on the last block
+	ctxMgmt *model.ContextManagement
+}
+
+// request builds the next request as the loop does: the history copied,
+// the last message's blocks copied with a breakpoint on the last one.
+func (s *memoSession) request() *model.Request {
+	msgs := append([]model.Message(nil), s.history...)
+	if n := len(msgs); n > 0 && len(msgs[n-1].Content) > 0 && s.cc != nil {
+		blocks := append([]model.Content(nil), msgs[n-1].Content...)
+		blocks[len(blocks)-1].CacheControl = s.cc
+		msgs[n-1] = model.Message{Role: msgs[n-1].Role, Content: blocks}
+	}
+	return &model.Request{Model: "claude-opus-5-5", MaxTokens: 1000, Messages: msgs, Memo: &s.memo,
+		System: []model.Content{{Type: model.TypeText, Text: "sys", CacheControl: s.cc}}, ContextManagement: s.ctxMgmt}
+}
+
+// turn adds a tool call and its result, small ones, as a session of small
+// tool calls does.
+func (s *memoSession) turn(k int) {
+	id := fmt.Sprintf("toolu_%d", k)
+	s.history = append(s.history,
+		model.Message{Role: "assistant", Content: []model.Content{
+			model.TextBlock("Reading."),
+			{Type: model.TypeToolUse, ID: id, Name: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path": "/r/<%d>.go"}`, k))}}},
+		model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: id, Text: fmt.Sprintf("line %d\n", k)}}})
+}
+
+// TestHistoryMatchesFresh sends a session's requests with a memo after each
+// way the loop changes a history (a turn, compaction, /clear, a rewind,
+// messages edited in place or replaced, context management, breakpoints
+// of every kind) and compares each body with a fresh encoding, byte for
+// byte, and counts the messages encoded: those the last request sent, when
+// unchanged, are not encoded again.
+func TestHistoryMatchesFresh(t *testing.T) {
+	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Fix the bug.")}}}
+	steps := []struct {
+		name    string
+		change  func()
+		encoded int // messages encoded for the request; -1: all
+	}{
+		{"first prompt", func() {}, 1},
+		{"a turn", func() { s.turn(1) }, 2},
+		{"more turns", func() { s.turn(2); s.turn(3) }, 4},
+		{"same again (a retry)", func() {}, 0},
+		{"text edited in place", func() { s.history[1].Content[0].Text = "Reading <it>." }, 6},
+		{"turn after edit", func() { s.turn(4) }, 2},
+		{"input edited in place", func() { s.history[3].Content[1].Input[3] = 'F' }, 6},
+		{"is_error set in place", func() { f := true; s.history[4].Content[0].IsError = &f }, 5},
+		{"block appended to an earlier message", func() {
+			s.history[2].Content = append(s.history[2].Content, model.TextBlock("and more"))
+		}, 7},
+		{"message replaced", func() {
+			s.history[6] = model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: "toolu_3", Text: "cleared"}}}
+		}, 3},
+		{"rewind", func() { s.history = s.history[:3] }, 0},
+		{"turn after rewind", func() { s.turn(5) }, 2},
+		{"compaction", func() {
+			s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Summary: the bug is in step 3."), model.TextBlock("Go on.")}}}
+		}, 1},
+		{"turn after compaction", func() { s.turn(6) }, 2},
+		{"clear", func() {
+			s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("New task.")}}}
+		}, 1},
+		{"turn after clear", func() { s.turn(7) }, 2},
+		{"context management", func() {
+			s.ctxMgmt = &model.ContextManagement{Edits: []model.ContextEdit{{Type: model.EditClearToolUses, ClearAllToolInputs: true}}}
+			s.turn(8)
+		}, 2},
+		{"breakpoint with a ttl", func() { s.cc = &model.CacheControl{Type: "ephemeral", TTL: "1h"}; s.turn(9) }, 2},
+		{"breakpoint on an earlier message", func() {
+			s.history[2].Content[0].CacheControl = &model.CacheControl{Type: "ephemeral"}
+			s.turn(10)
+		}, 7},
+		{"no breakpoint", func() { s.cc = nil; s.turn(11) }, 2}, // the last message, without breakpoint, is not kept
+		{"no breakpoint again", func() { s.turn(12) }, 3},
+		{"breakpoint back", func() { s.cc = &model.CacheControl{Type: "ephemeral"}; s.turn(13) }, 3},
+		{"last block of an unmodelled type", func() {
+			s.history = append(s.history, model.Message{Role: "user", Content: []model.Content{
+				{Type: "mystery", Raw: json.RawMessage(`{"type":"mystery","x":1}`)}}})
+		}, 1},
+		{"turn after it", func() { s.turn(14) }, 3},
+		{"empty content", func() {
+			s.history = append(s.history, model.Message{Role: "user", Content: []model.Content{}})
+		}, 1},
+		{"nil content", func() { s.history = append(s.history, model.Message{Role: "user"}) }, 2},
+		{"role changed", func() { s.history[0].Role = "assistant" }, -1}, // all of them
+	}
+	for _, st := range steps {
+		st.change()
+		req := s.request()
+		fresh := marshalBody(t, req)
+		var e encoder
+		got, err := e.encode(req)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if diff := cmp.Diff(fresh, string(got)); diff != "" {
+			t.Fatalf("%s (-fresh +incremental):\n%s", st.name, diff)
+		}
+		h, _ := s.memo.Take().(*history)
+		if h == nil {
+			t.Fatalf("%s: nothing kept in the memo", st.name)
+		}
+		want := st.encoded
+		if want < 0 {
+			want = len(req.Messages)
+		}
+		if h.encoded != want {
+			t.Errorf("%s: %d messages encoded, want %d", st.name, h.encoded, want)
+		}
+		h.encoded = 0
+		s.memo.Put(h)
+	}
+}
+
+// TestHistoryKeepsSharedBytes shows that a body's bytes stay as they were
+// when the memo's history is cut back and grows again: the old body shares
+// the memo's buffer, which must not be written over.
+func TestHistoryKeepsSharedBytes(t *testing.T) {
+	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Fix the bug.")}}}
+	for k := range 4 {
+		s.turn(k)
+	}
+	var e encoder
+	old, err := e.body(s.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(old.bytes())
+	s.history = s.history[:3]
+	for k := range 4 {
+		s.turn(10 + k)
+		if _, err := e.body(s.request()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(old.bytes()); got != want {
+		t.Fatalf("an earlier body changed:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestHistoryInvalidInput shows that a tool input that is not JSON fails
+// the request naming the message, and leaves a memo the next request can
+// use.
+func TestHistoryInvalidInput(t *testing.T) {
+	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Go.")}}}
+	s.turn(1)
+	var e encoder
+	if _, err := e.encode(s.request()); err != nil {
+		t.Fatal(err)
+	}
+	s.turn(2)
+	s.history[3].Content[1].Input = json.RawMessage(`{"file_path":`)
+	if _, err := e.encode(s.request()); err == nil || !strings.Contains(err.Error(), "message 3") {
+		t.Fatalf("err = %v, want one naming message 3", err)
+	}
+	s.history[3].Content[1].Input = json.RawMessage(`{}`)
+	req := s.request()
+	got, err := e.encode(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(marshalBody(t, req), string(got)); diff != "" {
+		t.Fatalf("(-fresh +incremental):\n%s", diff)
+	}
+}
