@@ -23,6 +23,10 @@ type Task struct {
 	Background  bool
 	// OutputFile is where a background subagent's answer is written.
 	OutputFile string
+	// PromptUUID is the uuid of the user line that shows the prompt in
+	// the parent's stream, also the uuid of the prompt's line in the
+	// subagent's transcript, as the reference gives both.
+	PromptUUID string
 	// WorktreePath and WorktreeBranch are set when the run kept its
 	// worktree (it left changes there).
 	WorktreePath, WorktreeBranch string
