@@ -64,7 +64,7 @@ func (l transcriptLine) shape() string {
 			case "tool_use":
 				parts = append(parts, "tool_use "+b["name"].(string))
 			case "tool_result":
-				parts = append(parts, "tool_result error="+strings.TrimPrefix(strings.TrimSuffix(jsonOf(b["is_error"]), "\n"), ""))
+				parts = append(parts, "tool_result error="+jsonOf(b["is_error"]))
 			default:
 				parts = append(parts, b["type"].(string))
 			}
@@ -162,7 +162,9 @@ func subagentTranscriptOpts(t *testing.T, srv *agentlooptest.Server, extra ...ag
 			Tools: []string{"gate"}, Model: "sonnet"}}}
 }
 
-func isReviewer(r *agentlooptest.Request) bool { return strings.Contains(r.SystemText(), "You review code.") }
+func isReviewer(r *agentlooptest.Request) bool {
+	return strings.Contains(r.SystemText(), "You review code.")
+}
 
 // TestSubagentTranscript: a foreground subagent's run is written to
 // <session>/subagents/agent-<id>.jsonl (every line a sidechain line with
