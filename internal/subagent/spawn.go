@@ -190,7 +190,7 @@ func (sp *Spawner) run(ctx context.Context, in call, c *tool.Call, parent lineag
 	st.in.RunInBackground = in.RunInBackground || def.Background
 	sp.SetMode(parent, st.agent, def.PermissionMode)
 	task := Task{ID: st.agent.ID, ToolUseID: c.ID, Description: in.Description, Type: typ, Prompt: in.Prompt,
-		Depth: st.agent.Depth, Background: st.in.RunInBackground, PromptUUID: uuid.NewString()}
+		Depth: st.agent.Depth, Background: st.in.RunInBackground, PromptUUID: uuid.NewString(), RunID: newRunID()}
 	if in.Isolation == "worktree" {
 		var err error
 		if st.wt, err = NewWorktree(ctx, sp.Env.Cwd, "agent-"+st.agent.ID, sp.environ()); err != nil {
@@ -315,7 +315,10 @@ func (sp *Spawner) runChild(ctx context.Context, st start, task Task) (o Outcome
 	// The prompt's line in the child's history (and transcript) takes the
 	// uuid of the line that shows it in the parent's stream.
 	rctx := engine.WithPromptID(ctx, task.PromptUUID)
-	o = RunShowing(rctx, child, []model.Content{model.TextBlock(prompt)}, st.emit, sp.ForwardText)
+	progress := func(call model.Content, tokens, toolUses int64, elapsed time.Duration) {
+		st.emit(Progress(sp.Env.SessionID, task, Activity(call.Name, call.Input), tokens, toolUses, elapsed, call.Name))
+	}
+	o = runShowing(rctx, child, []model.Content{model.TextBlock(prompt)}, st.emit, sp.ForwardText, progress)
 	_ = For(sp.Env).StopOwned(st.agent.ID)
 	if !stopHooksRan && o.Err == nil {
 		// The subagent ended without stopping on its own (a limit, an
