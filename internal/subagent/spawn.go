@@ -180,6 +180,7 @@ func (sp *Spawner) run(ctx context.Context, in call, c *tool.Call, parent lineag
 		return tool.Error(fmt.Sprintf("isolation %q is not one of worktree, remote", in.Isolation)), nil
 	}
 	if refusal := sp.Lineage.SpawnRefusal(); refusal != "" {
+		StatsFor(sp.Env).refused()
 		return tool.Error(refusal), nil
 	}
 	st := start{def: def, in: in, parent: parent, parentTools: parentTools, emit: engine.Emitter(ctx)}
@@ -197,6 +198,7 @@ func (sp *Spawner) run(ctx context.Context, in call, c *tool.Call, parent lineag
 			return tool.Error(fmt.Sprintf("Cannot give the subagent a worktree: %v", err)), nil
 		}
 	}
+	StatsFor(sp.Env).spawned(task, c.Input)
 	if st.in.RunInBackground {
 		return sp.launch(st, task)
 	}
@@ -212,6 +214,7 @@ func (sp *Spawner) foreground(ctx context.Context, st start, task Task) (tool.Re
 	if o.Err != nil && ctx.Err() != nil {
 		o.Stopped = true // the parent's run was interrupted
 	}
+	StatsFor(sp.Env).ended(task, o)
 	sp.finishWorktree(ctx, st.wt, &task)
 	if o.Err != nil {
 		// The task's end is told as for any other end; the parent
@@ -255,12 +258,14 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 			st.emit(sp.promptLine(t))
 		},
 		Notify: func(o Outcome, t Task) {
+			StatsFor(sp.Env).ended(t, o)
 			st.emit(Updated(sid, t, o.Status()))
 			st.emit(Notification(sid, t, o))
 		},
 	})
 	if err != nil {
 		sp.finishWorktree(context.Background(), st.wt, &task)
+		StatsFor(sp.Env).ended(task, Outcome{Err: err})
 		return tool.Error(fmt.Sprintf("Cannot start the subagent in the background: %v", err)), nil
 	}
 	text := fmt.Sprintf("The %s subagent is running in the background.\nagentId: %s\nIts final report will be written to %s. "+
