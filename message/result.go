@@ -78,7 +78,51 @@ type Result struct {
 	// the failure was recorded (agentloop's addition; the loss was also a
 	// system/session_writes_lost message in the stream when it happened).
 	SessionWritesLost *WritesLost `json:"session_writes_lost,omitempty"`
-	UUID              string      `json:"uuid"`
+	// SubagentStats counts the session's subagents so far (all its runs,
+	// not only this one), as the reference's result does.
+	SubagentStats *SubagentStats `json:"subagent_stats,omitempty"`
+	UUID          string         `json:"uuid"`
+}
+
+// SubagentStats counts the subagents of a session, on its results: how
+// many started (by how the Agent call asked: run_in_background true,
+// false or left out; how many ran in the background; the deepest nesting;
+// how many subagents started), how they ended (completed, failed, killed:
+// by the parent that owned it, by the user's interrupt, by the system's
+// budget), how many starts were refused, and the starts per subagent
+// type.
+type SubagentStats struct {
+	Spawned             int64            `json:"spawned"`
+	Requested           SubagentRequests `json:"requested"`
+	StartedInBackground int64            `json:"started_in_background"`
+	MaxDepth            int              `json:"max_depth"`
+	SpawnedBySubagents  int64            `json:"spawned_by_subagents"`
+	Completed           int64            `json:"completed"`
+	Failed              int64            `json:"failed"`
+	Killed              SubagentKills    `json:"killed"`
+	Refused             SubagentRefusals `json:"refused"`
+	ByType              map[string]int64 `json:"by_type"`
+}
+
+// SubagentRequests counts Agent calls by their run_in_background.
+type SubagentRequests struct {
+	Background int64 `json:"background"`
+	Foreground int64 `json:"foreground"`
+	Unset      int64 `json:"unset"`
+}
+
+// SubagentKills counts stopped subagents by who stopped them.
+type SubagentKills struct {
+	Parent int64 `json:"parent"`
+	User   int64 `json:"user"`
+	System int64 `json:"system"`
+}
+
+// SubagentRefusals counts subagent starts refused, by reason.
+type SubagentRefusals struct {
+	DepthLimit       int64 `json:"depth_limit"`
+	ConcurrencyLimit int64 `json:"concurrency_limit"`
+	Budget           int64 `json:"budget"`
 }
 
 // MarshalJSON writes the line with its type field.

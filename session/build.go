@@ -51,7 +51,11 @@ func UserEntry(u *message.User, permissionMode string) Entry {
 			}
 		}
 	default:
-		if len(msg.Content) == 1 && msg.Content[0].Type == model.TypeText && msg.Content[0].CacheControl == nil {
+		// A prompt of one text block is written as a string, as the
+		// reference writes it; an interrupt's marker line stays a list of
+		// one text block, as the reference's.
+		if len(msg.Content) == 1 && msg.Content[0].Type == model.TypeText && msg.Content[0].CacheControl == nil &&
+			msg.Content[0].Text != interruptMarker && msg.Content[0].Text != interruptToolMarker {
 			msg.StringContent = true
 		}
 		if !u.IsSynthetic {

@@ -216,14 +216,34 @@ func SubagentPath(sessionPath, agentID string) string {
 	return filepath.Join(dir, "subagents", "agent-"+agentID+".jsonl")
 }
 
-// SubagentMeta is the sidecar file beside a subagent's transcript.
+// SubagentMeta is the sidecar file beside a subagent's transcript. The
+// fields are those the reference CLI writes that agentloop has a value
+// for (the reference adds flags about how it picked the model and
+// effort); a reader keeps to ToolUseID and ParentAgentID, as the SDKs'
+// getSubagentMessages does.
 type SubagentMeta struct {
+	// AgentType is the subagent's type, e.g. "general-purpose".
+	AgentType string `json:"agentType,omitempty"`
+	// IsBuiltIn is set for an agent agentloop defines itself
+	// (general-purpose), not the caller or a .claude/agents file.
+	IsBuiltIn bool `json:"isBuiltIn"`
+	// Description is the Agent call's description.
+	Description string `json:"description,omitempty"`
 	// ToolUseID is the id of the Agent tool_use that started the subagent.
 	ToolUseID string `json:"toolUseId"`
 	// ParentAgentID is the agent that started it, when that was a subagent.
 	ParentAgentID string `json:"parentAgentId,omitempty"`
-	// AgentType is the subagent's type, e.g. "general-purpose".
-	AgentType string `json:"agentType,omitempty"`
+	// SpawnDepth is 1 for a subagent of the main loop, 2 for one of its
+	// subagents, and so on.
+	SpawnDepth int `json:"spawnDepth,omitempty"`
+	// RequestShape is "foreground" or "background": how the subagent ran.
+	RequestShape string `json:"requestShape,omitempty"`
+	// Model is the model the subagent ran on.
+	Model string `json:"model,omitempty"`
+	// Finished is set once the run has ended by itself; a run that was
+	// stopped (an interrupt, TaskStop) leaves it unset, as the reference
+	// does.
+	Finished bool `json:"finished,omitempty"`
 }
 
 // metaPath returns the sidecar path of a subagent transcript.

@@ -62,6 +62,7 @@ func (s *Session) spawner() *subagent.Spawner {
 		Follow:      s.followMCP, // mcp_glue.go
 		Note:        func(text string) { s.diag.Add(DiagOption, text) },
 		ForwardText: s.opts.ForwardSubagentText,
+		Transcript:  s.openSubagentTranscript, // subagent_transcript.go
 	}
 }
 
@@ -156,5 +157,6 @@ func (s *Session) childEngine(c subagent.Child) (*engine.Session, error) {
 		Prices:          s.prices,      // providers.go
 		APIProvider:     s.apiProvider, // providers.go
 		Observer:        s.opts.Observer,
+		Record:          c.Record,
 	})
 }

@@ -38,7 +38,7 @@ func TestSubagent(t *testing.T) {
 		}
 		seq = append(seq, l)
 	}
-	want := []string{"system/init", "assistant:tool_use", "system/task_started", "user:text@sub", "assistant:tool_use@sub",
+	want := []string{"system/init", "assistant:tool_use", "system/task_started", "user:text@sub", "system/task_progress", "assistant:tool_use@sub",
 		"user:tool_result@sub", "system/task_updated", "system/task_notification", "user:tool_result", "assistant:text", "result:success"}
 	if diff := cmp.Diff(want, seq); diff != "" {
 		t.Errorf("sequence (-want +got):\n%s", diff)

@@ -37,9 +37,10 @@ func TestInterruptEntryPoints(t *testing.T) {
 		cut func(m agentloop.Message) bool
 		// ready waits for the step to be cut to be under way.
 		ready func(env *streamEnv, rc *readyChans)
-		// stream is the turn's shape; transcript the chain's tail.
-		stream, transcript []string
-		marker             string
+		// stream is the turn's shape; transcript the chain's tail;
+		// subTranscript the lines of a subagent's transcript.
+		stream, transcript, subTranscript []string
+		marker                            string
 	}
 	holdStarted := func(n int) func(*streamEnv, *readyChans) {
 		return func(env *streamEnv, _ *readyChans) {
@@ -127,7 +128,9 @@ func TestInterruptEntryPoints(t *testing.T) {
 		ready:      func(_ *streamEnv, rc *readyChans) { waitFor(t, rc.asked, "the subagent's request") },
 		stream:     append([]string{"@sub Review the code.", "stopped call", "task_notification stopped", engine.Interrupted}, tools...),
 		transcript: []string{"user: first prompt", "assistant: call Agent", "user: stopped toolu_a", "user: " + engine.Interrupted},
-		marker:     engine.Interrupted,
+		// Its request was cut before any reply: the prompt, the marker.
+		subTranscript: []string{"user Review the code.", "user " + engine.InterruptedMarker},
+		marker:        engine.Interrupted,
 	}}
 	for _, entry := range []string{"Client.Interrupt", "Query cancelled"} {
 		for _, p := range paths {
@@ -184,6 +187,20 @@ func TestInterruptEntryPoints(t *testing.T) {
 				}
 				if diff := cmp.Diff(p.transcript, chainShape(t, env, long)); diff != "" {
 					t.Errorf("the transcript (-want +got):\n%s", diff)
+				}
+				if p.subTranscript != nil {
+					main, _ := session.Find(env.configDir, env.c.SessionID())
+					ids, err := session.ListSubagents(main)
+					if err != nil || len(ids) != 1 {
+						t.Fatalf("subagent transcripts %v, %v; want one", ids, err)
+					}
+					var got []string
+					for _, l := range readTranscript(t, session.SubagentPath(main, ids[0])) {
+						got = append(got, l.shape())
+					}
+					if diff := cmp.Diff(p.subTranscript, got); diff != "" {
+						t.Errorf("the subagent's transcript (-want +got):\n%s", diff)
+					}
 				}
 
 				// A fork resumed from the transcript.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/subagent"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 )
@@ -89,6 +90,7 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
+			r.SubagentStats = subagent.StatsFor(s.env).Snapshot()
 			// Even when ctx is cancelled (an interrupt, a closed Client):
 			// the run's last lines must reach the store, and settle
 			// bounds its own wait.

@@ -62,3 +62,9 @@ func Definitions(layers ...map[string]Definition) map[string]Definition {
 	}
 	return out
 }
+
+// isBuiltIn reports whether d is agentloop's general-purpose agent, not
+// one of the caller's (which may take its name).
+func isBuiltIn(d Definition) bool {
+	return d.Prompt == generalPurpose.Prompt && d.Description == generalPurpose.Description
+}

@@ -1,8 +1,12 @@
 package subagent
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +18,8 @@ import (
 type Task struct {
 	// ID is the subagent's agent id, also its task_id.
 	ID string
+	// RunID names this run of the task (run_id on its task lines).
+	RunID string
 	// ToolUseID is the id of the Agent call that started it.
 	ToolUseID   string
 	Description string
@@ -23,6 +29,10 @@ type Task struct {
 	Background  bool
 	// OutputFile is where a background subagent's answer is written.
 	OutputFile string
+	// PromptUUID is the uuid of the user line that shows the prompt in
+	// the parent's stream, also the uuid of the prompt's line in the
+	// subagent's transcript, as the reference gives both.
+	PromptUUID string
 	// WorktreePath and WorktreeBranch are set when the run kept its
 	// worktree (it left changes there).
 	WorktreePath, WorktreeBranch string
@@ -31,7 +41,7 @@ type Task struct {
 // Started is the system/task_started message of t.
 func Started(sessionID string, t Task) *message.System {
 	return system(sessionID, "task_started", map[string]any{
-		"task_id": t.ID, "tool_use_id": t.ToolUseID, "description": t.Description, "subagent_type": t.Type,
+		"task_id": t.ID, "run_id": t.RunID, "tool_use_id": t.ToolUseID, "description": t.Description, "subagent_type": t.Type,
 		"is_backgrounded": t.Background, "spawn_depth": t.Depth, "task_type": "local_agent", "prompt": t.Prompt})
 }
 
@@ -43,7 +53,7 @@ func Updated(sessionID string, t Task, status string) *message.System {
 		status = "killed"
 	}
 	return system(sessionID, "task_updated", map[string]any{
-		"task_id": t.ID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})
+		"task_id": t.ID, "run_id": t.RunID, "patch": map[string]any{"status": status, "end_time": time.Now().UnixMilli()}})
 }
 
 // Notification is the system/task_notification message of t, which ended
@@ -51,7 +61,7 @@ func Updated(sessionID string, t Task, status string) *message.System {
 // summed up by its description and carries no usage, as the reference's.
 func Notification(sessionID string, t Task, o Outcome) *message.System {
 	f := map[string]any{
-		"task_id": t.ID, "tool_use_id": t.ToolUseID, "status": o.Status(), "summary": firstLine(o.Report()),
+		"task_id": t.ID, "run_id": t.RunID, "tool_use_id": t.ToolUseID, "status": o.Status(), "summary": firstLine(o.Report()),
 		"usage": map[string]any{"total_tokens": o.Tokens(), "tool_uses": o.ToolUses, "duration_ms": o.Duration.Milliseconds()}}
 	if o.Status() == StatusStopped {
 		f["summary"] = t.Description
@@ -61,6 +71,51 @@ func Notification(sessionID string, t Task, o Outcome) *message.System {
 		f["output_file"] = t.OutputFile
 	}
 	return system(sessionID, "task_notification", f)
+}
+
+// Progress is the system/task_progress message of t told before each tool
+// call its subagent makes: what the call does (activity), the tokens of
+// the subagent's latest reply, the calls made so far and the time since
+// the run started, and the tool's name.
+func Progress(sessionID string, t Task, activity string, tokens, toolUses int64, elapsed time.Duration, tool string) *message.System {
+	return system(sessionID, "task_progress", map[string]any{
+		"task_id": t.ID, "run_id": t.RunID, "tool_use_id": t.ToolUseID, "description": activity, "subagent_type": t.Type,
+		"usage":          map[string]any{"total_tokens": tokens, "tool_uses": toolUses, "duration_ms": elapsed.Milliseconds()},
+		"last_tool_name": tool})
+}
+
+// Activity describes a tool call for task_progress, as the reference
+// does for the tools whose wording it was recorded with: "Reading
+// <file name>" (Read), "Finding <pattern>" (Glob), "Running <the call's
+// description, else its command's first line>" (Bash). Other tools are
+// described by their name.
+func Activity(name string, input json.RawMessage) string {
+	var in struct {
+		FilePath    string `json:"file_path"`
+		Pattern     string `json:"pattern"`
+		Command     string `json:"command"`
+		Description string `json:"description"`
+	}
+	_ = json.Unmarshal(input, &in) // a call with no such fields is described by its name
+	switch {
+	case name == "Read" && in.FilePath != "":
+		return "Reading " + path.Base(in.FilePath)
+	case name == "Glob" && in.Pattern != "":
+		return "Finding " + in.Pattern
+	case name == "Bash" && in.Description != "":
+		return "Running " + in.Description
+	case name == "Bash" && in.Command != "":
+		return "Running " + firstLine(in.Command)
+	}
+	return name
+}
+
+// newRunID is a fresh run id: the time in base 36 and random hex, the
+// reference's form.
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "0" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(b[:])
 }
 
 // NoticeText is what the parent loop's model is told when the background

@@ -99,13 +99,27 @@ func Run(ctx context.Context, child *engine.Session, prompt []model.Content, emi
 // assistant messages of text and thinking (the reference's
 // forwardSubagentText).
 func RunShowing(ctx context.Context, child *engine.Session, prompt []model.Content, emit func(message.Message), text bool) Outcome {
+	return runShowing(ctx, child, prompt, emit, text, nil)
+}
+
+// runShowing is RunShowing; progress, when set, is told of each tool call
+// before the call's message is emitted (task_progress): the call, the
+// tokens of the reply that made it, the calls so far and the time since
+// the start.
+func runShowing(ctx context.Context, child *engine.Session, prompt []model.Content, emit func(message.Message), text bool,
+	progress func(call model.Content, tokens, toolUses int64, elapsed time.Duration)) Outcome {
 	start := time.Now()
 	var toolUses atomic.Int64
 	res, err := child.Run(ctx, prompt, func(m message.Message) bool {
 		switch m := m.(type) {
 		case *message.Assistant:
 			if len(m.Message.Content) > 0 && m.Message.Content[0].Type == model.TypeToolUse {
-				toolUses.Add(1)
+				n := toolUses.Add(1)
+				if progress != nil {
+					u := m.Message.Usage
+					progress(m.Message.Content[0], u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens+u.OutputTokens,
+						n, time.Since(start))
+				}
 				emit(m)
 			} else if text && len(m.Message.Content) > 0 {
 				emit(m)

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/agentloop/agentloop/agentlooptest"
@@ -56,5 +57,27 @@ func TestRunInterrupted(t *testing.T) {
 	want := []string{"assistant tool_use ", "user tool_result " + engine.StoppedText, "user text " + engine.Interrupted}
 	if d := cmp.Diff(want, tail); d != "" {
 		t.Errorf("the end of the child's history (-want +got):\n%s", d)
+	}
+}
+
+// Activity describes calls in task_progress as the reference recording
+// does (cmd/agentloop testdata: "Reading f.txt", "Finding *.txt",
+// "Running echo hi", "Running sleep then echo").
+func TestActivity(t *testing.T) {
+	tests := []struct {
+		name, input, want string
+	}{
+		{"Read", `{"file_path":"/w/dir/f.txt"}`, "Reading f.txt"},
+		{"Glob", `{"pattern":"*.txt"}`, "Finding *.txt"},
+		{"Bash", `{"command":"sleep 5; echo done","description":"sleep then echo"}`, "Running sleep then echo"},
+		{"Bash", `{"command":"echo hi\necho there"}`, "Running echo hi"},
+		{"Read", `{}`, "Read"},
+		{"gate", `{"text":"x"}`, "gate"},
+		{"Bash", `not json`, "Bash"},
+	}
+	for _, tc := range tests {
+		if got := Activity(tc.name, json.RawMessage(tc.input)); got != tc.want {
+			t.Errorf("Activity(%s, %s) = %q, want %q", tc.name, tc.input, got, tc.want)
+		}
 	}
 }

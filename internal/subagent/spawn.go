@@ -39,14 +39,32 @@ type Child struct {
 	// when it may nest, and is then AgentTool.
 	Tools     []string
 	AgentTool tool.Tool
-	// ParentToolUseID is the id of the Agent call that started the child.
+	// ParentToolUseID is the id of the Agent call that started the child,
+	// ParentAgentID the agent that made it ("" for the main loop).
 	ParentToolUseID string
+	ParentAgentID   string
+	// BuiltIn is set when Def is agentloop's own general-purpose agent,
+	// not one the caller or a .claude/agents file defined.
+	BuiltIn bool
 	// Cwd is where the child works: the session's directory or its
 	// worktree.
 	Cwd string
 	// Hooks are the child's hook points: the SubagentStop hooks and the
 	// notices of the background subagents it starts.
 	Hooks engine.HookPoints
+	// Record, when set, is the child's engine.Config.Record: the run's
+	// transcript (Spawner.Transcript).
+	Record func(message.Message)
+}
+
+// A Transcript records one subagent run for its host: the messages of the
+// child's history (as engine.Config.Record gets them), and how the run
+// ended.
+type Transcript interface {
+	Record(m message.Message)
+	// Close ends the transcript once the run has ended as o says; it is
+	// called once, also when the run never started (o.Err set).
+	Close(o Outcome)
 }
 
 // A Spawner is the Agent tool of one session and of each of its subagents:
@@ -88,6 +106,9 @@ type Spawner struct {
 	// ForwardText streams the child's text as it is written, not only
 	// its final answer.
 	ForwardText bool
+	// Transcript, when set, opens the transcript of the run of c that t
+	// describes (nil when none is kept), before the child is built.
+	Transcript func(c Child, t Task) Transcript
 }
 
 // call is the Agent tool's input.
@@ -159,6 +180,7 @@ func (sp *Spawner) run(ctx context.Context, in call, c *tool.Call, parent lineag
 		return tool.Error(fmt.Sprintf("isolation %q is not one of worktree, remote", in.Isolation)), nil
 	}
 	if refusal := sp.Lineage.SpawnRefusal(); refusal != "" {
+		StatsFor(sp.Env).refused()
 		return tool.Error(refusal), nil
 	}
 	st := start{def: def, in: in, parent: parent, parentTools: parentTools, emit: engine.Emitter(ctx)}
@@ -169,13 +191,14 @@ func (sp *Spawner) run(ctx context.Context, in call, c *tool.Call, parent lineag
 	st.in.RunInBackground = in.RunInBackground || def.Background
 	sp.SetMode(parent, st.agent, def.PermissionMode)
 	task := Task{ID: st.agent.ID, ToolUseID: c.ID, Description: in.Description, Type: typ, Prompt: in.Prompt,
-		Depth: st.agent.Depth, Background: st.in.RunInBackground}
+		Depth: st.agent.Depth, Background: st.in.RunInBackground, PromptUUID: uuid.NewString(), RunID: newRunID()}
 	if in.Isolation == "worktree" {
 		var err error
 		if st.wt, err = NewWorktree(ctx, sp.Env.Cwd, "agent-"+st.agent.ID, sp.environ()); err != nil {
 			return tool.Error(fmt.Sprintf("Cannot give the subagent a worktree: %v", err)), nil
 		}
 	}
+	StatsFor(sp.Env).spawned(task, c.Input)
 	if st.in.RunInBackground {
 		return sp.launch(st, task)
 	}
@@ -187,10 +210,11 @@ func (sp *Spawner) foreground(ctx context.Context, st start, task Task) (tool.Re
 	sid := sp.Env.SessionID
 	st.emit(Started(sid, task))
 	st.emit(sp.promptLine(task))
-	o := sp.runChild(ctx, st, task.ToolUseID)
+	o := sp.runChild(ctx, st, task)
 	if o.Err != nil && ctx.Err() != nil {
 		o.Stopped = true // the parent's run was interrupted
 	}
+	StatsFor(sp.Env).ended(task, o)
 	sp.finishWorktree(ctx, st.wt, &task)
 	if o.Err != nil {
 		// The task's end is told as for any other end; the parent
@@ -225,7 +249,7 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 		Task:  task,
 		Owner: st.parent.ID,
 		Run: func(ctx context.Context, t *Task) Outcome {
-			o := sp.runChild(ctx, st, t.ToolUseID)
+			o := sp.runChild(ctx, st, *t)
 			sp.finishWorktree(ctx, st.wt, t)
 			return o
 		},
@@ -234,12 +258,14 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 			st.emit(sp.promptLine(t))
 		},
 		Notify: func(o Outcome, t Task) {
+			StatsFor(sp.Env).ended(t, o)
 			st.emit(Updated(sid, t, o.Status()))
 			st.emit(Notification(sid, t, o))
 		},
 	})
 	if err != nil {
 		sp.finishWorktree(context.Background(), st.wt, &task)
+		StatsFor(sp.Env).ended(task, Outcome{Err: err})
 		return tool.Error(fmt.Sprintf("Cannot start the subagent in the background: %v", err)), nil
 	}
 	text := fmt.Sprintf("The %s subagent is running in the background.\nagentId: %s\nIts final report will be written to %s. "+
@@ -256,16 +282,21 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 // parent's stream.
 func (sp *Spawner) promptLine(t Task) *message.User {
 	parentID := t.ToolUseID
+	id := t.PromptUUID
+	if id == "" {
+		id = uuid.NewString()
+	}
 	return &message.User{Message: message.UserContent{Role: "user", Content: []model.Content{model.TextBlock(t.Prompt)}},
-		ParentToolUseID: &parentID, SessionID: sp.Env.SessionID, UUID: uuid.NewString(),
+		ParentToolUseID: &parentID, SessionID: sp.Env.SessionID, UUID: id,
 		Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		AgentID:   t.ID, SubagentType: t.Type, TaskDescription: t.Description}
 }
 
-// runChild runs st under ctx, in its worktree when it has one, with the
-// SubagentStart and SubagentStop hooks around it. The background subagents
-// it started itself are stopped when it ends.
-func (sp *Spawner) runChild(ctx context.Context, st start, parentID string) Outcome {
+// runChild runs st, which task describes, under ctx, in its worktree when
+// it has one, with the SubagentStart and SubagentStop hooks around it and
+// its transcript (Spawner.Transcript) kept. The background subagents it
+// started itself are stopped when it ends.
+func (sp *Spawner) runChild(ctx context.Context, st start, task Task) (o Outcome) {
 	prompt := st.in.Prompt
 	if sub := sp.Hooks.SubagentStart(ctx, hooks.SubagentStartInput{Base: sp.HookBase(st.parent), AgentID: st.agent.ID,
 		AgentType: st.agent.Type}); len(sub.AdditionalContext) > 0 {
@@ -274,13 +305,25 @@ func (sp *Spawner) runChild(ctx context.Context, st start, parentID string) Outc
 	var child *engine.Session
 	stopHooksRan := false
 	last := func() string { return LastReplyText(child.History()) }
-	c := sp.child(st, parentID, sp.StopHooks(st.agent, last, &stopHooksRan))
+	c := sp.child(st, task.ToolUseID, sp.StopHooks(st.agent, last, &stopHooksRan))
+	if sp.Transcript != nil {
+		if tr := sp.Transcript(c, task); tr != nil {
+			c.Record = tr.Record
+			defer func() { tr.Close(o) }()
+		}
+	}
 	child, err := sp.Engine(c)
 	if err != nil {
 		return Outcome{Err: err}
 	}
 	defer sp.Follow(child, st.parent, st.agent, st.def)()
-	o := RunShowing(ctx, child, []model.Content{model.TextBlock(prompt)}, st.emit, sp.ForwardText)
+	// The prompt's line in the child's history (and transcript) takes the
+	// uuid of the line that shows it in the parent's stream.
+	rctx := engine.WithPromptID(ctx, task.PromptUUID)
+	progress := func(call model.Content, tokens, toolUses int64, elapsed time.Duration) {
+		st.emit(Progress(sp.Env.SessionID, task, Activity(call.Name, call.Input), tokens, toolUses, elapsed, call.Name))
+	}
+	o = runShowing(rctx, child, []model.Content{model.TextBlock(prompt)}, st.emit, sp.ForwardText, progress)
 	_ = For(sp.Env).StopOwned(st.agent.ID)
 	if !stopHooksRan && o.Err == nil {
 		// The subagent ended without stopping on its own (a limit, an
@@ -295,8 +338,8 @@ func (sp *Spawner) runChild(ctx context.Context, st start, parentID string) Outc
 // child resolves what st's engine session gets: its model and effort
 // (the call's over the definition's), its tools and its directory.
 func (sp *Spawner) child(st start, parentID string, hp engine.HookPoints) Child {
-	c := Child{Def: st.def, Agent: st.agent, ParentToolUseID: parentID, Cwd: sp.Env.Cwd,
-		Hooks: For(sp.Env).Hooks(st.agent.ID, hp)}
+	c := Child{Def: st.def, Agent: st.agent, ParentToolUseID: parentID, ParentAgentID: st.parent.ID,
+		BuiltIn: isBuiltIn(st.def), Cwd: sp.Env.Cwd, Hooks: For(sp.Env).Hooks(st.agent.ID, hp)}
 	switch {
 	case st.in.Model != "":
 		c.Model = pricing.Resolve(st.in.Model)

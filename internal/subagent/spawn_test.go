@@ -78,6 +78,7 @@ func TestSpawnerChild(t *testing.T) {
 			Child{Tools: []string{"Read", "Grep", "Agent"}}},
 		{"no Agent at the bottom layer", call{SubagentType: "inherit"}, MaxDepth - 1,
 			Child{Tools: []string{"Read", "Grep"}}},
+		{"the built-in agent", call{}, 0, Child{Tools: []string{"Read", "Grep", "Agent"}, BuiltIn: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,13 +95,14 @@ func TestSpawnerChild(t *testing.T) {
 				t.Fatalf("Engine asked %d times, want 1", len(asked))
 			}
 			got := asked[0]
-			if got.Agent.Depth != tc.depth+1 || got.Agent.MaxTurns != 7 || got.ParentToolUseID != "toolu_1" || got.Cwd != sp.Env.Cwd {
-				t.Errorf("child identity = %+v, parent id %q, cwd %q", got.Agent, got.ParentToolUseID, got.Cwd)
+			if got.Agent.Depth != tc.depth+1 || got.Agent.MaxTurns != 7 || got.ParentToolUseID != "toolu_1" || got.Cwd != sp.Env.Cwd ||
+				got.ParentAgentID != "p" {
+				t.Errorf("child identity = %+v, parent call %q, parent agent %q, cwd %q", got.Agent, got.ParentToolUseID, got.ParentAgentID, got.Cwd)
 			}
 			if (got.AgentTool != nil) != (len(tc.want.Tools) > 0 && tc.want.Tools[len(tc.want.Tools)-1] == "Agent") {
 				t.Errorf("AgentTool = %v with tools %v", got.AgentTool, got.Tools)
 			}
-			got.Def, got.Agent, got.ParentToolUseID, got.Cwd, got.Hooks, got.AgentTool = Definition{}, lineage.Agent{}, "", "", engine.HookPoints{}, nil
+			got.Def, got.Agent, got.ParentToolUseID, got.ParentAgentID, got.Cwd, got.Hooks, got.AgentTool = Definition{}, lineage.Agent{}, "", "", "", engine.HookPoints{}, nil
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("child (-want +got):\n%s", d)
 			}

@@ -60,6 +60,13 @@ type Config struct {
 	// fails (it is then released): its mirror renews it and Close
 	// releases it. Without Store it is released at once.
 	Lease *session.Lease
+	// Sidechain makes this the transcript of one subagent run
+	// (<session>/subagents/agent-<id>.jsonl, its Writer's envelope
+	// carrying the agent id and isSidechain): every message of the
+	// subagent's history is written, although each names the Agent call
+	// that started it (ParentToolUseID), and no last-prompt or
+	// cost-state entry is, as the reference writes none there.
+	Sidechain bool
 }
 
 // Recorder turns the messages entering a session's history into transcript
@@ -168,8 +175,9 @@ func (r *Recorder) Begin(now time.Time) {
 // Record appends the entries of one message entering the history:
 // assistant blocks, user lines (a prompt also gets its last-prompt entry)
 // and a result's cost-state; other messages and those of subagents are not
-// written here. Only the local write happens on the caller's goroutine;
-// the store copy is queued. It returns the system/session_writes_lost
+// written here (a subagent's go to its own Recorder: Config.Sidechain).
+// Only the local write happens on the caller's goroutine; the store copy
+// is queued. It returns the system/session_writes_lost
 // notice to show when the local write failed; after a failure (or Close)
 // nothing more is written.
 func (r *Recorder) Record(m message.Message) message.Message {
@@ -188,7 +196,7 @@ func (r *Recorder) Record(m message.Message) message.Message {
 	var err error
 	switch m := m.(type) {
 	case *message.Assistant:
-		if m.ParentToolUseID == nil {
+		if m.ParentToolUseID == nil || r.cfg.Sidechain {
 			err = r.append(session.AssistantEntry(m))
 		}
 	case *message.System:
@@ -197,16 +205,18 @@ func (r *Recorder) Record(m message.Message) message.Message {
 			r.summaryNext = err == nil
 		}
 	case *message.User:
-		if m.ParentToolUseID == nil {
+		if m.ParentToolUseID == nil || r.cfg.Sidechain {
 			e := session.UserEntry(m, mode)
 			e.IsCompactSummary, r.summaryNext = r.summaryNext, false
 			err = r.append(e)
-			if text, ok := promptText(m); ok && err == nil {
+			if text, ok := promptText(m); ok && err == nil && !r.cfg.Sidechain {
 				err = r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
 			}
 		}
 	case *message.Result:
-		err = r.append(session.CostStateEntry(session.CostFromResult(m, r.start)))
+		if !r.cfg.Sidechain {
+			err = r.append(session.CostStateEntry(session.CostFromResult(m, r.start)))
+		}
 	}
 	if err != nil {
 		r.failed = true
