@@ -147,6 +147,16 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 	if env != nil && env.ResultsDir != "" {
 		limit = bashSpillChars // the loop saves what is over its limit to a file
 	}
+	if h := hostOf(env); policy == nil && h != nil && h.Terminal != nil {
+		// Only a command the sandbox leaves unconfined runs in the host's
+		// terminal, which no kernel sandbox confines.
+		id := ""
+		if call != nil {
+			id = call.ID
+		}
+		run := bashInTerminal(ctx, h.Terminal, bashEnviron(env), shell, dir, id, in.Command, timeout, limit)
+		return run.result(in.Command), nil
+	}
 	run := bashRun(ctx, bashEnviron(env), shell, dir, in.Command, timeout, limit, policy)
 	return run.result(in.Command), nil
 }
