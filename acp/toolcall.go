@@ -147,6 +147,8 @@ func (s *session) endTool(ctx context.Context, id string, failed bool, text stri
 	s.mu.Lock()
 	u, ok := s.tools[id]
 	delete(s.tools, id)
+	term, inTerminal := s.terminals[id]
+	delete(s.terminals, id)
 	changed := ok && !failed && s.plan.apply(u.name, u.input, output)
 	entries := s.plan.entries()
 	s.mu.Unlock()
@@ -160,7 +162,16 @@ func (s *session) endTool(ctx context.Context, id string, failed bool, text stri
 	}
 	// An edit keeps its diff unless it failed; other calls show their
 	// output.
-	if (failed || !ok || u.view.kind != sdk.ToolKindEdit) && text != "" {
+	switch {
+	case inTerminal:
+		// The terminal, released now, still shows what the command
+		// printed; a failure adds what the model was told.
+		content := []sdk.ToolCallContent{sdk.ToolTerminalRef(term)}
+		if failed && text != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+		}
+		opts = append(opts, sdk.WithUpdateContent(content))
+	case (failed || !ok || u.view.kind != sdk.ToolKindEdit) && text != "":
 		opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
 	}
 	s.update(ctx, sdk.UpdateToolCall(sdk.ToolCallId(id), opts...))
