@@ -30,6 +30,7 @@ func (s *session) toolHost(caps sdk.ClientCapabilities, base *tool.Host) *tool.H
 	}
 	if caps.Fs.ReadTextFile {
 		h.ReadTextFile = s.readTextFile
+		s.editorReads = true
 	}
 	if caps.Fs.WriteTextFile {
 		h.WriteTextFile = s.writeTextFile
@@ -41,6 +42,16 @@ func (s *session) toolHost(caps sdk.ClientCapabilities, base *tool.Host) *tool.H
 		return nil
 	}
 	return &h
+}
+
+// fileReader returns how the session reads a file's current text for a
+// diff: through the editor when it offers fs/read_text_file (an unsaved
+// buffer), else nil (from disk).
+func (s *session) fileReader(ctx context.Context) func(string) ([]byte, error) {
+	if !s.editorReads {
+		return nil
+	}
+	return func(p string) ([]byte, error) { return s.readTextFile(ctx, p) }
 }
 
 // readTextFile reads a file through the editor (fs/read_text_file): the

@@ -155,6 +155,7 @@ func TestEditorFiles(t *testing.T) {
 		agentlooptest.ToolUse("toolu_1", "Read", map[string]any{"file_path": path}),
 		agentlooptest.ToolUse("toolu_2", "Edit", map[string]any{"file_path": path, "old_string": "unsaved", "new_string": "edited"}),
 		agentlooptest.ToolUse("toolu_3", "Write", map[string]any{"file_path": created, "content": "new file\n"}),
+		agentlooptest.ToolUse("toolu_4", "Write", map[string]any{"file_path": path, "content": "rewritten\n"}),
 		agentlooptest.Text("done"))
 	ed := newRichEditor()
 	ed.buffers[path] = "unsaved text\n"
@@ -172,6 +173,7 @@ func TestEditorFiles(t *testing.T) {
 	want := []sdk.WriteTextFileRequest{
 		{SessionId: s.SessionId, Path: path, Content: "edited text\n"},
 		{SessionId: s.SessionId, Path: created, Content: "new file\n"},
+		{SessionId: s.SessionId, Path: path, Content: "rewritten\n"},
 	}
 	if d := cmp.Diff(want, ed.writes); d != "" {
 		t.Errorf("fs/write_text_file requests (-want +got):\n%s", d)
@@ -181,6 +183,14 @@ func TestEditorFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(created); err == nil {
 		t.Error("Write created the file on disk")
+	}
+	// The second Write's diff starts from the editor's buffer.
+	for _, u := range ed.take() {
+		if c := u.ToolCall; c != nil && c.ToolCallId == "toolu_4" {
+			if len(c.Content) != 1 || c.Content[0].Diff == nil || c.Content[0].Diff.OldText == nil || *c.Content[0].Diff.OldText != "edited text\n" {
+				t.Errorf("the Write's content = %+v, want a diff from the buffer", c.Content)
+			}
+		}
 	}
 }
 

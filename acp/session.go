@@ -29,6 +29,8 @@ type session struct {
 	// terminals are the editor terminals of running Bash calls, by call
 	// id: the call's content shows the terminal, not its output text.
 	terminals map[string]string
+	// editorReads is set when the editor offers fs/read_text_file.
+	editorReads bool
 	plan      plan
 	mode      agentloop.PermissionMode // the mode the editor was last told of
 }
