@@ -31,8 +31,8 @@ type session struct {
 	terminals map[string]string
 	// editorReads is set when the editor offers fs/read_text_file.
 	editorReads bool
-	plan      plan
-	mode      agentloop.PermissionMode // the mode the editor was last told of
+	plan        plan
+	mode        agentloop.PermissionMode // the mode the editor was last told of
 }
 
 // syncMode tells the editor of a mode the loop changed (a permission

@@ -115,6 +115,12 @@ type BashResult struct {
 //
 // With run_in_background the command is registered with the session's
 // [Shells] (see [BackgroundShells]) and the call returns at once.
+//
+// When the session's tool.Host offers a Terminal (an editor's), a
+// foreground command that the sandbox leaves unconfined runs there
+// instead, with the same environment, timeout and cancellation; its
+// output (stdout and stderr together) is reported as stdout. Sandboxed
+// and background commands always run as local processes.
 func Bash() tool.Tool {
 	return tool.New("Bash", bashDescription, runBash, &tool.Options{
 		Schema:            json.RawMessage(bashSchema),
