@@ -278,6 +278,14 @@ type Options struct {
 	// ask, as in print mode.
 	AskUser tool.AskUserFunc
 
+	// ToolHost, when set, is where the built-in tools reach text files
+	// (Read, Edit, Write) and run foreground Bash commands instead of the
+	// local machine: an editor's unsaved buffers and its terminal (package
+	// acp sets it from the editor's capabilities). Permission checks, path
+	// confinement and the sandbox decide each call first, as without it;
+	// see [tool.Host]. Nil means the local machine.
+	ToolHost *tool.Host
+
 	// Provider is the model provider; nil means the Anthropic Messages
 	// API configured from the environment.
 	Provider model.Provider

@@ -65,6 +65,7 @@ var wiring = []struct {
 		c.ToolSearch = conversation.ToolSearchMode(o.ToolSearch)
 		c.Skills = o.Skills
 		c.AskUser = o.AskUser
+		c.ToolHost = o.ToolHost
 	}},
 	// mcp: the MCP servers and plugins (internal/mcphost, internal/plugin).
 	{"mcp", func(o *Options, c *conversation.Config) {

@@ -98,18 +98,30 @@ type rig struct {
 // transcripts in configDir.
 func start(t *testing.T, srv *agentlooptest.Server, configDir, cwd string) *rig {
 	t.Helper()
+	ed := &editor{answer: "allow_once"}
+	return startWith(t, srv, configDir, cwd, ed, ed, sdk.ClientCapabilities{}, nil)
+}
+
+// startWith is start with the editor's side served by client (ed or a
+// type embedding it), the capabilities it advertises, and a change of
+// the base options (nil for none).
+func startWith(t *testing.T, srv *agentlooptest.Server, configDir, cwd string, ed *editor, client sdk.Client,
+	caps sdk.ClientCapabilities, change func(*agentloop.Options)) *rig {
+	t.Helper()
 	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-test", BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := &agentloop.Options{Provider: p, ConfigDir: configDir, SettingSources: []settings.SettingSource{},
 		Tools: []string{"Read", "Write", "Edit", "Bash", "TaskCreate", "TaskUpdate"}}
+	if change != nil {
+		change(opts)
+	}
 	toAgentR, toAgentW := io.Pipe()
 	toEditorR, toEditorW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- acp.Serve(context.Background(), toAgentR, toEditorW, acp.Config{Options: opts}) }()
-	ed := &editor{answer: "allow_once"}
-	conn := sdk.NewClientSideConnection(ed, toAgentW, toEditorR)
+	conn := sdk.NewClientSideConnection(client, toAgentW, toEditorR)
 	t.Cleanup(func() {
 		toAgentW.Close()
 		if err := <-done; err != nil {
@@ -118,7 +130,7 @@ func start(t *testing.T, srv *agentlooptest.Server, configDir, cwd string) *rig 
 		toEditorW.Close()
 	})
 	r := &rig{t: t, srv: srv, ed: ed, conn: conn, cwd: cwd}
-	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	return r

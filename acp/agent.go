@@ -19,8 +19,10 @@ import (
 type Config struct {
 	// Options are the base options of every session; Serve sets Cwd,
 	// AdditionalDirectories, CanUseTool, IncludePartialMessages, Resume
-	// and SessionID per session and adds the editor's MCP servers to
-	// MCPServers. nil means defaults.
+	// and SessionID per session, adds the editor's MCP servers to
+	// MCPServers, and sets in ToolHost what the editor offers (its
+	// fs/read_text_file, fs/write_text_file and terminal), keeping the
+	// base ToolHost's functions for the rest. nil means defaults.
 	Options *agentloop.Options
 	// Logger receives diagnostics; nil means none.
 	Logger *slog.Logger
@@ -31,6 +33,13 @@ type Config struct {
 type peer interface {
 	SessionUpdate(ctx context.Context, n sdk.SessionNotification) error
 	RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error)
+	ReadTextFile(ctx context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error)
+	WriteTextFile(ctx context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error)
+	CreateTerminal(ctx context.Context, r sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error)
+	TerminalOutput(ctx context.Context, r sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error)
+	WaitForTerminalExit(ctx context.Context, r sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error)
+	KillTerminal(ctx context.Context, r sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error)
+	ReleaseTerminal(ctx context.Context, r sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error)
 }
 
 // Serve answers ACP requests read from in, writing to out, until in ends
@@ -61,6 +70,7 @@ type agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	caps     sdk.ClientCapabilities // what the editor offered in initialize
 }
 
 var (
@@ -84,6 +94,9 @@ func newAgent(cfg Config) *agent {
 
 // Initialize implements sdk.Agent.
 func (a *agent) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.caps = req.ClientCapabilities
+	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "agentloop", Version: agentloop.Version},
@@ -232,8 +245,12 @@ func (a *agent) open(cwd string, dirs []string, servers []sdk.McpServer, resume 
 			_ = old.client.Close()
 		}
 	}
-	s := &session{agent: a, cwd: cwd, tools: map[string]toolUse{}}
+	s := &session{agent: a, cwd: cwd, tools: map[string]toolUse{}, terminals: map[string]string{}}
 	o.CanUseTool = s.canUseTool
+	a.mu.Lock()
+	caps := a.caps
+	a.mu.Unlock()
+	o.ToolHost = s.toolHost(caps, a.base.ToolHost)
 	c, err := agentloop.NewClient(&o)
 	if err != nil {
 		return nil, sdk.NewInternalError(map[string]any{"error": err.Error()})

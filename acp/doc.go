@@ -26,9 +26,22 @@
 //   - session/list lists the transcripts of a directory, session/load
 //     replays one as updates and resumes it, session/resume resumes it
 //     without the replay, session/close ends it.
+//   - What the editor offers in initialize is used (through
+//     [agentloop.Options.ToolHost]): with fs.readTextFile, Read, Edit and
+//     Write read text files with fs/read_text_file, so an unsaved buffer
+//     is what they see (and what a Write's diff starts from); with
+//     fs.writeTextFile, Edit and Write write with fs/write_text_file; with
+//     terminal, a foreground Bash command that the sandbox leaves
+//     unconfined runs in a terminal of the editor (terminal/create, the
+//     terminal embedded in the call's content, terminal/wait_for_exit,
+//     terminal/output, terminal/release; terminal/kill on timeout or
+//     cancel). The permission checks, path confinement and read-before-edit
+//     state decide first, as without the editor. Sandboxed commands (the
+//     default sandbox included) and background commands run as local
+//     processes, since no kernel sandbox confines the editor's terminal;
+//     images, PDFs and notebooks are read from disk.
 //
-// Not implemented: the editor's fs/* and terminal/* capabilities (the
-// tools read, write and run on the local machine), images and audio in
+// Not implemented: images and audio in
 // prompts (the agent does not advertise them; such blocks are an
 // invalid-params error), session/set_config_option and
 // available_commands_update.

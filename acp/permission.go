@@ -22,7 +22,7 @@ const (
 // denies the call and stops the turn.
 func (s *session) canUseTool(ctx context.Context, req agentloop.PermissionRequest) (agentloop.PermissionResult, error) {
 	s.startTool(ctx, req.ToolUseID, req.ToolName, req.Input)
-	v := viewOf(req.ToolName, req.Input, s.cwd)
+	v := viewOf(req.ToolName, req.Input, s.cwd, s.fileReader(ctx))
 	resp, err := s.agent.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(s.id),
 		ToolCall: sdk.ToolCallUpdate{

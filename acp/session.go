@@ -26,8 +26,13 @@ type session struct {
 
 	mu    sync.Mutex
 	tools map[string]toolUse // announced tool calls by id
-	plan  plan
-	mode  agentloop.PermissionMode // the mode the editor was last told of
+	// terminals are the editor terminals of running Bash calls, by call
+	// id: the call's content shows the terminal, not its output text.
+	terminals map[string]string
+	// editorReads is set when the editor offers fs/read_text_file.
+	editorReads bool
+	plan        plan
+	mode        agentloop.PermissionMode // the mode the editor was last told of
 }
 
 // syncMode tells the editor of a mode the loop changed (a permission

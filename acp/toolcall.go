@@ -49,9 +49,13 @@ type toolInput struct {
 }
 
 // viewOf returns the view of a call of tool name with input, in cwd.
-// Write's diff holds the file's current text, read when the call is
-// announced, so that the editor shows what changes.
-func viewOf(name string, input json.RawMessage, cwd string) toolView {
+// Write's diff holds the file's current text, read with read (nil: from
+// disk) when the call is announced, so that the editor shows what
+// changes.
+func viewOf(name string, input json.RawMessage, cwd string, read func(string) ([]byte, error)) toolView {
+	if read == nil {
+		read = os.ReadFile
+	}
 	var in toolInput
 	_ = json.Unmarshal(input, &in)
 	abs := func(p string) string {
@@ -88,7 +92,7 @@ func viewOf(name string, input json.RawMessage, cwd string) toolView {
 	case "Write":
 		p := abs(in.FilePath)
 		var diff sdk.ToolCallContent
-		if old, err := os.ReadFile(p); err == nil && p != "" {
+		if old, err := read(p); err == nil && p != "" {
 			diff = sdk.ToolDiffContent(p, in.Content, string(old))
 		} else {
 			diff = sdk.ToolDiffContent(p, in.Content)
@@ -132,7 +136,7 @@ func (s *session) startTool(ctx context.Context, id, name string, input json.Raw
 		s.mu.Unlock()
 		return
 	}
-	u := toolUse{name: name, input: input, view: viewOf(name, input, s.cwd)}
+	u := toolUse{name: name, input: input, view: viewOf(name, input, s.cwd, s.fileReader(ctx))}
 	s.tools[id] = u
 	s.mu.Unlock()
 	s.update(ctx, sdk.StartToolCall(sdk.ToolCallId(id), u.view.title,
@@ -147,6 +151,8 @@ func (s *session) endTool(ctx context.Context, id string, failed bool, text stri
 	s.mu.Lock()
 	u, ok := s.tools[id]
 	delete(s.tools, id)
+	term, inTerminal := s.terminals[id]
+	delete(s.terminals, id)
 	changed := ok && !failed && s.plan.apply(u.name, u.input, output)
 	entries := s.plan.entries()
 	s.mu.Unlock()
@@ -160,7 +166,16 @@ func (s *session) endTool(ctx context.Context, id string, failed bool, text stri
 	}
 	// An edit keeps its diff unless it failed; other calls show their
 	// output.
-	if (failed || !ok || u.view.kind != sdk.ToolKindEdit) && text != "" {
+	switch {
+	case inTerminal:
+		// The terminal, released now, still shows what the command
+		// printed; a failure adds what the model was told.
+		content := []sdk.ToolCallContent{sdk.ToolTerminalRef(term)}
+		if failed && text != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+		}
+		opts = append(opts, sdk.WithUpdateContent(content))
+	case (failed || !ok || u.view.kind != sdk.ToolKindEdit) && text != "":
 		opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
 	}
 	s.update(ctx, sdk.UpdateToolCall(sdk.ToolCallId(id), opts...))

@@ -180,6 +180,10 @@ type Env struct {
 	// error makes the tool refuse the change. It must be safe for
 	// concurrent use.
 	BeforeFileChange func(path string) error
+	// Host, when set, is where the built-in tools reach text files and
+	// run foreground commands instead of the local machine (an editor's
+	// buffers and terminal); see [Host]. Nil means the local machine.
+	Host *Host
 }
 
 // Result is what a call returns to the model.

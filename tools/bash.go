@@ -115,6 +115,12 @@ type BashResult struct {
 //
 // With run_in_background the command is registered with the session's
 // [Shells] (see [BackgroundShells]) and the call returns at once.
+//
+// When the session's tool.Host offers a Terminal (an editor's), a
+// foreground command that the sandbox leaves unconfined runs there
+// instead, with the same environment, timeout and cancellation; its
+// output (stdout and stderr together) is reported as stdout. Sandboxed
+// and background commands always run as local processes.
 func Bash() tool.Tool {
 	return tool.New("Bash", bashDescription, runBash, &tool.Options{
 		Schema:            json.RawMessage(bashSchema),
@@ -146,6 +152,16 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 	limit := bashMaxOutputChars
 	if env != nil && env.ResultsDir != "" {
 		limit = bashSpillChars // the loop saves what is over its limit to a file
+	}
+	if h := hostOf(env); policy == nil && h != nil && h.Terminal != nil {
+		// Only a command the sandbox leaves unconfined runs in the host's
+		// terminal, which no kernel sandbox confines.
+		id := ""
+		if call != nil {
+			id = call.ID
+		}
+		run := bashInTerminal(ctx, h.Terminal, bashEnviron(env), shell, dir, id, in.Command, timeout, limit)
+		return run.result(in.Command), nil
 	}
 	run := bashRun(ctx, bashEnviron(env), shell, dir, in.Command, timeout, limit, policy)
 	return run.result(in.Command), nil

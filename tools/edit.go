@@ -94,7 +94,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		if r, ok := beforeChange(call, target); !ok {
 			return r, nil
 		}
-		return createByEdit(target, key, in, state)
+		return createByEdit(ctx, env, target, key, in, state)
 	case err != nil:
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
 	case info.IsDir():
@@ -103,7 +103,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("Cannot edit %s: it is not a regular file (%s).", path, specialFileKind(info.Mode()))), nil
 	}
 
-	data, err := dir.read(info.Size())
+	data, err := target.readText(ctx, env, dir, info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot edit %s: %v", path, pathErrCause(err))), nil
 	}
@@ -140,7 +140,7 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 		return r, nil
 	}
 	out := encodeText(enc, updated)
-	if err := target.write(out, info.Mode().Perm()); err != nil {
+	if err := target.writeText(ctx, env, out, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, out, known && prev.Partial)
@@ -166,13 +166,13 @@ func runEdit(ctx context.Context, in editInput, call *tool.Call) (tool.Result, e
 
 // createByEdit handles an empty old_string on a missing file: the file is
 // created with new_string.
-func createByEdit(target fileTarget, key string, in editInput, state *fileState) (tool.Result, error) {
+func createByEdit(ctx context.Context, env *tool.Env, target fileTarget, key string, in editInput, state *fileState) (tool.Result, error) {
 	path := target.path
 	if err := target.mkdirParent(); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot create the directory for %s: %v", path, pathErrCause(err))), nil
 	}
 	data := []byte(in.NewString)
-	if err := target.write(data, 0o644); err != nil {
+	if err := target.writeText(ctx, env, data, 0o644); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, data, false)

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
 
 	"github.com/agentloop/agentloop/internal/nofollow"
@@ -58,3 +60,38 @@ func (t fileTarget) write(data []byte, perm fs.FileMode) error {
 
 // mkdirParent is os.MkdirAll of the target's directory, refusing links.
 func (t fileTarget) mkdirParent() error { return mkdirParentNoFollow(t.io) }
+
+// hostOf returns the session's tool.Host, nil for the local machine.
+func hostOf(env *tool.Env) *tool.Host {
+	if env == nil {
+		return nil
+	}
+	return env.Host
+}
+
+// readText returns the contents of the target, a text file that a stat
+// of dir showed to be a regular file of size bytes: through the session's
+// Host when it reads text files (an editor's buffer), else from dir.
+func (t fileTarget) readText(ctx context.Context, env *tool.Env, dir *targetDir, size int64) ([]byte, error) {
+	if h := hostOf(env); h != nil && h.ReadTextFile != nil {
+		data, err := h.ReadTextFile(ctx, t.io)
+		if err != nil {
+			return nil, fmt.Errorf("the host could not read it: %w", err)
+		}
+		return data, nil
+	}
+	return dir.read(size)
+}
+
+// writeText replaces the contents of the target, a text file: through
+// the session's Host when it writes text files, else on disk with perm
+// (refusing links).
+func (t fileTarget) writeText(ctx context.Context, env *tool.Env, data []byte, perm fs.FileMode) error {
+	if h := hostOf(env); h != nil && h.WriteTextFile != nil {
+		if err := h.WriteTextFile(ctx, t.io, data); err != nil {
+			return fmt.Errorf("the host could not write it: %w", err)
+		}
+		return nil
+	}
+	return t.write(data, perm)
+}

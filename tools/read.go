@@ -120,13 +120,16 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	}
 
 	whole := in.Offset == nil && in.Limit == nil
-	if whole && !in.AllowLarge && info.Size() > readMaxFileSize {
-		return tool.Error(fmt.Sprintf("%s is %s, more than the %s that Read returns at once. Read it in parts with offset and limit, search it with Grep, or set allow_large if you really need all of it.",
-			path, fileSizeText(info.Size()), fileSizeText(readMaxFileSize))), nil
+	tooLarge := func(size int64) bool { return whole && !in.AllowLarge && size > readMaxFileSize }
+	if tooLarge(info.Size()) {
+		return tool.Error(readTooLargeMessage(path, info.Size())), nil
 	}
-	data, err := dir.read(info.Size())
+	data, err := target.readText(ctx, env, dir, info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
+	}
+	if tooLarge(int64(len(data))) { // a host's buffer may be longer than the file on disk
+		return tool.Error(readTooLargeMessage(path, int64(len(data)))), nil
 	}
 	if isBinaryData(data) {
 		return tool.Error(binaryMessage(path, "")), nil
@@ -214,6 +217,11 @@ func displayLine(line string) string {
 		n++
 	}
 	return line
+}
+
+func readTooLargeMessage(path string, size int64) string {
+	return fmt.Sprintf("%s is %s, more than the %s that Read returns at once. Read it in parts with offset and limit, search it with Grep, or set allow_large if you really need all of it.",
+		path, fileSizeText(size), fileSizeText(readMaxFileSize))
 }
 
 func relativePathMessage(env *tool.Env, p string) string {

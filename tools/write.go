@@ -90,7 +90,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 			return tool.Error(fmt.Sprintf("Cannot create the directory for %s: %v", path, pathErrCause(err))), nil
 		}
 		data := []byte(in.Content)
-		if err := target.write(data, 0o644); err != nil {
+		if err := target.writeText(ctx, env, data, 0o644); err != nil {
 			return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 		}
 		state.recordFile(key, data, false)
@@ -99,7 +99,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 		return r, nil
 	}
 
-	old, err := dir.read(info.Size())
+	old, err := target.readText(ctx, env, dir, info.Size())
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: reading the current content failed: %v", path, pathErrCause(err))), nil
 	}
@@ -114,7 +114,7 @@ func runWrite(ctx context.Context, in writeInput, call *tool.Call) (tool.Result,
 		return r, nil
 	}
 	data := encodeText(enc, in.Content)
-	if err := target.write(data, info.Mode().Perm()); err != nil {
+	if err := target.writeText(ctx, env, data, info.Mode().Perm()); err != nil {
 		return tool.Error(fmt.Sprintf("Cannot write %s: %v", path, pathErrCause(err))), nil
 	}
 	state.recordFile(key, data, false)

@@ -95,6 +95,8 @@ type Config struct {
 
 	AskUser tool.AskUserFunc
 
+	ToolHost *tool.Host
+
 	Provider                model.Provider
 	API                     *APIOptions
 	SessionID               string

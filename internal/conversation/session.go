@@ -150,7 +150,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	s.model = assemble.Model(s.modelChoice(opts.Model), st) // ANTHROPIC_MODEL: settings_env.go
 	dirs = assemble.SettingsDirs(dirs, st)
 	s.env = &tool.Env{Cwd: cwd, AdditionalDirs: dirs, SessionID: id, Home: home,
-		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser,
+		Provider: provider, Model: s.model, State: &tool.State{}, AskUser: opts.AskUser, Host: opts.ToolHost,
 		Environ: toolEnviron(toolenv.Config{Base: os.Environ(), Settings: st.Env, Extra: opts.Env,
 			KeepCredentials: opts.ExposeCredentials})}
 	if err := s.loadPlugins(st); err != nil { // plugins.go

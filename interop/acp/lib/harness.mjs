@@ -62,19 +62,20 @@ export function agentText(us) {
 
 /**
  * Starts the agent of path with a scripted API (script, as in interop/ts)
- * and connects an Editor to it. Returns {fx, editor, conn, proc, stderr()}.
+ * and connects an Editor to it (editor, or a new Editor), which advertises
+ * capabilities (none by default). Returns {fx, editor, conn, proc, stderr()}.
  * The process is ended when the test ends.
  */
-export async function connect(t, path, script, { fx } = {}) {
+export async function connect(t, path, script, { fx, editor, capabilities = {} } = {}) {
   fx = fx || await setup(t, script);
   const proc = PATHS[path](fx.env());
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
-  const editor = new Editor();
+  editor = editor || new Editor();
   const stream = acp.ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout));
   const conn = new acp.ClientSideConnection(() => editor, stream);
   t.after(() => { proc.stdin.end(); proc.kill(); });
-  await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: capabilities });
   return { fx, editor, conn, proc, stderr: () => stderr };
 }
 
