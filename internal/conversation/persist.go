@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -152,6 +153,13 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 	if tr != nil {
 		w, err = sessions.Open(tr.Path, env)
 		if err == nil {
+			// Held only while reading (and repairing) it: see
+			// transcript.lock for when it is held again.
+			defer func() {
+				if rerr := w.Release(); rerr != nil {
+					s.diag.Add(DiagTranscript, rerr.Error())
+				}
+			}()
 			// Resume from what Open read holding the session's lock:
 			// another process may have appended since Load.
 			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
@@ -169,15 +177,12 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			}
 		}
 	} else {
-		w, err = sessions.Create(sessions.Path(dir, s.env.Cwd, s.env.SessionID), env)
+		w, err = newTranscriptWriter(sessions.Path(dir, s.env.Cwd, s.env.SessionID), env)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
-	if err := s.writeTitle(w); err != nil { // title.go
-		w.Close()
-		return nil, err
-	}
+	s.writeTitle(w) // title.go
 	cfg := rec.Config{Writer: w, Mode: func() string { return string(s.currentMode()) },
 		CloseTimeout: mirrorCloseTimeout}
 	if o.SessionStore != nil {
@@ -326,10 +331,55 @@ func (s *Session) settle(ctx context.Context, res *message.Result) []message.Mes
 	return out
 }
 
-// begin marks the start of a prompt's run.
-func (t *transcript) begin(now time.Time) {
-	if t != nil {
-		t.r.Begin(now)
+// begin marks the start of a prompt's run: it takes the transcript's
+// lock (transcript.lock) and tells the recorder when the run began. It
+// fails, wrapping ErrSessionBusy, while another process writes the
+// session.
+func (t *transcript) begin(now time.Time) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.lock(); err != nil {
+		return err
+	}
+	t.r.Begin(now)
+	return nil
+}
+
+// The lock policy of a session's transcript (see session.Writer's):
+// NewSession creates no file and holds none (a resumed transcript is read
+// under its lock, which is then released); a run takes the file and the
+// lock at its start (transcript.lock) and lets them go at its end
+// (transcript.release). An idle session holds no descriptor, and another
+// process may resume it meanwhile; a write outside a run (a background
+// task's) takes them for that write only.
+
+// newTranscriptWriter is the Writer of a new session's transcript at
+// path: nothing is created before the first run. A file already there
+// (a SessionID used before) is refused now, as creating it would be.
+func newTranscriptWriter(path string, env sessions.Envelope) (*sessions.Writer, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("session %s has a transcript already (%s): resume it instead", env.SessionID, path)
+	}
+	return sessions.Prepare(path, env), nil
+}
+
+// lock takes the transcript's file and lock for a run.
+func (t *transcript) lock() error {
+	if err := t.w.Lock(); err != nil {
+		return fmt.Errorf("agentloop: %w", err)
+	}
+	return nil
+}
+
+// release lets the transcript's file and lock go at the end of a run; a
+// failure is a diagnostic.
+func (t *transcript) release() {
+	if t == nil {
+		return
+	}
+	if err := t.w.Release(); err != nil {
+		t.diag.Add(DiagTranscript, err.Error())
 	}
 }
 

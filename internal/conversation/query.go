@@ -85,7 +85,11 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 		}
 		return
 	}
-	s.transcript.begin(time.Now())
+	if err := s.transcript.begin(time.Now()); err != nil { // persist.go
+		yield(nil, err)
+		return
+	}
+	defer func() { s.transcript.release() }() // the transcript /clear started, if it did
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
