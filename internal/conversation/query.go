@@ -89,7 +89,9 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 		yield(nil, err)
 		return
 	}
-	defer func() { s.transcript.release() }() // the transcript /clear started, if it did
+	// The transcript's lock goes at the end of the run (persist.go): the
+	// one /clear started, if it did.
+	defer func() { s.transcript.release() }()
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
