@@ -156,7 +156,7 @@ func newWriter(f *os.File, path string, env Envelope) *Writer {
 	if env.Entrypoint == "" {
 		env.Entrypoint = DefaultEntrypoint
 	}
-	return &Writer{f: f, path: path, env: env, toolUses: map[string]string{}, now: time.Now}
+	return &Writer{f: f, path: path, env: env, now: time.Now}
 }
 
 // repair makes f end with a complete line: a final line without its
@@ -315,7 +315,7 @@ func (w *Writer) writeLocked(entries []Entry) ([]Entry, error) {
 	}
 	w.leaf = leaf
 	for k, v := range pending {
-		w.toolUses[k] = v
+		w.noteToolUse(k, v)
 	}
 	w.hold.deferred = nil
 	return out[len(deferred):], nil
@@ -372,6 +372,15 @@ func (w *Writer) fill(e *Entry, leaf string, pending map[string]string) string {
 	return e.UUID
 }
 
+// noteToolUse records the uuid of the assistant entry of tool use id; the
+// map is made by the first (a session that calls no tool keeps none).
+func (w *Writer) noteToolUse(id, uuid string) {
+	if w.toolUses == nil {
+		w.toolUses = map[string]string{}
+	}
+	w.toolUses[id] = uuid
+}
+
 // track records the tool uses of an entry read from the file.
 func (w *Writer) track(e Entry) {
 	if e.Type != TypeAssistant || e.Message == nil || e.UUID == "" {
@@ -379,7 +388,7 @@ func (w *Writer) track(e Entry) {
 	}
 	for _, c := range e.Message.Content {
 		if c.Type == model.TypeToolUse {
-			w.toolUses[c.ID] = e.UUID
+			w.noteToolUse(c.ID, e.UUID)
 		}
 	}
 }
