@@ -128,5 +128,7 @@ func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, er
 		w.Close()
 		return nil, fmt.Errorf("opening the transcript: %w", err)
 	}
-	return &transcript{r: r, w: w, diag: s.diag}, nil
+	t := &transcript{r: r, w: w, path: w.Path(), diag: s.diag}
+	t.once.Do(func() {}) // ready already
+	return t, nil
 }
