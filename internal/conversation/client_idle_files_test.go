@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,5 +110,69 @@ func TestIdleClientHoldsNoFile(t *testing.T) {
 	}
 	if _, err := os.Stat(p + ".lock"); !os.IsNotExist(err) {
 		t.Errorf("after its turn the lock file is there (%v)", err)
+	}
+}
+
+// The lock is held by runs, not by idle sessions: a second Client resumes
+// a session whose first Client is idle; a run while another writer holds
+// the session fails with ErrSessionBusy before any request, and the
+// Client runs again once it is free; both Clients' turns are whole in the
+// transcript.
+func TestRunTakesTheLock(t *testing.T) {
+	cfg, cwd := t.TempDir(), t.TempDir()
+	srv := agentlooptest.NewTB(t, agentlooptest.Text("one"), agentlooptest.Text("two"), agentlooptest.Text("three"))
+	opts := agentloop.Options{Provider: provider(t, srv, nil), Cwd: cwd, ConfigDir: cfg, Tools: []string{}}
+	c1, err := agentloop.NewClient(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	if _, err := c1.Query(context.Background(), "first").Result(); err != nil {
+		t.Fatal(err)
+	}
+	resume := opts
+	resume.Resume = c1.SessionID()
+	c2, err := agentloop.NewClient(&resume)
+	if err != nil {
+		t.Fatalf("resuming a session whose Client is idle: %v", err)
+	}
+	defer c2.Close()
+
+	p := session.Path(cfg, cwd, c1.SessionID())
+	w, err := session.Open(p, session.Envelope{SessionID: c1.SessionID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := len(srv.Requests())
+	_, err = c1.Query(context.Background(), "while held").Result()
+	if !errors.Is(err, agentloop.ErrSessionBusy) {
+		t.Errorf("a run while another writer holds the session: %v, want ErrSessionBusy", err)
+	}
+	if n := len(srv.Requests()); n != sent {
+		t.Errorf("%d requests sent by the refused run", n-sent)
+	}
+	w.Close()
+
+	if _, err := c1.Query(context.Background(), "second").Result(); err != nil {
+		t.Fatalf("after the other writer closed: %v", err)
+	}
+	if _, err := c2.Query(context.Background(), "from the other client").Result(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := session.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Warnings) != 0 || len(tr.Messages()) != 4 {
+		t.Errorf("transcript: %d messages on the chain (want the last client's 2 turns), warnings %v", len(tr.Messages()), tr.Warnings)
+	}
+	var prompts []string
+	for _, e := range tr.Entries {
+		if e.Type == session.TypeUser {
+			prompts = append(prompts, e.Message.Content[0].Text)
+		}
+	}
+	if diff := cmp.Diff([]string{"first", "second", "from the other client"}, prompts); diff != "" {
+		t.Errorf("prompts in the file (-want +got):\n%s", diff)
 	}
 }
