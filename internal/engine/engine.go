@@ -294,7 +294,6 @@ func New(cfg Config) (*Session, error) {
 		}
 		s.tools = append(s.tools, toolEntry{name: info.Name, tool: t, schema: schema})
 	}
-	s.totals.modelUsage = map[string]*message.ModelUsage{}
 	return s, nil
 }
 
