@@ -426,13 +426,17 @@ func (s *Session) envelope(id string) sessions.Envelope {
 	return sessions.Envelope{SessionID: id, Cwd: s.env.Cwd, Version: "agentloop " + Version}
 }
 
-// lock takes the transcript's file and lock for a run.
+// lock takes the transcript's file and lock for a run (again: nothing
+// to do). Without persistence it does nothing.
 func (t *transcript) lock() error {
+	if t == nil {
+		return nil
+	}
 	if t.ready() == nil {
 		return errors.New("agentloop: the transcript is closed")
 	}
 	if err := t.w.Lock(); err != nil {
-		return fmt.Errorf("agentloop: %w", err)
+		return fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
 	return nil
 }
