@@ -24,6 +24,9 @@ type Client struct {
 
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
+// It creates no file and holds no descriptor: the transcript is created,
+// and its lock taken, by the first turn, and the lock is held only while a
+// turn runs (another process may resume the session in between).
 func NewClient(opts *Options) (*Client, error) {
 	c, err := conversation.NewClient(opts.config())
 	if err != nil {

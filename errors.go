@@ -113,8 +113,9 @@ var ErrSandboxUnavailable = conversation.ErrSandboxUnavailable
 
 // ErrSessionBusy reports a session to resume or continue whose transcript
 // another writer holds (another process, or another Query or Client in
-// this one, working on the same session). The Query fails at once rather
-// than interleave two conversations in one transcript; resume with
-// Options.ForkSession to continue in a new session, or try again once the
-// other has ended. It is [session.ErrSessionBusy].
+// this one, running a turn of the same session; an idle Client holds
+// nothing). The Query, or a Client's run, fails at once, before any
+// request, rather than interleave two conversations in one transcript;
+// resume with Options.ForkSession to continue in a new session, or try
+// again once the other's turn has ended. It is [session.ErrSessionBusy].
 var ErrSessionBusy = conversation.ErrSessionBusy

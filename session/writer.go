@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,14 +45,17 @@ type Envelope struct {
 // appended without ParentUUID gets the uuid of the previous conversation
 // entry (a compact boundary starts a new chain instead).
 //
-// A Writer holds the session's advisory lock from Create or Open until
-// Close (see [ErrSessionBusy]): one session has one writer at a time, in
-// this process and across processes, so two processes resuming one
-// session cannot interleave their entries, and only the lock's holder
-// ever repairs the file. A crash releases the lock with the process.
+// The file is written only while the Writer holds the session's advisory
+// lock (see [ErrSessionBusy]): one session has one writer at a time, in
+// this process and across processes, so two processes cannot interleave
+// their entries, and only the lock's holder ever repairs the file. A crash
+// releases the lock with the process. A Writer from Create or Open holds
+// the file and the lock from then until Close or [Writer.Release]; one
+// from [Prepare], or after Release, takes them for each write and lets
+// them go after it unless [Writer.Lock] took them to keep (writer_hold.go).
 type Writer struct {
 	mu       sync.Mutex
-	f        *os.File
+	f        *os.File // nil while the Writer holds nothing
 	lock     *sessionLock
 	loaded   *Transcript // what Open read under the lock; nil after Create
 	path     string
@@ -60,11 +64,14 @@ type Writer struct {
 	toolUses map[string]string // tool_use id → uuid of its assistant entry
 	dirty    bool              // a write failed; the file may end in a partial line
 	now      func() time.Time
+	closed   bool
+	hold     holdState // when the file and lock are taken and let go (writer_hold.go)
 }
 
 // Create creates a new transcript file (and its directory), failing if the
-// file exists, and takes the session's lock (an error wrapping
-// [ErrSessionBusy] if another Writer holds it).
+// file exists, and takes the session's lock until Close or
+// [Writer.Release] (an error wrapping [ErrSessionBusy] if another Writer
+// holds it). [Prepare] creates nothing until the first write.
 func Create(path string, env Envelope) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
@@ -80,12 +87,13 @@ func Create(path string, env Envelope) (*Writer, error) {
 	}
 	w := newWriter(f, path, env)
 	w.lock = lock
+	w.hold.keep = true
 	return w, nil
 }
 
 // Open opens a transcript file for appending, creating it (and its
-// directory) if needed, and takes the session's lock for the Writer's
-// lifetime. When another Writer holds the lock, in this process or
+// directory) if needed, and takes the session's lock until Close or
+// [Writer.Release]. When another Writer holds the lock, in this process or
 // another, Open fails at once with an error wrapping [ErrSessionBusy],
 // naming the session and its holder, and leaves the file alone.
 //
@@ -109,6 +117,7 @@ func Open(path string, env Envelope) (*Writer, error) {
 		return nil, err
 	}
 	w.lock = lock
+	w.hold.keep = true
 	return w, nil
 }
 
@@ -147,7 +156,7 @@ func newWriter(f *os.File, path string, env Envelope) *Writer {
 	if env.Entrypoint == "" {
 		env.Entrypoint = DefaultEntrypoint
 	}
-	return &Writer{f: f, path: path, env: env, toolUses: map[string]string{}, now: time.Now}
+	return &Writer{f: f, path: path, env: env, now: time.Now}
 }
 
 // repair makes f end with a complete line: a final line without its
@@ -243,9 +252,23 @@ func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return nil, errors.New("session: writer is closed")
 	}
+	if err := w.take(); err != nil {
+		return nil, err
+	}
+	out, err := w.writeLocked(entries)
+	if derr := w.done(); err == nil && derr != nil {
+		return nil, derr
+	}
+	return out, err
+}
+
+// writeLocked is appendEntries once the file is open: it writes the
+// deferred entries (writer_hold.go) and then entries, and returns the
+// latter as written.
+func (w *Writer) writeLocked(entries []Entry) ([]Entry, error) {
 	if w.dirty {
 		if err := repair(w.f); err != nil {
 			return nil, fmt.Errorf("session: %s: %w", w.path, err)
@@ -254,9 +277,14 @@ func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
 	}
 	leaf := w.leaf
 	var pending map[string]string
-	out := make([]Entry, len(entries))
+	deferred := w.hold.deferred
+	all := entries
+	if len(deferred) > 0 {
+		all = append(slices.Clip(deferred), entries...)
+	}
+	out := make([]Entry, len(all))
 	var buf bytes.Buffer
-	for i, e := range entries {
+	for i, e := range all {
 		e = e.Clone()
 		if len(e.Raw) == 0 {
 			leaf = w.fill(&e, leaf, pending)
@@ -287,9 +315,10 @@ func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
 	}
 	w.leaf = leaf
 	for k, v := range pending {
-		w.toolUses[k] = v
+		w.noteToolUse(k, v)
 	}
-	return out, nil
+	w.hold.deferred = nil
+	return out[len(deferred):], nil
 }
 
 // fill sets the empty fields of e and returns the new leaf.
@@ -343,6 +372,15 @@ func (w *Writer) fill(e *Entry, leaf string, pending map[string]string) string {
 	return e.UUID
 }
 
+// noteToolUse records the uuid of the assistant entry of tool use id; the
+// map is made by the first (a session that calls no tool keeps none).
+func (w *Writer) noteToolUse(id, uuid string) {
+	if w.toolUses == nil {
+		w.toolUses = map[string]string{}
+	}
+	w.toolUses[id] = uuid
+}
+
 // track records the tool uses of an entry read from the file.
 func (w *Writer) track(e Entry) {
 	if e.Type != TypeAssistant || e.Message == nil || e.UUID == "" {
@@ -350,34 +388,48 @@ func (w *Writer) track(e Entry) {
 	}
 	for _, c := range e.Message.Content {
 		if c.Type == model.TypeToolUse {
-			w.toolUses[c.ID] = e.UUID
+			w.noteToolUse(c.ID, e.UUID)
 		}
 	}
 }
 
-// Sync commits the file to stable storage.
+// Sync commits what was written to stable storage. A Writer that holds
+// nothing opens the file for it (nothing to do when it was never created).
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed || w.hold.create {
 		return nil
 	}
-	return w.f.Sync()
+	if w.f != nil {
+		return w.f.Sync()
+	}
+	f, err := os.Open(w.path)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // Close closes the file and releases the session's lock. Appending
-// afterwards fails.
+// afterwards fails. Entries still deferred (writer_hold.go) are written
+// first when the file exists; a transcript never written is not created.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return nil
 	}
-	err := w.f.Close()
-	w.f = nil
-	if lerr := w.lock.release(); err == nil && lerr != nil {
-		err = fmt.Errorf("session: releasing the lock: %w", lerr)
+	var err error
+	if len(w.hold.deferred) > 0 && !w.hold.create {
+		if err = w.take(); err == nil {
+			_, err = w.writeLocked(nil)
+		}
 	}
-	w.lock = nil
+	w.closed = true
+	if rerr := w.let(); err == nil {
+		err = rerr
+	}
 	return err
 }

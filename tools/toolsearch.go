@@ -13,6 +13,10 @@ import (
 //go:embed toolsearch.md
 var toolSearchDescription string
 
+// toolSearchSchemaJSON is toolSearchSchema converted once, shared by every
+// session's ToolSearch tool.
+var toolSearchSchemaJSON = json.RawMessage(toolSearchSchema)
+
 const toolSearchSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
@@ -69,7 +73,7 @@ func ToolSearch(c ToolCatalog) tool.Tool {
 			return runToolSearch(c, in), nil
 		}, &tool.Options{
 			ReadOnly: true,
-			Schema:   json.RawMessage(toolSearchSchema),
+			Schema:   toolSearchSchemaJSON,
 			// The definitions must reach the model whole: the loop reads
 			// them back from the result to declare the tools.
 			MaxResultChars: -1,

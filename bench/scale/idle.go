@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/bench/scale/internal/result"
@@ -15,14 +18,31 @@ import (
 
 // idleResult is what the idle child prints on stdout.
 type idleResult struct {
+	Sessions          int     `json:"sessions"`
 	RSSPerSessionKiB  float64 `json:"rss_per_session_kib"`
 	HeapPerSessionKiB float64 `json:"heap_per_session_kib"`
+	// RSSHeldPerSessionKiB is the growth of the resident set once the
+	// runtime has given back the pages it freed (debug.FreeOSMemory):
+	// what the idle Clients hold, without the garbage their creation
+	// left and the runtime keeps for reuse.
+	RSSHeldPerSessionKiB float64 `json:"rss_held_per_session_kib"`
+	// FDsPerSession is the growth of the open descriptors per Client;
+	// FilesCreated counts the files and directories the Clients made
+	// under the configuration directory.
+	FDsPerSession float64 `json:"fds_per_session"`
+	FilesCreated  int     `json:"files_created"`
+	// FailedAt is the 1-based Client whose NewClient failed (0: none),
+	// with its error; the figures then cover the Clients before it.
+	FailedAt int    `json:"failed_at,omitzero"`
+	Error    string `json:"error,omitzero"`
 }
 
 // runIdle creates cfg.sessions Clients and no turn, and prints the growth
-// of the resident set and of the live heap per Client as JSON. One Client
-// is created first and left out of the count, so that what a process does
-// once (the first session's set-up) is not charged to every session.
+// of the resident set, of the live heap and of the open descriptors per
+// Client as JSON. One Client is created first and left out of the count,
+// so that what a process does once (the first session's set-up) is not
+// charged to every session. A NewClient that fails (too many open files,
+// say) ends the run early: the result says where and why.
 func runIdle(cfg *config) error {
 	one := *cfg
 	one.sessions = 1
@@ -44,6 +64,8 @@ func runIdle(cfg *config) error {
 		return err
 	}
 	defer warm.Close()
+	files0 := countFiles(cfg.configDir)
+	fds0 := openFDs()
 	rss0, heap0, err := memNow()
 	if err != nil {
 		return err
@@ -54,10 +76,12 @@ func runIdle(cfg *config) error {
 			c.Close()
 		}
 	}()
-	for range cfg.sessions {
+	var out idleResult
+	for i := range cfg.sessions {
 		c, err := newClient()
 		if err != nil {
-			return err
+			out.FailedAt, out.Error = i+1, err.Error()
+			break
 		}
 		clients = append(clients, c)
 	}
@@ -65,13 +89,41 @@ func runIdle(cfg *config) error {
 	if err != nil {
 		return err
 	}
-	n := float64(cfg.sessions)
-	out := idleResult{
-		RSSPerSessionKiB:  float64(rss1-rss0) / 1024 / n,
-		HeapPerSessionKiB: float64(int64(heap1)-int64(heap0)) / 1024 / n,
+	debug.FreeOSMemory()
+	rss2, err := processRSS("self")
+	if err != nil {
+		return err
 	}
+	n := float64(max(len(clients), 1))
+	out.Sessions = len(clients)
+	out.RSSPerSessionKiB = float64(rss1-rss0) / 1024 / n
+	out.HeapPerSessionKiB = float64(int64(heap1)-int64(heap0)) / 1024 / n
+	out.RSSHeldPerSessionKiB = float64(rss2-rss0) / 1024 / n
+	out.FDsPerSession = float64(openFDs()-fds0) / n
+	out.FilesCreated = countFiles(cfg.configDir) - files0
 	runtime.KeepAlive(clients)
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// openFDs counts this process's open descriptors (-1 where /proc is not).
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// countFiles counts the files and directories under dir.
+func countFiles(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != dir {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // memNow collects garbage and returns the resident set and the live heap.
@@ -101,6 +153,9 @@ func measureIdle(ctx context.Context, cfg *config, rec *result.Record) error {
 	var r idleResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		return fmt.Errorf("idle child output %q: %w", out, err)
+	}
+	if r.FailedAt > 0 {
+		return fmt.Errorf("idle child: client %d: %s", r.FailedAt, r.Error)
 	}
 	rec.IdleRSSPerSessKiB, rec.IdleHeapPerSessKiB = r.RSSPerSessionKiB, r.HeapPerSessionKiB
 	return nil

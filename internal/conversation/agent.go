@@ -44,7 +44,7 @@ func (s *Session) newLineage() *lineage.Lineage {
 
 // mainAgentTool is the Agent tool of the main loop.
 func (s *Session) mainAgentTool() tool.Tool {
-	return s.spawner().Tool(lineage.Agent{MaxTurns: s.opts.MaxTurns}, func() []string { return s.tools })
+	return s.spawner().Tool(lineage.Agent{MaxTurns: s.opts.MaxTurns}, s.toolNames)
 }
 
 // spawner is what the Agent tools of the session and its subagents need

@@ -75,7 +75,11 @@ func (s *Session) switchTranscript(ctx context.Context, id string) {
 		s.diag.Add(DiagTranscript, fmt.Sprintf("the conversation started by /clear (session %s) is not recorded: %v", id, err))
 		return
 	}
-	t.begin(time.Now())
+	if err := t.begin(time.Now()); err != nil {
+		s.diag.Add(DiagTranscript, fmt.Sprintf("the conversation started by /clear (session %s) is not recorded: %v", id, err))
+		t.close()
+		return
+	}
 	s.transcript = t
 }
 
@@ -98,7 +102,7 @@ func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, er
 		}
 	}
 	env := sessions.Envelope{SessionID: id, Cwd: s.env.Cwd, Version: "agentloop " + Version}
-	w, err := sessions.Create(sessions.Path(s.configDir, s.env.Cwd, id), env)
+	w, err := newTranscriptWriter(sessions.Path(s.configDir, s.env.Cwd, id), env) // persist.go
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("opening the transcript: %w", err)
@@ -124,5 +128,7 @@ func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, er
 		w.Close()
 		return nil, fmt.Errorf("opening the transcript: %w", err)
 	}
-	return &transcript{r: r, w: w, diag: s.diag}, nil
+	t := &transcript{r: r, w: w, path: w.Path(), diag: s.diag}
+	t.once.Do(func() {}) // ready already
+	return t, nil
 }

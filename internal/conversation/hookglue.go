@@ -44,13 +44,13 @@ func (s *Session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 		},
 	}
 	// The managed policy's limits on http hooks (hooks/policy.go).
-	cfg.Policy = s.policy.HTTPHooks
+	cfg.Policy = s.managed().HTTPHooks
 	if s.opts.ConfineProjectConfig {
 		cfg.Start = s.startHook // confine_project.go
 	}
 	if s.transcript != nil {
 		// Empty when persistence is off: there is no transcript file.
-		cfg.TranscriptPath = s.transcript.w.Path()
+		cfg.TranscriptPath = s.transcript.path
 	}
 	// Hook output over hooks.MaxOutputChars is saved where oversized tool
 	// results go (results_dir.go), which the model may Read without
@@ -132,7 +132,7 @@ func (s *Session) askModel(ctx context.Context, name, system, user string) (stri
 func (s *Session) hookBase() hooks.Base {
 	b := hooks.Base{SessionID: s.env.SessionID, PermissionMode: string(s.currentMode())}
 	if s.transcript != nil {
-		b.TranscriptPath = s.transcript.w.Path()
+		b.TranscriptPath = s.transcript.path
 	}
 	return b
 }

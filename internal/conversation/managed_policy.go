@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -82,11 +83,26 @@ func managedPath() string {
 // keys are refused only when plugins are configured.
 var marketplaceKeys = []string{"strictKnownMarketplaces", "blockedMarketplaces", "allowedMarketplaces"}
 
+// noPolicy is the managed policy of a session without one (most): shared,
+// read only.
+var noPolicy settings.Managed
+
+// managed is the session's managed policy (never nil; read only).
+func (s *Session) managed() *settings.Managed {
+	if s.policy == nil {
+		return &noPolicy
+	}
+	return s.policy
+}
+
 // applyManagedPolicy checks the policy keys of st and applies those that
 // act on the settings themselves. It runs right after the settings load.
 func (s *Session) applyManagedPolicy(st *settings.Settings) error {
-	s.policy = st.Managed
-	m := &s.policy
+	if !reflect.ValueOf(st.Managed).IsZero() {
+		p := st.Managed
+		s.policy = &p
+	}
+	m := s.managed()
 	for _, k := range m.Unsupported {
 		if slices.Contains(marketplaceKeys, k) && len(s.opts.Plugins) == 0 {
 			continue // no plugin to restrict
@@ -139,7 +155,7 @@ func (s *Session) applyManagedPolicy(st *settings.Settings) error {
 // not granted under allowManagedPermissionRulesOnly, and whether that is
 // the case.
 func (s *Session) policyGrantsOff(what string) bool {
-	if !s.policy.PermissionRulesOnly {
+	if !s.managed().PermissionRulesOnly {
 		return false
 	}
 	if _, done := s.policyNoted.LoadOrStore("grant:"+what, struct{}{}); !done {
@@ -152,8 +168,8 @@ func (s *Session) policyGrantsOff(what string) bool {
 // policy forbids model (an id or alias); what says who asked for it.
 func (s *Session) modelAllowed(model, what string) error {
 	id := pricing.Resolve(model)
-	if key := s.policy.ModelBlocked(id); key != "" {
-		return fmt.Errorf("%w: %s %q is not allowed by %s (%s)", ErrManagedPolicyDenied, what, id, key, s.policy.File)
+	if key := s.managed().ModelBlocked(id); key != "" {
+		return fmt.Errorf("%w: %s %q is not allowed by %s (%s)", ErrManagedPolicyDenied, what, id, key, s.managed().File)
 	}
 	return nil
 }
@@ -163,8 +179,8 @@ func (s *Session) modelAllowed(model, what string) error {
 // availableModels does not bind them, deniedModels does.
 func (s *Session) helperModelAllowed(model, what string) error {
 	id := pricing.Resolve(model)
-	if s.policy.ModelBlocked(id) == "deniedModels" {
-		return fmt.Errorf("%w: %s %q is not allowed by deniedModels (%s)", ErrManagedPolicyDenied, what, id, s.policy.File)
+	if s.managed().ModelBlocked(id) == "deniedModels" {
+		return fmt.Errorf("%w: %s %q is not allowed by deniedModels (%s)", ErrManagedPolicyDenied, what, id, s.managed().File)
 	}
 	return nil
 }
@@ -187,7 +203,7 @@ func (s *Session) checkSessionModels() error {
 // run, each reported, and returns their status (failed, with the key
 // that blocked it), sorted by name.
 func (s *Session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServerStatus {
-	m := &s.policy
+	m := s.managed()
 	var blocked []MCPServerStatus
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		c := servers[name]
@@ -222,7 +238,7 @@ func (s *Session) filterManagedMCP(servers map[string]MCPServerConfig) []MCPServ
 // pluginOnlyFiles leaves out, for the surfaces strictPluginOnlyCustomization
 // locks, the skills, commands and agents that do not come from a plugin.
 func (s *Session) pluginOnlyFiles(res *projectfiles.Result) {
-	m := &s.policy
+	m := s.managed()
 	var dropped []string
 	if m.PluginOnly(settings.SurfaceSkills) {
 		res.Skills = slices.DeleteFunc(res.Skills, func(sk projectfiles.Skill) bool {
@@ -263,7 +279,7 @@ const skillShellNote = "[shell command not run: disableSkillShellExecution is se
 // and fenced blocks opened by ```! — replaced by skillShellNote when the
 // policy sets disableSkillShellExecution; text unchanged otherwise.
 func (s *Session) guardSkillShell(text string) string {
-	if !s.policy.DisableSkillShellExecution {
+	if !s.managed().DisableSkillShellExecution {
 		return text
 	}
 	return stripSkillShell(text)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	rec "github.com/agentloop/agentloop/internal/transcript"
@@ -30,10 +32,28 @@ var (
 // transcript is the session's glue to its recorder (internal/transcript),
 // which writes the conversation to its JSONL file, in the reference's
 // layout, and mirrors it to Options.SessionStore.
+//
+// The recorder of a new session without a store is made by its first run
+// (ready): an idle Client keeps only the transcript's path.
 type transcript struct {
-	r    *rec.Recorder
-	w    *sessions.Writer // the local file (owned by r; read only for its path)
+	r    *rec.Recorder    // set by ready; nil after close without one
+	w    *sessions.Writer // the local file (owned by r); set with r
+	path string           // the transcript's path
 	diag *diagnostics
+	once sync.Once                                // guards r and w: read them through ready
+	mk   func() (*rec.Recorder, *sessions.Writer) // makes r and w at the first ready; nil when made already
+}
+
+// ready returns the recorder, making it if the transcript has none yet
+// (nil after close).
+func (t *transcript) ready() *rec.Recorder {
+	t.once.Do(func() {
+		if t.mk != nil {
+			t.r, t.w = t.mk()
+			t.mk = nil
+		}
+	})
+	return t.r
 }
 
 // openTranscript resolves Resume/Continue/ForkSession into the session id
@@ -152,6 +172,13 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 	if tr != nil {
 		w, err = sessions.Open(tr.Path, env)
 		if err == nil {
+			// Held only while reading (and repairing) it: see
+			// transcript.lock for when it is held again.
+			defer func() {
+				if rerr := w.Release(); rerr != nil {
+					s.diag.Add(DiagTranscript, rerr.Error())
+				}
+			}()
 			// Resume from what Open read holding the session's lock:
 			// another process may have appended since Load.
 			if lt := w.Transcript(); lt != nil && len(lt.Entries) > 0 {
@@ -169,17 +196,26 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 			}
 		}
 	} else {
-		w, err = sessions.Create(sessions.Path(dir, s.env.Cwd, s.env.SessionID), env)
+		path := sessions.Path(dir, s.env.Cwd, s.env.SessionID)
+		if err = checkNewTranscript(path, s.env.SessionID); err == nil && o.SessionStore == nil {
+			// Nothing to restore or claim: the writer and its recorder
+			// wait for the first run (transcript.ready).
+			id := s.env.SessionID
+			s.transcript = &transcript{path: path, diag: s.diag, mk: func() (*rec.Recorder, *sessions.Writer) {
+				w := sessions.Prepare(path, s.envelope(id))
+				return s.newRecorder(w), w
+			}}
+			return nil, nil
+		}
+		if err == nil {
+			w = sessions.Prepare(path, env)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
-	if err := s.writeTitle(w); err != nil { // title.go
-		w.Close()
-		return nil, err
-	}
-	cfg := rec.Config{Writer: w, Mode: func() string { return string(s.currentMode()) },
-		CloseTimeout: mirrorCloseTimeout}
+	s.writeTitle(w) // title.go
+	cfg := rec.Config{Writer: w, Mode: s.modeName, CloseTimeout: mirrorCloseTimeout}
 	if o.SessionStore != nil {
 		cfg.Store = o.SessionStore
 		cfg.Key = sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: s.env.SessionID}
@@ -203,8 +239,24 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 		w.Close()
 		return nil, fmt.Errorf("agentloop: opening the transcript: %w", err)
 	}
-	s.transcript = &transcript{r: r, w: w, diag: s.diag}
+	s.transcript = &transcript{r: r, w: w, path: w.Path(), diag: s.diag}
+	s.transcript.once.Do(func() {}) // ready already
 	return tr, nil
+}
+
+// modeName is the current permission mode, for the transcript's user
+// lines.
+func (s *Session) modeName() string { return string(s.currentMode()) }
+
+// newRecorder is the recorder, without a store, of a new session's
+// transcript w, with the title entry queued (title.go).
+func (s *Session) newRecorder(w *sessions.Writer) *rec.Recorder {
+	s.writeTitle(w)
+	r, err := rec.New(rec.Config{Writer: w, Mode: s.modeName, CloseTimeout: mirrorCloseTimeout})
+	if err != nil { // only for a nil writer: the session then records nothing
+		s.diag.Add(DiagTranscript, fmt.Sprintf("the session is not recorded: %v", err))
+	}
+	return r
 }
 
 // takeLease takes the store lease of the session to write: id when
@@ -283,11 +335,12 @@ func (s *Session) record(m message.Message) {
 	if s.transcript == nil {
 		return
 	}
-	notice := s.transcript.r.Record(m)
+	r := s.transcript.ready()
+	notice := r.Record(m)
 	if notice == nil {
 		return
 	}
-	if l := s.transcript.r.WritesLost(); l != nil {
+	if l := r.WritesLost(); l != nil {
 		s.diag.Log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
 	}
 	if s.eng != nil {
@@ -314,22 +367,88 @@ func (s *Session) settle(ctx context.Context, res *message.Result) []message.Mes
 	if s.transcript == nil || res == nil {
 		return nil
 	}
-	out := s.transcript.r.Settle(ctx)
+	r := s.transcript.ready()
+	out := r.Settle(ctx)
 	for _, m := range out { // held back from cfg.Notify, so not logged yet
 		if sys, ok := m.(*message.System); ok {
 			s.diag.Log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
 		}
 	}
-	if l := s.transcript.r.WritesLost(); l != nil && res.SessionWritesLost == nil {
+	if l := r.WritesLost(); l != nil && res.SessionWritesLost == nil {
 		res.SessionWritesLost = l
 	}
 	return out
 }
 
-// begin marks the start of a prompt's run.
-func (t *transcript) begin(now time.Time) {
-	if t != nil {
-		t.r.Begin(now)
+// begin marks the start of a prompt's run: it takes the transcript's
+// lock (transcript.lock) and tells the recorder when the run began. It
+// fails, wrapping ErrSessionBusy, while another process writes the
+// session.
+func (t *transcript) begin(now time.Time) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.lock(); err != nil {
+		return err
+	}
+	t.ready().Begin(now)
+	return nil
+}
+
+// The lock policy of a session's transcript (see session.Writer's):
+// NewSession creates no file and holds none (a resumed transcript is read
+// under its lock, which is then released); a run takes the file and the
+// lock at its start (transcript.lock) and lets them go at its end
+// (transcript.release). An idle session holds no descriptor, and another
+// process may resume it meanwhile; a write outside a run (a background
+// task's) takes them for that write only.
+
+// newTranscriptWriter is the Writer of a new session's transcript at
+// path: nothing is created before the first run. A file already there
+// (a SessionID used before) is refused now, as creating it would be.
+func newTranscriptWriter(path string, env sessions.Envelope) (*sessions.Writer, error) {
+	if err := checkNewTranscript(path, env.SessionID); err != nil {
+		return nil, err
+	}
+	return sessions.Prepare(path, env), nil
+}
+
+// checkNewTranscript refuses a new session whose transcript exists.
+func checkNewTranscript(path, id string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("session %s has a transcript already (%s): resume it instead", id, path)
+	}
+	return nil
+}
+
+// envelope is what the transcript of session id sets on its entries.
+func (s *Session) envelope(id string) sessions.Envelope {
+	return sessions.Envelope{SessionID: id, Cwd: s.env.Cwd, Version: "agentloop " + Version}
+}
+
+// lock takes the transcript's file and lock for a run (again: nothing
+// to do). Without persistence it does nothing.
+func (t *transcript) lock() error {
+	if t == nil {
+		return nil
+	}
+	if t.ready() == nil {
+		return errors.New("agentloop: the transcript is closed")
+	}
+	if err := t.w.Lock(); err != nil {
+		return fmt.Errorf("agentloop: opening the transcript: %w", err)
+	}
+	return nil
+}
+
+// release lets the transcript's file and lock go at the end of a run; a
+// failure is a diagnostic.
+func (t *transcript) release() {
+	if t == nil || t.ready() == nil {
+		return
+	}
+	if err := t.w.Release(); err != nil {
+		t.diag.Add(DiagTranscript, err.Error())
 	}
 }
 
@@ -340,6 +459,7 @@ func (t *transcript) close() {
 	if t == nil {
 		return
 	}
+	t.once.Do(func() {}) // a transcript never made stays so: nothing was written
 	if err := t.r.Close(); err != nil {
 		t.diag.Add(DiagSessionStore, err.Error())
 	}

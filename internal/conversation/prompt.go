@@ -2,8 +2,11 @@ package conversation
 
 import (
 	"os"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/internal/memory"
@@ -38,17 +41,61 @@ func systemPrompt(o *Config, env *tool.Env, modelID, base string) []model.Conten
 	if o.AppendSystemPrompt != "" {
 		blocks = append(blocks, model.TextBlock(o.AppendSystemPrompt))
 	}
-	return blocks
+	return shareSystem(blocks)
+}
+
+// lastSystem is the system prompt built last (shareSystem).
+var lastSystem struct {
+	sync.Mutex
+	blocks []model.Content
+}
+
+// shareSystem returns blocks, or the equal system prompt built last:
+// sessions built alike share one (the engine copies it into each request
+// before marking it, and nothing else writes to it).
+func shareSystem(blocks []model.Content) []model.Content {
+	l := &lastSystem
+	l.Lock()
+	defer l.Unlock()
+	if slices.EqualFunc(blocks, l.blocks, func(a, b model.Content) bool {
+		return a.Type == b.Type && a.Text == b.Text && reflect.DeepEqual(a, b)
+	}) && blocks != nil {
+		return l.blocks
+	}
+	l.blocks = slices.Clip(blocks)
+	return l.blocks
 }
 
 // envBlock describes the environment the tools of env work in.
 func envBlock(env *tool.Env, modelID string) string {
 	_, git := memory.RepoRoot(env.Cwd)
-	return sysprompt.Environment(sysprompt.Env{
+	return shareText(&lastEnvBlock, sysprompt.Environment(sysprompt.Env{
 		Cwd: env.Cwd, AdditionalDirs: env.AdditionalDirs, GitRepo: git,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Shell: shellOf(env.Environ),
 		OSVersion: sysprompt.OSVersion(), Date: time.Now().Format("2006-01-02"), Model: modelID,
-	})
+	}))
+}
+
+// lastEnvBlock is the environment block built last (shareText).
+var lastEnvBlock sharedText
+
+// sharedText is the text a kind of per-session text was built last.
+type sharedText struct {
+	sync.Mutex
+	s string
+}
+
+// shareText returns s, or the equal text last returned for the same kind:
+// sessions built alike (the same working directory and model, as many in
+// one process are) then share one copy rather than keep one each.
+func shareText(last *sharedText, s string) string {
+	last.Lock()
+	defer last.Unlock()
+	if last.s == s {
+		return last.s
+	}
+	last.s = s
+	return s
 }
 
 // shellOf is the user's shell: SHELL in environ (nil: the process's).

@@ -68,6 +68,15 @@ func runTurn(ctx context.Context, sess *Session, prompt string, yield func(Messa
 func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The transcript's file and lock first (persist.go): a run that cannot
+	// write its transcript, or whose session another process is writing,
+	// fails before it starts, as a session that cannot start does. They go
+	// at the end of the run: the transcript /clear started, if it did.
+	if err := s.transcript.lock(); err != nil {
+		yield(nil, err)
+		return
+	}
+	defer func() { s.transcript.release() }()
 	s.retryMCP() // failed MCP servers reconnect in the background (mcp_glue.go)
 	if !yield(s.initMessage(), nil) {
 		return
@@ -86,7 +95,10 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 		}
 		return
 	}
-	s.transcript.begin(time.Now())
+	if err := s.transcript.begin(time.Now()); err != nil { // persist.go
+		yield(nil, err)
+		return
+	}
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
 	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)

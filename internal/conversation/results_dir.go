@@ -28,7 +28,7 @@ const resultsDirName = "tool-results"
 // is for a directory that must exist up front.
 func (s *Session) setupResultsDir() error {
 	if s.transcript != nil {
-		base := strings.TrimSuffix(s.transcript.w.Path(), ".jsonl")
+		base := strings.TrimSuffix(s.transcript.path, ".jsonl")
 		s.env.ResultsDir = filepath.Join(base, resultsDirName)
 		return nil
 	}

@@ -42,10 +42,10 @@ type Session struct {
 	env          *tool.Env
 	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
 	eng          *engine.Session
-	engCfg       engine.Config // what eng was built from (EngineConfig)
 	model        string
 	mode         PermissionMode
-	tools        []string
+	tools        []string  // the tool names of init, taken at the first (toolNames)
+	toolsOnce    sync.Once // guards tools
 	apiKeySource string
 	apiProvider  string            // the built-in provider's platform; "" with Options.Provider (providers.go)
 	prices       pricing.Overrides // modelPricing and Options.ModelPricing (providers.go)
@@ -72,7 +72,7 @@ type Session struct {
 	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
 	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
 	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
-	policy       settings.Managed   // the managed policy's own keys (managed_policy.go)
+	policy       *settings.Managed  // the managed policy's own keys; nil when none (managed_policy.go, managed)
 	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
 	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
 	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
@@ -206,7 +206,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		return nil, err
 	}
 	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
-	s.engCfg = engine.Config{
+	eng, err := engine.New(engine.Config{
 		Provider:             provider,
 		Model:                s.model,
 		FallbackModels:       fallbacks,
@@ -237,14 +237,12 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		UnknownPrice:         s.unknownPrice,
 		APIProvider:          s.apiProvider,
 		Observer:             opts.Observer,
-	}
-	eng, err := engine.New(s.engCfg)
+	})
 	if err != nil {
 		s.closeMCP()
 		return nil, fmt.Errorf("agentloop: %w", err)
 	}
 	s.eng = eng
-	s.tools = eng.ToolNames()
 	s.watchMCP()
 	if tr != nil {
 		if h, crashed := resumeHistory(tr); crashed {
@@ -309,13 +307,20 @@ func (s *Session) initMessage() *message.System {
 	return &message.System{
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
-			Cwd: s.env.Cwd, Tools: s.tools, MCPServers: s.mcpInit(), Model: s.eng.Model(),
+			Cwd: s.env.Cwd, Tools: s.toolNames(), MCPServers: s.mcpInit(), Model: s.eng.Model(),
 			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
 			Plugins: s.pluginInit(), AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
 			SandboxEnabled: s.sandboxEnabled(), SandboxUnavailable: s.sandboxUnavailable(), Betas: s.opts.Betas,
 		},
 	}
+}
+
+// toolNames are the session's tool names as the first init message gave
+// them (the first run's start, before any tool change the run applies).
+func (s *Session) toolNames() []string {
+	s.toolsOnce.Do(func() { s.tools = s.eng.ToolNames() })
+	return s.tools
 }
 
 func orEmpty(s []string) []string {
@@ -363,8 +368,10 @@ func outputSchema(o *Config) json.RawMessage {
 // from the options and settings. A durable host (the temporal module)
 // runs the same loop elsewhere and calls these to carry out its effects:
 // the model request, a tool call, an authorisation. The functions and
-// tools in it belong to the session: they stop working after Close.
-func (s *Session) EngineConfig() engine.Config { return s.engCfg }
+// tools in it belong to the session: they stop working after Close. The
+// model, thinking and effort are the current ones (the engine keeps the
+// configuration; the session does not keep a copy).
+func (s *Session) EngineConfig() engine.Config { return s.eng.Config() }
 
 // InitMessage is the system/init message Run starts with: the session's
 // id, model, mode, tools, MCP servers and the rest of what it resolved.

@@ -100,6 +100,52 @@ func BenchmarkQueryOneTurn(b *testing.B) {
 	}
 }
 
+// BenchmarkIdleClient keeps b.N Clients with the default options
+// (transcripts on, under a temporary config directory) and no turn, and
+// reports what each holds: live heap (heap-B/client, after a GC) and open
+// descriptors (fds/client). bench/scale's idle mode measures the resident
+// set of 100,000 in a fresh process (bench/scale/idle.sh).
+func BenchmarkIdleClient(b *testing.B) {
+	srv := agentlooptest.NewServer()
+	defer srv.Close()
+	opts := &agentloop.Options{Provider: provider(&testing.T{}, srv, nil), Cwd: b.TempDir(), ConfigDir: b.TempDir(),
+		SettingSources: []settings.SettingSource{}}
+	warm, err := agentloop.NewClient(opts) // what the process does once
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer warm.Close()
+	clients := make([]*agentloop.Client, 0, b.N)
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	fds := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		return len(ents)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fd0 := fds()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c, err := agentloop.NewClient(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "heap-B/client")
+	b.ReportMetric(float64(fds()-fd0)/float64(b.N), "fds/client")
+	runtime.KeepAlive(clients)
+}
+
 // TestIdleClientsHoldNoGoroutines creates 100 clients that run nothing:
 // an idle session must not keep a goroutine of its own (issue 14).
 func TestIdleClientsHoldNoGoroutines(t *testing.T) {

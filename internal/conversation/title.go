@@ -2,7 +2,6 @@ package conversation
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agentloop/agentloop/message"
@@ -33,16 +32,13 @@ func titleChanged(sessionID, title string) *message.System {
 		Data: map[string]json.RawMessage{"title": t}}
 }
 
-// writeTitle appends the custom-title entry of Options.Title, if set, to
-// the transcript w, before the recorder takes it over.
-func (s *Session) writeTitle(w *sessions.Writer) error {
-	if s.title() == "" {
-		return nil
+// writeTitle queues the custom-title entry of Options.Title, if set, to
+// be written to the transcript w ahead of its first entry: it does not
+// create the transcript by itself.
+func (s *Session) writeTitle(w *sessions.Writer) {
+	if s.title() != "" {
+		w.Defer(sessions.CustomTitleEntry(s.env.SessionID, s.title()))
 	}
-	if err := w.Append(sessions.CustomTitleEntry(s.env.SessionID, s.title())); err != nil {
-		return fmt.Errorf("agentloop: writing the session title: %w", err)
-	}
-	return nil
 }
 
 // title is Options.Title without surrounding space; a title of spaces

@@ -67,6 +67,9 @@ func (s *Session) addTotals(modelID string, u model.Usage, cost float64, price p
 		mu = &message.ModelUsage{ContextWindow: price.ContextWindow, MaxOutputTokens: price.MaxOutput,
 			CanonicalModel: canonical, Provider: provider, CostBasis: basis,
 			CostUnknown: basis == pricing.BasisUnknown}
+		if s.totals.modelUsage == nil { // made by the first reply
+			s.totals.modelUsage = map[string]*message.ModelUsage{}
+		}
 		s.totals.modelUsage[modelID] = mu
 		firstUnknown = mu.CostUnknown
 	}
@@ -141,6 +144,9 @@ func (s *Session) RestoreTotals(cost float64, mu map[string]message.ModelUsage) 
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
 	s.totals.cost = cost
+	if s.totals.modelUsage == nil && len(mu) > 0 {
+		s.totals.modelUsage = make(map[string]*message.ModelUsage, len(mu))
+	}
 	for k, v := range mu {
 		v := v
 		s.totals.modelUsage[k] = &v

@@ -143,9 +143,9 @@ func (s *Session) fixedEstimate() int64 {
 	for _, b := range s.cfg.System {
 		n += blockFrame + len(b.Text)
 	}
-	for _, name := range s.order {
-		e := s.tools[name]
-		n += toolFrame + len(e.info.Name) + len(e.info.Description) + len(e.info.InputSchema)
+	for i := range s.tools {
+		info := s.tools[i].info()
+		n += toolFrame + len(info.Name) + len(info.Description) + len(info.InputSchema)
 	}
 	return int64(n) / 4
 }

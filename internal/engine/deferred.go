@@ -67,7 +67,7 @@ func (r *run) resumeDeferred() (e ending, done bool) {
 		return ending{}, false
 	}
 	for _, b := range calls {
-		if _, ok := r.s.tools[b.Name]; ok {
+		if _, ok := r.s.lookup(b.Name); ok {
 			continue
 		}
 		text := fmt.Sprintf("The deferred %s call (%s) cannot be resumed: the session has no tool named %s.", b.Name, b.ID, b.Name)

@@ -143,7 +143,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 			done(errorOutcome(b.ID, "The run was interrupted before this tool could run.", nil))
 			continue
 		}
-		e, known := r.s.tools[b.Name]
+		e, known := r.s.lookup(b.Name)
 		if !known {
 			msg := "Error: No such tool available: " + b.Name
 			done(errorOutcome(b.ID, "<tool_use_error>"+msg+"</tool_use_error>", msg))
@@ -212,7 +212,7 @@ func (r *run) dispatch(resp *model.Response) bool {
 		}
 		call := &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool}
 		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta, call: call}
-		if e.info.ReadOnly || r.s.cfg.Concurrent != nil && r.s.cfg.Concurrent(call) {
+		if e.info().ReadOnly || r.s.cfg.Concurrent != nil && r.s.cfg.Concurrent(call) {
 			batch = append(batch, p)
 			continue
 		}
@@ -262,7 +262,7 @@ func errorOutcome(id, text string, structured any) outcome {
 
 // execute runs one call, turning a panic or an error into an is_error result.
 func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
-	name := p.entry.info.Name
+	name := p.entry.name
 	defer func() {
 		if v := recover(); v != nil {
 			msg := fmt.Sprintf("Error: tool %s failed unexpectedly: %v", name, v)
@@ -296,7 +296,7 @@ func (r *run) execute(ctx context.Context, p pendingCall) (o outcome) {
 	case res.IsError:
 		t := true
 		block.IsError = &t
-	case p.entry.info.AlwaysReportError:
+	case p.entry.info().AlwaysReportError:
 		f := false
 		block.IsError = &f
 	}

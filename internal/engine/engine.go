@@ -185,8 +185,7 @@ type Session struct {
 	// cfg.Model, cfg.FallbackModels, cfg.Thinking, cfg.Effort.
 	mu      sync.Mutex
 	cfg     Config
-	tools   map[string]*toolEntry
-	order   []string
+	tools   []toolEntry // in declaration order; replaced, never changed in place (toolset.go)
 	history []model.Message
 	totals  totals
 	current *run // the run in progress, if any (loop goroutine only)
@@ -227,10 +226,28 @@ type notes struct {
 	wake chan struct{}
 }
 
+// toolEntry is one of the session's tools: the name its Info gave when
+// it joined, the tool and its compiled input schema. The rest of its Info
+// is asked for when needed (Tool.Info is cheap and stable while a run
+// uses the tool), so that an idle session keeps 40 bytes per tool.
 type toolEntry struct {
+	name   string
 	tool   tool.Tool
-	info   tool.Info
 	schema *tool.Schema
+}
+
+// info is the tool's Info.
+func (e *toolEntry) info() tool.Info { return e.tool.Info() }
+
+// lookup returns the session's tool called name. The entry stays valid
+// after a tool change (the table is replaced, not changed).
+func (s *Session) lookup(name string) (*toolEntry, bool) {
+	for i := range s.tools {
+		if s.tools[i].name == name {
+			return &s.tools[i], true
+		}
+	}
+	return nil, false
 }
 
 // New checks the configuration and returns a session with an empty history.
@@ -251,7 +268,7 @@ func New(cfg Config) (*Session, error) {
 		cfg.NewID = uuid.NewString
 	}
 	tools := cfg.Tools
-	s := &Session{cfg: cfg, tools: make(map[string]*toolEntry, len(tools)+1), order: make([]string, 0, len(tools)+1)}
+	s := &Session{cfg: cfg}
 	s.notes.wake = make(chan struct{}, 1)
 	if cfg.OutputSchema != nil {
 		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
@@ -259,6 +276,7 @@ func New(cfg Config) (*Session, error) {
 		}
 		tools = append(append([]tool.Tool(nil), tools...), structuredTool(cfg.OutputSchema))
 	}
+	s.tools = make([]toolEntry, 0, len(tools))
 	for _, t := range tools {
 		if t == nil {
 			return nil, errors.New("engine: nil tool")
@@ -270,22 +288,26 @@ func New(cfg Config) (*Session, error) {
 		if info.Name == "" {
 			return nil, errors.New("engine: a tool has no name")
 		}
-		if _, dup := s.tools[info.Name]; dup {
+		if _, dup := s.lookup(info.Name); dup {
 			return nil, fmt.Errorf("engine: two tools are named %q", info.Name)
 		}
 		schema, err := tool.CompileSchema(info.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("engine: tool %q: %w", info.Name, err)
 		}
-		s.tools[info.Name] = &toolEntry{tool: t, info: info, schema: schema}
-		s.order = append(s.order, info.Name)
+		s.tools = append(s.tools, toolEntry{name: info.Name, tool: t, schema: schema})
 	}
-	s.totals.modelUsage = map[string]*message.ModelUsage{}
 	return s, nil
 }
 
 // ToolNames returns the names of the session's tools, in declaration order.
-func (s *Session) ToolNames() []string { return append([]string(nil), s.order...) }
+func (s *Session) ToolNames() []string {
+	out := make([]string, len(s.tools))
+	for i := range s.tools {
+		out[i] = s.tools[i].name
+	}
+	return out
+}
 
 // History returns a copy of the conversation so far.
 func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
@@ -595,6 +617,15 @@ func (s *Session) SetModel(m string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Model = m
+}
+
+// Config returns the configuration the session was built from, with the
+// model, thinking and effort as they are now (SetModel, SetThinking,
+// SetEffort). Safe to call while a run streams.
+func (s *Session) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
 }
 
 // Model returns the session's current model.

@@ -13,9 +13,9 @@ func (r *run) bound(o *outcome) {
 	if o.call == nil {
 		return
 	}
-	e, ok := r.s.tools[o.call.Name]
+	e, ok := r.s.lookup(o.call.Name)
 	if !ok {
 		return
 	}
-	o.block, _ = spill.Apply(o.block, spill.Limit(e.info.MaxResultChars), r.s.cfg.Env.ResultsDir)
+	o.block, _ = spill.Apply(o.block, spill.Limit(e.info().MaxResultChars), r.s.cfg.Env.ResultsDir)
 }

@@ -219,7 +219,7 @@ func (r *run) normalizeInput(b model.Content) model.Content {
 	if b.Type != model.TypeToolUse {
 		return b
 	}
-	e, ok := r.s.tools[b.Name]
+	e, ok := r.s.lookup(b.Name)
 	if !ok {
 		return b
 	}

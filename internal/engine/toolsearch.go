@@ -94,14 +94,15 @@ func (s *Session) declaredTools() []model.ToolDef {
 	}
 	refs := s.toolRefs()
 	var out []model.ToolDef
-	for _, name := range s.order {
+	for i := range s.tools {
+		name := s.tools[i].name
 		_, isDeferred := deferred.Lookup(name)
 		if isDeferred && !loaded[name] {
 			continue
 		}
-		e := s.tools[name]
+		info := s.tools[i].info()
 		out = append(out, model.ToolDef{
-			Name: e.info.Name, Description: e.info.Description, InputSchema: e.info.InputSchema,
+			Name: name, Description: info.Description, InputSchema: info.InputSchema,
 			DeferLoading: isDeferred && refs,
 		})
 	}

@@ -25,7 +25,7 @@ type toolChanges struct {
 
 type toolChange struct {
 	remove []string
-	add    []*toolEntry
+	add    []toolEntry
 }
 
 // ReplaceTools removes the tools named in remove and adds the tools of
@@ -58,7 +58,7 @@ func (s *Session) ReplaceTools(remove []string, add []tool.Tool) error {
 		if err != nil {
 			return fmt.Errorf("engine: ReplaceTools: tool %q: %w", info.Name, err)
 		}
-		c.add = append(c.add, &toolEntry{tool: t, info: info, schema: schema})
+		c.add = append(c.add, toolEntry{name: info.Name, tool: t, schema: schema})
 	}
 	s.changes.mu.Lock()
 	s.changes.q = append(s.changes.q, c)
@@ -82,25 +82,36 @@ func (s *Session) applyToolChange(c toolChange) {
 	for _, n := range c.remove {
 		gone[n] = true
 	}
-	for _, e := range c.add {
-		delete(gone, e.info.Name) // replaced in place below
+	added := map[string]int{} // name → index in c.add
+	for i, e := range c.add {
+		delete(gone, e.name) // replaced in place below
+		added[e.name] = i
 	}
-	for n := range gone {
-		delete(s.tools, n)
+	// A new table: entries handed out before (a pending call's) stay as
+	// they were.
+	tools := make([]toolEntry, 0, len(s.tools)+len(c.add))
+	for _, e := range s.tools {
+		if gone[e.name] {
+			continue
+		}
+		if i, ok := added[e.name]; ok {
+			e = c.add[i]
+			delete(added, e.name)
+		}
+		tools = append(tools, e)
 	}
-	s.order = slices.DeleteFunc(s.order, func(n string) bool { return gone[n] })
 	var deferredOut []string
 	var deferredIn []tool.Info
 	for _, e := range c.add {
-		if _, had := s.tools[e.info.Name]; !had {
-			s.order = append(s.order, e.info.Name)
+		if _, isNew := added[e.name]; isNew {
+			tools = append(tools, e)
 		}
-		s.tools[e.info.Name] = e
-		deferredOut = append(deferredOut, e.info.Name)
-		if e.info.Deferrable() {
-			deferredIn = append(deferredIn, e.info)
+		deferredOut = append(deferredOut, e.name)
+		if info := e.info(); info.Deferrable() {
+			deferredIn = append(deferredIn, info)
 		}
 	}
+	s.tools = tools
 	if s.cfg.Deferred != nil {
 		s.cfg.Deferred.Replace(append(deferredOut, c.remove...), deferredIn)
 	}

@@ -83,7 +83,7 @@ type state struct {
 	dirForms    []string // dirs and their physical forms
 	rules       RuleSet
 	compiled    []*rule
-	readDeny    map[string][]*rule // deny rules on reading, by tool (see readDenyRules)
+	readDeny    [len(readTools)][]*rule // deny rules on reading, by tool of readTools (see readDenyRules)
 	warnings    []string
 	home        string
 	fold        bool

@@ -3,6 +3,7 @@ package permission
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 )
 
 // The search tools (Grep, Glob) are judged on the directory they search:
@@ -68,17 +69,21 @@ func (st *state) readDenyRules(tool string) []*rule {
 	if tool == "" {
 		tool = "Read"
 	}
-	if rules, ok := st.readDeny[tool]; ok {
-		return rules
+	if i := slices.Index(readTools[:], tool); i >= 0 {
+		return st.readDeny[i]
 	}
 	return st.pathRulesFor(Deny, false, tool)
 }
 
+// readTools are the built-in reading tools whose deny rules buildReadDeny
+// precomputes (an array rather than a map: most sessions have none, and
+// many sessions live in one process).
+var readTools = [...]string{"Read", "Grep", "Glob", "LSP"}
+
 // buildReadDeny precomputes readDenyRules for the built-in reading tools.
 func (st *state) buildReadDeny() {
-	st.readDeny = map[string][]*rule{}
-	for _, t := range []string{"Read", "Grep", "Glob", "LSP"} {
-		st.readDeny[t] = st.pathRulesFor(Deny, false, t)
+	for i, t := range readTools {
+		st.readDeny[i] = st.pathRulesFor(Deny, false, t)
 	}
 }
 

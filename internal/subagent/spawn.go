@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/hooks"
@@ -122,8 +123,10 @@ type call struct {
 	Isolation       string `json:"isolation,omitempty"`
 }
 
-var schema = `{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` +
-	string(vocab.Efforts.Enum()) + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`
+// schema is the Agent tool's input schema, converted once: every
+// session's Agent tool shares it.
+var schema = json.RawMessage(`{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` +
+	string(vocab.Efforts.Enum()) + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`)
 
 // Tool is the Agent tool of the loop parent, whose own tools parentTools
 // returns: a subagent gets no tool its parent lacks.
@@ -133,12 +136,10 @@ func (sp *Spawner) Tool(parent lineage.Agent, parentTools func() []string) tool.
 		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
 	}
 	sort.Strings(names)
-	desc := "Delegate a self-contained task to a subagent that works with its own context and tools and reports back. " +
-		"Give it a short description and a complete prompt: it cannot see this conversation. Available agents (subagent_type):\n" +
-		strings.Join(names, "\n")
+	desc := agentDescription(strings.Join(names, "\n"))
 	return tool.New("Agent", desc, func(ctx context.Context, in call, c *tool.Call) (tool.Result, error) {
 		return sp.run(ctx, in, c, parent, parentTools())
-	}, &tool.Options{Schema: json.RawMessage(schema)})
+	}, &tool.Options{Schema: schema})
 }
 
 // start is one subagent being started.
@@ -417,4 +418,27 @@ func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "a" + hex.EncodeToString(b[:])
+}
+
+// lastDescription is the Agent tool description built last, shared by
+// the next tool with the same agents (sessions built alike): a session
+// keeps no copy of its own.
+var lastDescription struct {
+	sync.Mutex
+	agents, desc string
+}
+
+// agentDescription is the Agent tool's description listing agents.
+func agentDescription(agents string) string {
+	l := &lastDescription
+	l.Lock()
+	defer l.Unlock()
+	if l.desc != "" && l.agents == agents {
+		return l.desc
+	}
+	l.agents = agents
+	l.desc = "Delegate a self-contained task to a subagent that works with its own context and tools and reports back. " +
+		"Give it a short description and a complete prompt: it cannot see this conversation. Available agents (subagent_type):\n" +
+		agents
+	return l.desc
 }
