@@ -78,7 +78,11 @@ type Result struct {
 	// the failure was recorded (agentloop's addition; the loss was also a
 	// system/session_writes_lost message in the stream when it happened).
 	SessionWritesLost *WritesLost `json:"session_writes_lost,omitempty"`
-	UUID              string      `json:"uuid"`
+	// LocalCommand is set on the result of a local slash command: its
+	// canonical name with "-" written "_" (list_agents), as the
+	// reference names it. Such a run makes no model call (NumTurns 0).
+	LocalCommand string `json:"local_command,omitempty"`
+	UUID         string `json:"uuid"`
 }
 
 // MarshalJSON writes the line with its type field.

@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,11 +228,11 @@ func TestSupportedCommands(t *testing.T) {
 		byName[sc.Name] = sc
 		names = append(names, sc.Name)
 	}
-	if diff := cmp.Diff([]string{"compact", "clear", "review", "notes", "pdf", "secret"}, names,
+	if diff := cmp.Diff(append(conversation.BuiltinCommandNames(), "review", "notes", "pdf", "secret"), names,
 		cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
-	if names[0] != "compact" || names[1] != "clear" || names[2] != "review" {
+	if nb := len(conversation.BuiltinCommandNames()); names[0] != "compact" || names[1] != "clear" || names[nb] != "review" {
 		t.Errorf("order %v", names)
 	}
 	if r := byName["review"]; r.Description != "Review files" || r.ArgumentHint != "<a> <b>" || r.Builtin {

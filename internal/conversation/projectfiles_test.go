@@ -3,6 +3,7 @@ package conversation_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,7 +92,7 @@ func TestProjectFilesDiscovered(t *testing.T) {
 	got := map[string][]string{"skills": init.Init.Skills, "slash_commands": init.Init.SlashCommands, "agents": init.Init.Agents}
 	want := map[string][]string{
 		"skills":         {"notes", "pdf", "secret"},
-		"slash_commands": {"compact", "clear", "review", "notes", "pdf", "secret"},
+		"slash_commands": append(conversation.BuiltinCommandNames(), "review", "notes", "pdf", "secret"),
 		"agents":         {"general-purpose", "x"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
