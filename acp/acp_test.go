@@ -92,6 +92,9 @@ type rig struct {
 	ed   *editor
 	conn *sdk.ClientSideConnection
 	cwd  string
+	// commands is the available_commands_update that followed the last
+	// session/new.
+	commands *sdk.SessionAvailableCommandsUpdate
 }
 
 // start serves an agent whose sessions talk to srv and keep their
@@ -133,6 +136,7 @@ func (r *rig) newSession(servers ...sdk.McpServer) sdk.NewSessionResponse {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	r.commands = r.ed.awaitCommands(r.t) // commands_test.go
 	return resp
 }
 

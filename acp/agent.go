@@ -40,7 +40,8 @@ type peer interface {
 // the connection and ctx's cause otherwise.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	a := newAgent(cfg)
-	conn := sdk.NewAgentSideConnection(a, out, in)
+	a.out = &watchWriter{w: out}
+	conn := sdk.NewAgentSideConnection(a, a.out, in)
 	conn.SetLogger(a.log)
 	a.peer = conn
 	var err error
@@ -58,6 +59,7 @@ type agent struct {
 	base agentloop.Options
 	log  *slog.Logger
 	peer peer
+	out  *watchWriter // the connection's output (commands.go)
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -113,6 +115,7 @@ func (a *agent) NewSession(_ context.Context, req sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	a.out.after(func() { s.advertiseCommands(context.Background()) }, []byte(`"result"`), []byte(`"sessionId":"`+s.id+`"`))
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modes(), Models: s.models()}, nil
 }
 
@@ -126,16 +129,18 @@ func (a *agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
+	s.advertiseCommands(ctx)
 	return sdk.LoadSessionResponse{Modes: s.modes(), Models: s.models()}, nil
 }
 
 // ResumeSession implements sdk.Agent: like LoadSession without the
 // replay.
-func (a *agent) ResumeSession(_ context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+func (a *agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	s, err := a.open(req.Cwd, req.AdditionalDirectories, req.McpServers, string(req.SessionId))
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
+	s.advertiseCommands(ctx)
 	return sdk.ResumeSessionResponse{Modes: s.modes(), Models: s.models()}, nil
 }
 

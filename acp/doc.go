@@ -23,6 +23,10 @@
 //     (session/set_mode); the models of [agentloop.Client.SupportedModels]
 //     its models (session/set_model). A mode the loop changes (an "always
 //     allow" that switches to acceptEdits) is sent as current_mode_update.
+//   - The session's slash commands (built-in, file commands, skills) are
+//     sent as available_commands_update when it opens; a prompt
+//     "/name args" runs one (a local command answers with its output as
+//     the agent's message, without a model call).
 //   - session/list lists the transcripts of a directory, session/load
 //     replays one as updates and resumes it, session/resume resumes it
 //     without the replay, session/close ends it.
@@ -30,6 +34,5 @@
 // Not implemented: the editor's fs/* and terminal/* capabilities (the
 // tools read, write and run on the local machine), images and audio in
 // prompts (the agent does not advertise them; such blocks are an
-// invalid-params error), session/set_config_option and
-// available_commands_update.
+// invalid-params error) and session/set_config_option.
 package acp
