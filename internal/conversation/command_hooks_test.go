@@ -2,7 +2,6 @@ package conversation_test
 
 import (
 	"context"
-	"github.com/agentloop/agentloop/internal/conversation"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"

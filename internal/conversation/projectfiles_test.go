@@ -3,7 +3,6 @@ package conversation_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentloop/agentloop/internal/conversation"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
