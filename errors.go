@@ -112,9 +112,12 @@ var ErrStreamUsed = conversation.ErrStreamUsed
 var ErrSandboxUnavailable = conversation.ErrSandboxUnavailable
 
 // ErrSessionBusy reports a session to resume or continue whose transcript
-// another writer holds (another process, or another Query or Client in
-// this one, working on the same session). The Query fails at once rather
-// than interleave two conversations in one transcript; resume with
-// Options.ForkSession to continue in a new session, or try again once the
-// other has ended. It is [session.ErrSessionBusy].
+// another writer holds: another process, or another Query or Client in
+// this one, in the middle of a run on the same session (an idle session,
+// one whose holder waits for its next prompt, resumes; see
+// docs/design.md). The Query fails at once rather than interleave two
+// conversations in one transcript; resume with Options.ForkSession to
+// continue in a new session, or try again once the other's run has
+// ended. A Client whose own run finds the session taken that way fails
+// that run with it. It is [session.ErrSessionBusy].
 var ErrSessionBusy = conversation.ErrSessionBusy

@@ -8,7 +8,9 @@
 // from a base [agentloop.Options] with the session's working directory,
 // additional directories and the editor's MCP servers. The mapping:
 //
-//   - session/prompt runs one query. Text and thinking stream as
+//   - session/prompt runs one query; its text blocks (and embedded text
+//     resources, resource links) become text, its images image blocks.
+//     Text and thinking stream as
 //     agent_message_chunk and agent_thought_chunk; each tool call is a
 //     tool_call (kind, title, locations, and a diff for Edit, MultiEdit and
 //     Write) followed by a tool_call_update with its result. The task
@@ -32,7 +34,7 @@
 //     without the replay, session/close ends it.
 //
 // Not implemented: the editor's fs/* and terminal/* capabilities (the
-// tools read, write and run on the local machine), images and audio in
-// prompts (the agent does not advertise them; such blocks are an
-// invalid-params error) and session/set_config_option.
+// tools read, write and run on the local machine), audio in prompts (not
+// advertised; such blocks are an invalid-params error) and
+// session/set_config_option.
 package acp

@@ -10,15 +10,16 @@ import (
 	"strings"
 )
 
-// ErrSessionBusy reports a session whose transcript another Writer holds:
-// another process resumed the same session, or this one opened it twice.
-// The second writer fails rather than interleave its entries with the
-// first's; resume with ForkSession to continue in a new session instead,
-// or try again once the first has ended.
+// ErrSessionBusy reports a session whose transcript another Writer holds
+// (one that has not called [Writer.Release]): another process resumed the
+// same session, or this one opened it twice. The second writer fails
+// rather than interleave its entries with the first's; resume with
+// ForkSession to continue in a new session instead, or try again once the
+// first has ended or released it.
 var ErrSessionBusy = errors.New("session is busy")
 
 // sessionLock is the advisory lock a Writer holds on its transcript for
-// its lifetime: an exclusive flock on the file beside it named
+// its lifetime, or between Hold and Release: an exclusive flock on the file beside it named
 // <transcript>.lock, which holds the holder's process id. The kernel
 // releases it when the holder dies, so a crash never leaves a session
 // locked; a lock file left behind by a crash is taken over by the next

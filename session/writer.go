@@ -45,10 +45,16 @@ type Envelope struct {
 // entry (a compact boundary starts a new chain instead).
 //
 // A Writer holds the session's advisory lock from Create or Open until
-// Close (see [ErrSessionBusy]): one session has one writer at a time, in
-// this process and across processes, so two processes resuming one
-// session cannot interleave their entries, and only the lock's holder
+// Close (see [ErrSessionBusy]) or until [Writer.Release]: one session has
+// one writer at a time, in this process and across processes, so two
+// processes cannot interleave their entries, and only the lock's holder
 // ever repairs the file. A crash releases the lock with the process.
+//
+// A Writer whose session is idle (no turn running) calls Release, so
+// that another process may open the session meanwhile; it takes the lock
+// again with [Writer.Hold] before its next turn, and an Append made while
+// released takes it for that write alone. Either fails with
+// [ErrSessionBusy] while another Writer holds it.
 type Writer struct {
 	mu       sync.Mutex
 	f        *os.File
@@ -60,6 +66,7 @@ type Writer struct {
 	toolUses map[string]string // tool_use id → uuid of its assistant entry
 	dirty    bool              // a write failed; the file may end in a partial line
 	now      func() time.Time
+	size     int64 // the file's size after this Writer's last write, -1 unknown
 }
 
 // Create creates a new transcript file (and its directory), failing if the
@@ -147,7 +154,11 @@ func newWriter(f *os.File, path string, env Envelope) *Writer {
 	if env.Entrypoint == "" {
 		env.Entrypoint = DefaultEntrypoint
 	}
-	return &Writer{f: f, path: path, env: env, toolUses: map[string]string{}, now: time.Now}
+	w := &Writer{f: f, path: path, env: env, toolUses: map[string]string{}, now: time.Now, size: -1}
+	if fi, err := f.Stat(); err == nil {
+		w.size = fi.Size()
+	}
+	return w
 }
 
 // repair makes f end with a complete line: a final line without its
@@ -246,6 +257,12 @@ func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
 	if w.f == nil {
 		return nil, errors.New("session: writer is closed")
 	}
+	if w.lock == nil { // released: hold the lock for this write alone
+		if _, err := w.holdLocked(); err != nil {
+			return nil, err
+		}
+		defer w.releaseLocked()
+	}
 	if w.dirty {
 		if err := repair(w.f); err != nil {
 			return nil, fmt.Errorf("session: %s: %w", w.path, err)
@@ -283,7 +300,12 @@ func (w *Writer) appendEntries(entries []Entry) ([]Entry, error) {
 	}
 	if _, err := w.f.Write(buf.Bytes()); err != nil {
 		w.dirty = true
+		w.size = -1
 		return nil, fmt.Errorf("session: %w", err)
+	}
+	w.size = -1
+	if fi, err := w.f.Stat(); err == nil {
+		w.size = fi.Size()
 	}
 	w.leaf = leaf
 	for k, v := range pending {
@@ -380,4 +402,69 @@ func (w *Writer) Close() error {
 	}
 	w.lock = nil
 	return err
+}
+
+// Release gives up the session's lock while the Writer stays open: the
+// session is idle, and another process may resume it meanwhile (its
+// entries then follow this Writer's in the file). It does nothing on a
+// released or closed Writer.
+func (w *Writer) Release() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.releaseLocked()
+}
+
+func (w *Writer) releaseLocked() error {
+	if w.f == nil || w.lock == nil {
+		return nil
+	}
+	err := w.lock.release()
+	w.lock = nil
+	if err != nil {
+		return fmt.Errorf("session: releasing the lock: %w", err)
+	}
+	return nil
+}
+
+// Hold takes the session's lock again after Release (it does nothing
+// while the Writer holds it), without waiting: an error wrapping
+// [ErrSessionBusy] when another Writer holds it. Holding it, it makes
+// the file end with a complete line, as Open does. appended reports that
+// the file grew while the lock was released: another process wrote to
+// the session, and this Writer's next entries continue its own chain, so
+// the two histories branch in the file from this Writer's last entry.
+func (w *Writer) Hold() (appended bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return false, errors.New("session: writer is closed")
+	}
+	if w.lock != nil {
+		return false, nil
+	}
+	return w.holdLocked()
+}
+
+func (w *Writer) holdLocked() (appended bool, err error) {
+	lock, err := acquireLock(w.path, w.env.SessionID)
+	if err != nil {
+		return false, err
+	}
+	// A Writer from Create cannot read its file: repair through a
+	// descriptor of its own, opened for appending as Open's is.
+	rf, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND, 0)
+	if err == nil {
+		err = repair(rf)
+		rf.Close()
+	}
+	if err != nil {
+		lock.release()
+		return false, fmt.Errorf("session: %s: %w", w.path, err)
+	}
+	w.lock = lock
+	if fi, err := w.f.Stat(); err == nil {
+		appended = w.size >= 0 && fi.Size() != w.size
+		w.size = fi.Size()
+	}
+	return appended, nil
 }

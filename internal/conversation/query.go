@@ -68,6 +68,12 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.retryMCP() // failed MCP servers reconnect in the background (mcp_glue.go)
+	// The transcript's lock is held for the run (transcript_lock.go).
+	if err := s.transcript.hold(); err != nil {
+		yield(nil, err)
+		return
+	}
+	defer func() { s.transcript.release() }() // /clear may have switched transcripts
 	if !yield(s.initMessage(), nil) {
 		return
 	}

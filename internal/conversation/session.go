@@ -260,6 +260,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 			eng.RestoreTotals(tr.Cost.TotalCostUSD, tr.Cost.ModelUsage)
 		}
 	}
+	s.transcript.release() // idle until the first run (transcript_lock.go)
 	return s, nil
 }
 
