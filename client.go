@@ -70,6 +70,11 @@ func (c *Client) Model() string {
 	return c.c.Model()
 }
 
+// Effort returns the current effort ("" for the API's default).
+func (c *Client) Effort() string {
+	return c.c.Effort()
+}
+
 // SetMaxThinkingTokens sets thinking to enabled with this budget from the
 // next request on; 0 restores the model's default (adaptive where
 // supported). The budget must be at least 1024 tokens.

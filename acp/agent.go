@@ -116,7 +116,7 @@ func (a *agent) NewSession(_ context.Context, req sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	a.out.after(func() { s.advertiseCommands(context.Background()) }, []byte(`"result"`), []byte(`"sessionId":"`+s.id+`"`))
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modes(), Models: s.models()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the transcript is replayed as
@@ -130,7 +130,7 @@ func (a *agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 		return sdk.LoadSessionResponse{}, err
 	}
 	s.advertiseCommands(ctx)
-	return sdk.LoadSessionResponse{Modes: s.modes(), Models: s.models()}, nil
+	return sdk.LoadSessionResponse{Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: like LoadSession without the
@@ -141,7 +141,7 @@ func (a *agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest)
 		return sdk.ResumeSessionResponse{}, err
 	}
 	s.advertiseCommands(ctx)
-	return sdk.ResumeSessionResponse{Modes: s.modes(), Models: s.models()}, nil
+	return sdk.ResumeSessionResponse{Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // CloseSession implements sdk.Agent.
@@ -201,13 +201,6 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, req sdk.UnstableSetSe
 		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	return sdk.UnstableSetSessionModelResponse{}, nil
-}
-
-// SetSessionConfigOption implements sdk.Agent. The agent advertises no
-// configuration options (modes and models have their own methods).
-func (a *agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{
-		"error": "agentloop has no session config options; use session/set_mode and session/set_model"})
 }
 
 // open starts the agentloop session of an ACP session: a new one when

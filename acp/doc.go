@@ -25,6 +25,8 @@
 //     (session/set_mode); the models of [agentloop.Client.SupportedModels]
 //     its models (session/set_model). A mode the loop changes (an "always
 //     allow" that switches to acceptEdits) is sent as current_mode_update.
+//   - session/set_config_option sets the options "mode", "model" and
+//     "effort" (config.go); sessions report them in configOptions.
 //   - The session's slash commands (built-in, file commands, skills) are
 //     sent as available_commands_update when it opens; a prompt
 //     "/name args" runs one (a local command answers with its output as
@@ -35,6 +37,5 @@
 //
 // Not implemented: the editor's fs/* and terminal/* capabilities (the
 // tools read, write and run on the local machine), audio in prompts (not
-// advertised; such blocks are an invalid-params error) and
-// session/set_config_option.
+// advertised; such blocks are an invalid-params error).
 package acp

@@ -186,6 +186,9 @@ func (c *Client) SetModel(name string) error {
 // Model is agentloop's Client.Model; see its doc there.
 func (c *Client) Model() string { return c.sess.eng.Model() }
 
+// Effort is agentloop's Client.Effort; see its doc there.
+func (c *Client) Effort() string { return c.sess.eng.Effort() }
+
 // SetMaxThinkingTokens is agentloop's Client.SetMaxThinkingTokens; see its doc there.
 func (c *Client) SetMaxThinkingTokens(n int) error {
 	if err := c.checkOpen(); err != nil {
