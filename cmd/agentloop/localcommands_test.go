@@ -50,7 +50,8 @@ func objKeys(m map[string]any) []string {
 // holds their lines to the reference's recording: the synthetic assistant
 // line has the reference's local-command fields and no key the
 // reference's lacks, and the result names the command as the reference
-// does (num_turns 0, stop_reason null).
+// does (num_turns 0, stop_reason null). As the reference's, the prompt is
+// not echoed under --replay-user-messages.
 func TestLocalCommandShapes(t *testing.T) {
 	ref := referenceLines(t)
 	refAssistant, refResult := map[string]bool{}, map[string]bool{}
@@ -71,7 +72,7 @@ func TestLocalCommandShapes(t *testing.T) {
 		}
 	}
 	srv := agentlooptest.NewTB(t, agentlooptest.Text("one"))
-	s := startSJ(t, srv)
+	s := startSJ(t, srv, "--replay-user-messages")
 	s.send(initLine("i1", ""))
 	s.until(`"request_id":"i1"`)
 	s.send(userLine("hello"))
@@ -87,6 +88,8 @@ func TestLocalCommandShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			switch {
+			case m["isReplay"] == true:
+				t.Errorf("%s: echoed (the reference does not echo a local command): %s", prompt, line)
 			case m["type"] == "assistant":
 				shown = m
 			case m["type"] == "result":

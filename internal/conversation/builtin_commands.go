@@ -128,6 +128,12 @@ func (s *Session) localCommand(ctx context.Context, prompt string) (engine.Local
 	return out, true
 }
 
+// IsLocalCommand reports whether prompt, a user message of one text,
+// runs a local built-in command (/context, /model, …), which makes no
+// model call. The reference does not echo such a prompt
+// (--replay-user-messages); the stream-json driver does not either.
+func IsLocalCommand(prompt string) bool { return isLocalCommand(prompt) }
+
 // isLocalCommand reports whether prompt runs a local built-in command.
 func isLocalCommand(prompt string) bool {
 	name, _, ok := projectfiles.ParseInvocation(prompt)
