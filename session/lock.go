@@ -119,6 +119,40 @@ func (l *sessionLock) release() error {
 	return err
 }
 
+// unlock releases the lock and keeps its file, open and in place, so that
+// relock can take it again cheaply (an idle Writer, see Writer.Release).
+func (l *sessionLock) unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	return unlockFile(l.f)
+}
+
+// relock takes an unlocked lock again without waiting: ok is false when
+// another Writer holds it. When the lock file was replaced or removed
+// meanwhile (its last holder removes it at Close), the lock is taken on
+// the file now at its path, as acquireLock does.
+func (l *sessionLock) relock(path, sessionID string) (*sessionLock, error) {
+	ok, err := tryLockFile(l.f)
+	if err != nil {
+		return nil, fmt.Errorf("session: locking the transcript %s: %w", path, err)
+	}
+	if !ok {
+		return nil, busyError(path, sessionID, lockHolder(l.f))
+	}
+	held, err1 := l.f.Stat()
+	named, err2 := os.Stat(l.path)
+	if err1 == nil && err2 == nil && os.SameFile(held, named) {
+		if err := l.f.Truncate(0); err == nil {
+			l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		return l, nil
+	}
+	l.f.Close()
+	l.f = nil
+	return acquireLock(path, sessionID)
+}
+
 // tryLock takes the lock of the transcript at path if it is free; it
 // returns nil, nil when another Writer holds it.
 func tryLock(path string) (*sessionLock, error) {

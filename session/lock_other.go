@@ -10,3 +10,6 @@ func tryLockFile(f *os.File) (bool, error) { return true, nil }
 
 // locksWork reports whether tryLockFile excludes other holders.
 const locksWork = false
+
+// unlockFile does nothing where advisory file locks are not available.
+func unlockFile(f *os.File) error { return nil }

@@ -30,3 +30,13 @@ func tryLockFile(f *os.File) (bool, error) {
 
 // locksWork reports whether tryLockFile excludes other holders.
 const locksWork = true
+
+// unlockFile releases f's advisory lock and keeps f open.
+func unlockFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

@@ -66,7 +66,8 @@ type Writer struct {
 	toolUses map[string]string // tool_use id → uuid of its assistant entry
 	dirty    bool              // a write failed; the file may end in a partial line
 	now      func() time.Time
-	size     int64 // the file's size after this Writer's last write, -1 unknown
+	size     int64        // the file's size after this Writer's last write, -1 unknown
+	idle     *sessionLock // the lock given up by Release, unlocked, for Hold to take again
 }
 
 // Create creates a new transcript file (and its directory), failing if the
@@ -401,6 +402,12 @@ func (w *Writer) Close() error {
 		err = fmt.Errorf("session: releasing the lock: %w", lerr)
 	}
 	w.lock = nil
+	if w.idle != nil && w.idle.f != nil {
+		// Idle, the file is not ours to remove (another Writer may hold
+		// it now): only close it.
+		w.idle.f.Close()
+	}
+	w.idle = nil
 	return err
 }
 
@@ -418,8 +425,10 @@ func (w *Writer) releaseLocked() error {
 	if w.f == nil || w.lock == nil {
 		return nil
 	}
-	err := w.lock.release()
-	w.lock = nil
+	// The lock file stays (unlocked) for Hold to lock again; Close
+	// removes it.
+	err := w.lock.unlock()
+	w.idle, w.lock = w.lock, nil
 	if err != nil {
 		return fmt.Errorf("session: releasing the lock: %w", err)
 	}
@@ -446,25 +455,45 @@ func (w *Writer) Hold() (appended bool, err error) {
 }
 
 func (w *Writer) holdLocked() (appended bool, err error) {
-	lock, err := acquireLock(w.path, w.env.SessionID)
+	var lock *sessionLock
+	if w.idle != nil {
+		lock, err = w.idle.relock(w.path, w.env.SessionID)
+		if lock == nil && w.idle.f == nil {
+			w.idle = nil // replaced: relock closed it
+		}
+	} else {
+		lock, err = acquireLock(w.path, w.env.SessionID)
+	}
 	if err != nil {
 		return false, err
 	}
-	// A Writer from Create cannot read its file: repair through a
-	// descriptor of its own, opened for appending as Open's is.
-	rf, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND, 0)
-	if err == nil {
-		err = repair(rf)
-		rf.Close()
-	}
+	w.idle = nil
+	fi, err := w.f.Stat()
 	if err != nil {
 		lock.release()
 		return false, fmt.Errorf("session: %s: %w", w.path, err)
 	}
-	w.lock = lock
-	if fi, err := w.f.Stat(); err == nil {
-		appended = w.size >= 0 && fi.Size() != w.size
-		w.size = fi.Size()
+	if appended = w.size < 0 || fi.Size() != w.size; appended {
+		// Another Writer wrote meanwhile and may have left a partial
+		// line (a crash). A Writer from Create cannot read its file:
+		// repair through a descriptor of its own, opened for appending
+		// as Open's is.
+		rf, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND, 0)
+		if err == nil {
+			err = repair(rf)
+			rf.Close()
+		}
+		if err != nil {
+			lock.release()
+			return false, fmt.Errorf("session: %s: %w", w.path, err)
+		}
+		if fi, err = w.f.Stat(); err != nil {
+			lock.release()
+			return false, fmt.Errorf("session: %s: %w", w.path, err)
+		}
+		appended = w.size >= 0
 	}
+	w.lock = lock
+	w.size = fi.Size()
 	return appended, nil
 }
