@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentloop/agentloop/internal/conversation"
+	"github.com/agentloop/agentloop/model"
 )
 
 // Client is a conversation of several prompts: each Query continues the
@@ -51,6 +52,15 @@ func (c *Client) Query(ctx context.Context, prompt string) Stream {
 	return Stream(c.c.Query(ctx, prompt))
 }
 
+// QueryContent is Query for a prompt of content blocks: text, image and
+// document blocks (with a base64, url or text source), as a UserInput's
+// Content. A prompt that is one text block may be a slash command, as
+// with Query. Blocks of another type, or none, make the stream yield an
+// error wrapping ErrInvalidInput that names the block.
+func (c *Client) QueryContent(ctx context.Context, content []model.Content) Stream {
+	return Stream(c.c.QueryContent(ctx, content))
+}
+
 // SetModel switches the model (an id or alias) from the next request on,
 // also in the middle of a running query. An empty or blank name is an
 // ErrInvalidOption. It returns ErrClosed after Close.
@@ -61,6 +71,11 @@ func (c *Client) SetModel(name string) error {
 // Model returns the current model id.
 func (c *Client) Model() string {
 	return c.c.Model()
+}
+
+// Effort returns the current effort ("" for the API's default).
+func (c *Client) Effort() string {
+	return c.c.Effort()
 }
 
 // SetMaxThinkingTokens sets thinking to enabled with this budget from the

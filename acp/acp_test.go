@@ -92,6 +92,9 @@ type rig struct {
 	ed   *editor
 	conn *sdk.ClientSideConnection
 	cwd  string
+	// commands is the available_commands_update that followed the last
+	// session/new.
+	commands *sdk.SessionAvailableCommandsUpdate
 }
 
 // start serves an agent whose sessions talk to srv and keep their
@@ -145,6 +148,7 @@ func (r *rig) newSession(servers ...sdk.McpServer) sdk.NewSessionResponse {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	r.commands = r.ed.awaitCommands(r.t) // commands_test.go
 	return resp
 }
 
@@ -471,9 +475,17 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("unknown session: %v", errText(err))
 	}
 	s := r.newSession()
-	_, err := r.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.ImageBlock("aGk=", "image/png")}})
+	_, err := r.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.AudioBlock("aGk=", "audio/wav")}})
 	if err == nil || !strings.Contains(errText(err), "only text") {
-		t.Errorf("image prompt: %v", errText(err))
+		t.Errorf("audio prompt: %v", errText(err))
+	}
+	_, err = r.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.ImageBlock("aGk=", "image/tiff")}})
+	if err == nil || !strings.Contains(errText(err), `image of type \"image/tiff\"`) {
+		t.Errorf("tiff image prompt: %v", errText(err))
+	}
+	_, err = r.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.ImageBlock("not base64!", "image/png")}})
+	if err == nil || !strings.Contains(errText(err), "not base64") {
+		t.Errorf("image prompt with bad data: %v", errText(err))
 	}
 }
 

@@ -49,7 +49,8 @@ type peer interface {
 // the connection and ctx's cause otherwise.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	a := newAgent(cfg)
-	conn := sdk.NewAgentSideConnection(a, out, in)
+	a.out = &watchWriter{w: out}
+	conn := sdk.NewAgentSideConnection(a, a.out, in)
 	conn.SetLogger(a.log)
 	a.peer = conn
 	var err error
@@ -67,6 +68,7 @@ type agent struct {
 	base agentloop.Options
 	log  *slog.Logger
 	peer peer
+	out  *watchWriter // the connection's output (commands.go)
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -103,7 +105,7 @@ func (a *agent) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.In
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:   &sdk.SessionListCapabilities{},
 				Resume: &sdk.SessionResumeCapabilities{},
@@ -126,7 +128,8 @@ func (a *agent) NewSession(_ context.Context, req sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modes(), Models: s.models()}, nil
+	a.out.after(func() { s.advertiseCommands(context.Background()) }, []byte(`"result"`), []byte(`"sessionId":"`+s.id+`"`))
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the transcript is replayed as
@@ -139,17 +142,19 @@ func (a *agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: s.modes(), Models: s.models()}, nil
+	s.advertiseCommands(ctx)
+	return sdk.LoadSessionResponse{Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: like LoadSession without the
 // replay.
-func (a *agent) ResumeSession(_ context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+func (a *agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	s, err := a.open(req.Cwd, req.AdditionalDirectories, req.McpServers, string(req.SessionId))
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: s.modes(), Models: s.models()}, nil
+	s.advertiseCommands(ctx)
+	return sdk.ResumeSessionResponse{Modes: s.modes(), Models: s.models(), ConfigOptions: s.configOptions()}, nil
 }
 
 // CloseSession implements sdk.Agent.
@@ -209,13 +214,6 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, req sdk.UnstableSetSe
 		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	return sdk.UnstableSetSessionModelResponse{}, nil
-}
-
-// SetSessionConfigOption implements sdk.Agent. The agent advertises no
-// configuration options (modes and models have their own methods).
-func (a *agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{
-		"error": "agentloop has no session config options; use session/set_mode and session/set_model"})
 }
 
 // open starts the agentloop session of an ACP session: a new one when

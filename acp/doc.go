@@ -8,7 +8,9 @@
 // from a base [agentloop.Options] with the session's working directory,
 // additional directories and the editor's MCP servers. The mapping:
 //
-//   - session/prompt runs one query. Text and thinking stream as
+//   - session/prompt runs one query; its text blocks (and embedded text
+//     resources, resource links) become text, its images image blocks.
+//     Text and thinking stream as
 //     agent_message_chunk and agent_thought_chunk; each tool call is a
 //     tool_call (kind, title, locations, and a diff for Edit, MultiEdit and
 //     Write) followed by a tool_call_update with its result. The task
@@ -23,6 +25,12 @@
 //     (session/set_mode); the models of [agentloop.Client.SupportedModels]
 //     its models (session/set_model). A mode the loop changes (an "always
 //     allow" that switches to acceptEdits) is sent as current_mode_update.
+//   - session/set_config_option sets the options "mode", "model" and
+//     "effort" (config.go); sessions report them in configOptions.
+//   - The session's slash commands (built-in, file commands, skills) are
+//     sent as available_commands_update when it opens; a prompt
+//     "/name args" runs one (a local command answers with its output as
+//     the agent's message, without a model call).
 //   - session/list lists the transcripts of a directory, session/load
 //     replays one as updates and resumes it, session/resume resumes it
 //     without the replay, session/close ends it.
@@ -41,8 +49,6 @@
 //     processes, since no kernel sandbox confines the editor's terminal;
 //     images, PDFs and notebooks are read from disk.
 //
-// Not implemented: images and audio in
-// prompts (the agent does not advertise them; such blocks are an
-// invalid-params error), session/set_config_option and
-// available_commands_update.
+// Not implemented: audio in prompts (not advertised; such blocks are an
+// invalid-params error).
 package acp

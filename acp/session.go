@@ -2,13 +2,16 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/model"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -95,7 +98,7 @@ func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
 
 // prompt runs one query and streams its messages as updates.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
-	text, err := promptText(blocks)
+	content, err := promptContent(blocks)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
@@ -109,7 +112,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		res     *agentloop.ResultMessage
 		lastErr error
 	)
-	for m, err := range s.client.Query(ctx, text) {
+	for m, err := range s.client.QueryContent(ctx, content) {
 		if err != nil {
 			lastErr = err
 			continue
@@ -134,32 +137,73 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 }
 
-// promptText turns a prompt's blocks into the text of a query: text as
-// is, an embedded text resource as a tagged block, a resource link as its
-// URI. Images, audio and binary resources are refused (the agent does not
-// advertise them).
-func promptText(blocks []sdk.ContentBlock) (string, error) {
-	var b strings.Builder
-	for i, c := range blocks {
-		if i > 0 {
-			b.WriteString("\n")
+// promptContent turns a prompt's blocks into the content of a query:
+// text as is, an embedded text resource as a tagged text, a resource link
+// as its URI (the texts in a row joined by newlines into one block, so
+// that a prompt of text alone is one text block and "/name args" runs a
+// command), an image as an image block (the agent advertises
+// promptCapabilities.image). Audio and binary resources are refused (not
+// advertised).
+func promptContent(blocks []sdk.ContentBlock) ([]model.Content, error) {
+	var out []model.Content
+	var text []string
+	flush := func() {
+		if len(text) > 0 {
+			out = append(out, model.TextBlock(strings.Join(text, "\n")))
+			text = nil
 		}
+	}
+	blank := true
+	for i, c := range blocks {
 		switch {
 		case c.Text != nil:
-			b.WriteString(c.Text.Text)
+			text = append(text, c.Text.Text)
+			blank = blank && strings.TrimSpace(c.Text.Text) == ""
 		case c.ResourceLink != nil:
-			b.WriteString(c.ResourceLink.Uri)
+			text = append(text, c.ResourceLink.Uri)
+			blank = false
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
-			fmt.Fprintf(&b, "<context ref=%q>\n%s\n</context>", r.Uri, r.Text)
+			text = append(text, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.Uri, r.Text))
+			blank = false
+		case c.Image != nil:
+			img, err := imageBlock(c.Image)
+			if err != nil {
+				return nil, fmt.Errorf("prompt block %d: %w", i, err)
+			}
+			flush()
+			out = append(out, img)
+			blank = false
 		default:
-			return "", fmt.Errorf("prompt block %d: only text, resource links and text resources are supported", i)
+			return nil, fmt.Errorf("prompt block %d: only text, images, resource links and text resources are supported", i)
 		}
 	}
-	if strings.TrimSpace(b.String()) == "" {
-		return "", errors.New("the prompt is empty")
+	flush()
+	if blank {
+		return nil, errors.New("the prompt is empty")
 	}
-	return b.String(), nil
+	return out, nil
+}
+
+// imageMediaTypes are the image types the Messages API takes.
+var imageMediaTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+// imageBlock is the model's image block of an ACP image: its base64 data,
+// else its http(s) URI.
+func imageBlock(im *sdk.ContentBlockImage) (model.Content, error) {
+	switch {
+	case im.Data != "":
+		if !slices.Contains(imageMediaTypes, im.MimeType) {
+			return model.Content{}, fmt.Errorf("image of type %q: the model takes %s", im.MimeType, strings.Join(imageMediaTypes, ", "))
+		}
+		if _, err := base64.StdEncoding.DecodeString(im.Data); err != nil {
+			return model.Content{}, fmt.Errorf("image data is not base64: %w", err)
+		}
+		return model.Content{Type: model.TypeImage, Source: &model.Source{Type: "base64", MediaType: im.MimeType, Data: im.Data}}, nil
+	case im.Uri != nil && (strings.HasPrefix(*im.Uri, "https://") || strings.HasPrefix(*im.Uri, "http://")):
+		return model.Content{Type: model.TypeImage, Source: &model.Source{Type: "url", URL: *im.Uri}}, nil
+	}
+	return model.Content{}, errors.New("an image needs base64 data or an http(s) URI")
 }
 
 // turn translates one query's messages into session updates.

@@ -29,6 +29,25 @@ type Assistant struct {
 	// Aborted marks the line of a reply cut short by an interrupt: it
 	// holds the text streamed until then.
 	Aborted bool `json:"aborted,omitempty"`
+	// LocalCommandSource and LocalCommandRun are set on the message that
+	// shows what a local slash command (/context, /model, …) printed:
+	// its model is SyntheticModel and its text the command's output;
+	// LocalCommandSource is that output in <local-command-stdout> tags,
+	// as the history keeps it, and LocalCommandRun names the command.
+	LocalCommandSource string           `json:"local_command_source,omitempty"`
+	LocalCommandRun    *LocalCommandRun `json:"local_command_run,omitempty"`
+}
+
+// SyntheticModel is the model of assistant messages the loop writes
+// itself (a local command's output, an API failure's text).
+const SyntheticModel = "<synthetic>"
+
+// LocalCommandRun names the local slash command an assistant message
+// reports: its canonical name (no slash; an alias is resolved) and its
+// arguments as typed.
+type LocalCommandRun struct {
+	Command string `json:"command"`
+	Args    string `json:"args"`
 }
 
 // MarshalJSON writes the line with its type field.

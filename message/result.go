@@ -81,7 +81,11 @@ type Result struct {
 	// SubagentStats counts the session's subagents so far (all its runs,
 	// not only this one), as the reference's result does.
 	SubagentStats *SubagentStats `json:"subagent_stats,omitempty"`
-	UUID          string         `json:"uuid"`
+	// LocalCommand is set on the result of a local slash command: its
+	// canonical name with "-" written "_" (list_agents), as the
+	// reference names it. Such a run makes no model call (NumTurns 0).
+	LocalCommand string `json:"local_command,omitempty"`
+	UUID         string `json:"uuid"`
 }
 
 // SubagentStats counts the subagents of a session, on its results: how

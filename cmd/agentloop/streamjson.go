@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/internal/wire"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
@@ -722,7 +723,9 @@ func (d *streamDriver) send(u *wire.User) {
 	}
 	send := func() (string, error) { return d.client.Send(in) }
 	var err error
-	if d.c.sdk.replayUser {
+	// As the reference does, a local command's prompt is not echoed: its
+	// output line (local_command_source) stands for it.
+	if d.c.sdk.replayUser && !(in.Text != "" && conversation.IsLocalCommand(in.Text)) {
 		var line map[string]json.RawMessage
 		b, merr := u.MarshalJSON()
 		if merr == nil {

@@ -397,7 +397,8 @@ func (d *streamDriver) answerInitialize(r *wire.ControlRequest, o *agentloop.Opt
 		HookOnFailureSupported: true,
 	}
 	for _, c := range d.client.SupportedCommands() {
-		resp.Commands = append(resp.Commands, wire.Command{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
+		resp.Commands = append(resp.Commands, wire.Command{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint,
+			Aliases: c.Aliases, Builtin: c.Builtin})
 	}
 	for _, a := range d.client.SupportedAgents() {
 		resp.Agents = append(resp.Agents, wire.AgentInfo{Name: a.Name, Description: a.Description, Model: a.Model})

@@ -243,16 +243,34 @@ func headingLevel(line string) int {
 // show it, in the local-command markup the reference uses.
 const CommandStdout = "<local-command-stdout>Compacted </local-command-stdout>"
 
-// CommandRecord returns the blocks that record a local command run by the
-// user (name without the slash, args as typed) in the history after it ran:
-// a note that the command was not addressed to the model, the command in
-// the reference's command markup, and its output ([CommandStdout]).
+// CommandRecord returns the blocks that record /compact (or another
+// command that printed [CommandStdout]) in the history after it ran; see
+// [LocalCommandRecord].
 func CommandRecord(name, args string) []model.Content {
+	return localRecord(name, args, CommandStdout)
+}
+
+// LocalCommandRecord returns the blocks that record a local command run
+// by the user (name without the slash, args as typed) in the history
+// after it ran: a note that the command was not addressed to the model,
+// the command in the reference's command markup, and its output in
+// <local-command-stdout> tags ([LocalStdout]).
+func LocalCommandRecord(name, args, output string) []model.Content {
+	return localRecord(name, args, LocalStdout(output))
+}
+
+// LocalStdout is a local command's output in the markup the history and
+// the stream keep it in.
+func LocalStdout(output string) string {
+	return "<local-command-stdout>" + output + "</local-command-stdout>"
+}
+
+func localRecord(name, args, stdout string) []model.Content {
 	return []model.Content{
 		model.TextBlock("<local-command-caveat>The user ran the command below in the host program; it was not a message to you. " +
 			"Do not answer it or mention it unless the user asks about it.</local-command-caveat>"),
 		model.TextBlock("<command-name>/" + name + "</command-name>\n            <command-message>" + name +
 			"</command-message>\n            <command-args>" + args + "</command-args>"),
-		model.TextBlock(CommandStdout),
+		model.TextBlock(stdout),
 	}
 }

@@ -85,6 +85,23 @@ func (c *Client) Query(ctx context.Context, prompt string) Stream {
 	}
 }
 
+// QueryContent is agentloop's Client.QueryContent; see its doc there.
+func (c *Client) QueryContent(ctx context.Context, content []model.Content) Stream {
+	var used atomic.Bool
+	return func(yield func(Message, error) bool) {
+		blocks, err := inputBlocks(UserInput{Content: content})
+		if err != nil {
+			if !used.Swap(true) {
+				yield(nil, err)
+			}
+			return
+		}
+		c.exclusive(ctx, &used, yield, func(ctx context.Context, deliver func(Message, error) bool) {
+			c.sess.Run(ctx, blocks, deliver)
+		})
+	}
+}
+
 // exclusive runs body as the client's one active stream. It yields the
 // error instead when the stream was used already (ErrStreamUsed), the
 // client is closed (ErrClosed) or another stream is active (ErrBusy).
@@ -168,6 +185,9 @@ func (c *Client) SetModel(name string) error {
 
 // Model is agentloop's Client.Model; see its doc there.
 func (c *Client) Model() string { return c.sess.eng.Model() }
+
+// Effort is agentloop's Client.Effort; see its doc there.
+func (c *Client) Effort() string { return c.sess.eng.Effort() }
 
 // SetMaxThinkingTokens is agentloop's Client.SetMaxThinkingTokens; see its doc there.
 func (c *Client) SetMaxThinkingTokens(n int) error {

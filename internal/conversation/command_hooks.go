@@ -3,7 +3,6 @@ package conversation
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -68,7 +67,7 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	case r.Blocked:
 		return v
 	}
-	if _, _, ok := compact.Command(prompt); ok && s.compactCfg != nil {
+	if _, _, ok := compact.Command(prompt); ok && s.compactCfg != nil || isLocalCommand(prompt) {
 		return v // a built-in command; the engine keeps the context for the next prompt
 	}
 	inv, ok := s.invocation(prompt)
@@ -102,6 +101,7 @@ type invocation struct {
 	source     string // project or user
 	cmd        *projectfiles.Command
 	skill      *projectfiles.Skill
+	builtin    *builtinCommand // a built-in prompt command
 }
 
 // invocation finds the file command, else the skill, a prompt "/name
@@ -109,7 +109,7 @@ type invocation struct {
 // included).
 func (s *Session) invocation(prompt string) (invocation, bool) {
 	name, args, ok := projectfiles.ParseInvocation(prompt)
-	if !ok || slices.Contains(builtinCommands, name) {
+	if !ok || reservedCommand(name) {
 		return invocation{}, false
 	}
 	for i := range s.files.commands {
@@ -119,6 +119,9 @@ func (s *Session) invocation(prompt string) (invocation, bool) {
 	}
 	if sk, ok := s.skill(name); ok {
 		return invocation{name: name, args: args, source: sk.Source, skill: &sk}, true
+	}
+	if b, ok := s.builtinPromptCommand(name); ok {
+		return invocation{name: b.name, args: args, source: "builtin", builtin: b}, true
 	}
 	return invocation{}, false
 }
@@ -135,6 +138,9 @@ func commandHeader(inv invocation) string {
 // command's allowed-tools and model apply until the run ends
 // (endCommandTurn).
 func (s *Session) expand(inv invocation) string {
+	if inv.builtin != nil {
+		return inv.builtin.prompt(s, inv.args)
+	}
 	if inv.skill != nil {
 		s.grantSkillTools(*inv.skill)
 		return fmt.Sprintf("Base directory for this skill: %s\n\n%s", inv.skill.Dir, s.guardSkillShell(projectfiles.Expand(inv.skill.Body, inv.args)))

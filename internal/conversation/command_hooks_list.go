@@ -15,21 +15,30 @@ type SlashCommand struct {
 // SupportedCommands is agentloop's Client.SupportedCommands; see its doc there.
 func (c *Client) SupportedCommands() []SlashCommand { return c.sess.supportedCommands() }
 
-// supportedCommands builds SupportedCommands' list.
+// supportedCommands builds SupportedCommands' list: the built-in
+// commands (builtin_commands.go), then the file commands and the skills
+// (a prompt "/name" loads a skill too). A file command or skill that
+// replaces a built-in prompt command is listed in its place.
 func (s *Session) supportedCommands() []SlashCommand {
-	out := []SlashCommand{
-		{Name: "compact", Description: "Replace the conversation so far with a summary, to free context",
-			ArgumentHint: "<optional instructions for the summary>", Builtin: true},
-		{Name: "clear", Description: "Start a new conversation, with a new session id",
-			Aliases: slices.Clone(builtinAliases), Builtin: true},
+	var out []SlashCommand
+	for _, b := range builtins {
+		out = append(out, SlashCommand{Name: b.name, Description: b.description, ArgumentHint: b.argumentHint,
+			Aliases: slices.Clone(b.aliases), Builtin: true})
+	}
+	add := func(c SlashCommand) {
+		if i := slices.IndexFunc(out, func(o SlashCommand) bool { return o.Name == c.Name }); i >= 0 {
+			if out[i].Builtin {
+				out[i] = c // a file replaces a built-in prompt command (reserved names never load)
+			}
+			return
+		}
+		out = append(out, c)
 	}
 	for _, c := range s.files.commands {
-		out = append(out, SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
+		add(SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
 	}
 	for _, sk := range s.files.skills {
-		if !slices.ContainsFunc(out, func(c SlashCommand) bool { return c.Name == sk.Name }) {
-			out = append(out, SlashCommand{Name: sk.Name, Description: sk.Description})
-		}
+		add(SlashCommand{Name: sk.Name, Description: sk.Description})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/hooks"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -227,11 +228,11 @@ func TestSupportedCommands(t *testing.T) {
 		byName[sc.Name] = sc
 		names = append(names, sc.Name)
 	}
-	if diff := cmp.Diff([]string{"compact", "clear", "review", "notes", "pdf", "secret"}, names,
+	if diff := cmp.Diff(append(conversation.BuiltinCommandNames(), "review", "notes", "pdf", "secret"), names,
 		cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
-	if names[0] != "compact" || names[1] != "clear" || names[2] != "review" {
+	if nb := len(conversation.BuiltinCommandNames()); names[0] != "compact" || names[1] != "clear" || names[nb] != "review" {
 		t.Errorf("order %v", names)
 	}
 	if r := byName["review"]; r.Description != "Review files" || r.ArgumentHint != "<a> <b>" || r.Builtin {

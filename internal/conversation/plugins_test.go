@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/mcp"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/settings"
@@ -101,7 +102,7 @@ func TestPluginLoaded(t *testing.T) {
 	}
 	got := map[string][]string{"commands": init.SlashCommands, "skills": init.Skills, "agents": init.Agents}
 	want := map[string][]string{
-		"commands": {"compact", "clear", "kit:hello", "kit:special", "kit:review"},
+		"commands": append(conversation.BuiltinCommandNames(), "kit:hello", "kit:special", "kit:review"),
 		"skills":   {"kit:review"},
 		"agents":   {"general-purpose", "kit:helper"},
 	}

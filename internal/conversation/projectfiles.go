@@ -51,14 +51,6 @@ type projectFiles struct {
 	pluginsLoaded bool
 }
 
-// builtinCommands are the slash commands the engine itself runs (see
-// internal/engine's compaction), and builtinAliases the other names of
-// /clear; file commands of those names are left out.
-var (
-	builtinCommands = []string{"compact", "clear"}
-	builtinAliases  = []string{"reset", "new"}
-)
-
 // loadProjectFiles loads the session's skills, commands and file agents,
 // reporting every problem and every agent field it does not honour.
 func (s *Session) loadProjectFiles() {
@@ -79,7 +71,7 @@ func (s *Session) loadProjectFiles() {
 	s.files.skills = res.Skills
 	s.applySkillsOption() // skills_option.go
 	for _, c := range res.Commands {
-		if slices.Contains(builtinCommands, c.Name) || slices.Contains(builtinAliases, c.Name) {
+		if reservedCommand(c.Name) { // builtin_commands.go
 			s.diag.Add(DiagProjectFile, fmt.Sprintf("command /%s (%s) is ignored: /%s is built in", c.Name, c.Path, c.Name))
 			continue
 		}
@@ -282,18 +274,12 @@ func (s *Session) skillNames() []string {
 	return out
 }
 
-// slashCommandNames are init's slash_commands: the built-in ones, the
-// file commands and the skills (a prompt "/name" loads a skill too),
-// without their slash, as the reference lists them.
+// slashCommandNames are init's slash_commands: the names of
+// supportedCommands, without their slash, as the reference lists them.
 func (s *Session) slashCommandNames() []string {
-	out := slices.Clone(builtinCommands)
-	for _, c := range s.files.commands {
+	var out []string
+	for _, c := range s.supportedCommands() {
 		out = append(out, c.Name)
-	}
-	for _, sk := range s.files.skills {
-		if !slices.Contains(out, sk.Name) {
-			out = append(out, sk.Name)
-		}
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/google/go-cmp/cmp"
@@ -91,7 +92,7 @@ func TestProjectFilesDiscovered(t *testing.T) {
 	got := map[string][]string{"skills": init.Init.Skills, "slash_commands": init.Init.SlashCommands, "agents": init.Init.Agents}
 	want := map[string][]string{
 		"skills":         {"notes", "pdf", "secret"},
-		"slash_commands": {"compact", "clear", "review", "notes", "pdf", "secret"},
+		"slash_commands": append(conversation.BuiltinCommandNames(), "review", "notes", "pdf", "secret"),
 		"agents":         {"general-purpose", "x"},
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -227,6 +227,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		Env:                  s.env,
 		OpeningContext:       append(s.loadContext(st), s.skillListing()...),
 		Compaction:           s.setCompaction(st),
+		LocalCommand:         s.localCommand, // builtin_commands.go
 		Deferred:             deferred,
 		NoToolReferences:     s.betasOff(),
 		Authorize:            s.authorize,

@@ -152,3 +152,13 @@ func (s *Session) RestoreTotals(cost float64, mu map[string]message.ModelUsage) 
 		s.totals.modelUsage[k] = &v
 	}
 }
+
+// Totals returns the session's total cost and per-model usage so far.
+func (s *Session) Totals() (float64, map[string]message.ModelUsage) { return s.snapshot() }
+
+// Effort returns the session's current effort ("" for the API's default).
+func (s *Session) Effort() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Effort
+}

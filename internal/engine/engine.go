@@ -81,6 +81,10 @@ type Config struct {
 	// Compaction, when set, compacts the history near the context window
 	// and handles the /compact and /clear prompts (compaction.go).
 	Compaction *Compaction
+	// LocalCommand, when set, runs the local slash commands of a prompt
+	// made of one text block (localcommand.go); nil makes every such
+	// prompt an ordinary one (subagents).
+	LocalCommand func(ctx context.Context, prompt string) (LocalOutput, bool)
 	// Deferred, when it holds tools, is the session's tool search
 	// catalog: those tools run when called, but are declared to the model
 	// only once a ToolSearch result has loaded them (toolsearch.go).
@@ -451,6 +455,10 @@ func (r *run) loop(promptIn []model.Content) ending {
 		return finish(res)
 	}
 	if e, done := r.manualCommand(prompt); done {
+		s.heldContext = append(s.heldContext, context...)
+		return e
+	}
+	if e, done := r.localCommand(prompt); done {
 		s.heldContext = append(s.heldContext, context...)
 		return e
 	}

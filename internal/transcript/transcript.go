@@ -322,3 +322,19 @@ func (r *Recorder) Close() error {
 	}
 	return nil
 }
+
+// Note appends entries that are not messages of the history (a
+// custom-title entry, say), locally and to the store. After a failed
+// write or Close it writes nothing and returns nil: the failure was
+// reported when it happened.
+func (r *Recorder) Note(e ...session.Entry) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed || r.closed {
+		return nil
+	}
+	return r.append(e...)
+}

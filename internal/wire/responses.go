@@ -94,9 +94,11 @@ type InitializeResponse struct {
 
 // Command is a slash command the session offers.
 type Command struct {
-	Name         string `json:"name"`
-	Description  string `json:"description"`
-	ArgumentHint string `json:"argumentHint"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	ArgumentHint string   `json:"argumentHint"`
+	Aliases      []string `json:"aliases,omitempty"`
+	Builtin      bool     `json:"builtin,omitempty"`
 }
 
 // AgentInfo is an agent the session offers.
