@@ -337,6 +337,13 @@ func (s *Session) record(m message.Message) {
 	}
 	r := s.transcript.ready()
 	notice := r.Record(m)
+	// A prompt reaches the store before the model is asked (docs/serve.md:
+	// a turn lost with its host keeps its prompt).
+	for _, n := range r.AfterPrompt(context.Background()) {
+		if s.eng != nil {
+			s.eng.Notify(n)
+		}
+	}
 	if notice == nil {
 		return
 	}

@@ -53,6 +53,26 @@ func (r *Recorder) Settle(ctx context.Context) []message.Message {
 	return out
 }
 
+// AfterPrompt is Settle after a prompt: when the last Record wrote a
+// prompt, it waits (as Settle does, bounded) until the store has it, so
+// that a prompt is in the store before the model is asked and a host that
+// dies during the turn leaves it in the history for the host that takes
+// the session over. Otherwise, or without a store, it returns nil at once.
+// It must not be called with the Recorder's lock held.
+func (r *Recorder) AfterPrompt(ctx context.Context) []message.Message {
+	if r == nil || r.m == nil {
+		return nil
+	}
+	r.mu.Lock()
+	p := r.promptWritten
+	r.promptWritten = false
+	r.mu.Unlock()
+	if !p {
+		return nil
+	}
+	return r.Settle(ctx)
+}
+
 // MaxLastPrompt bounds the text a last-prompt entry keeps of its prompt:
 // the prompt itself is on its user line, and the last-prompt entry only
 // serves session listings, which show 200 characters. Without the bound a

@@ -83,6 +83,8 @@ type Recorder struct {
 	// summaryNext: a compact boundary was just written, and the next
 	// user line is the compaction's summary (compact.go).
 	summaryNext bool
+	// promptWritten: the last Record wrote a prompt (AfterPrompt).
+	promptWritten bool
 	lost        *message.WritesLost
 	closed      bool
 	// holding collects mirror failures instead of notifying them while
@@ -211,6 +213,7 @@ func (r *Recorder) Record(m message.Message) message.Message {
 			err = r.append(e)
 			if text, ok := promptText(m); ok && err == nil && !r.cfg.Sidechain {
 				err = r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
+				r.promptWritten = err == nil
 			}
 		}
 	case *message.Result:
