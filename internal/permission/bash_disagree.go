@@ -112,15 +112,27 @@ func disagreements(src string, f *syntax.File) (why string) {
 			if n.Name != nil && (n.Stmt == nil || n.Stmt.Cmd == nil) {
 				why = "a coprocess whose name bash reads as its command"
 			}
-			if n.Name != nil && n.Stmt != nil {
-				if _, simple := n.Stmt.Cmd.(*syntax.CallExpr); simple {
-					why = "a coprocess whose name bash reads as its command"
-				}
+			// Anything but a compound command after the name (a simple
+			// command, a pipeline "coproc touch x | ls", a list, a
+			// declaration): bash reads the name as the command.
+			if n.Name != nil && n.Stmt != nil && !compoundCmd(n.Stmt.Cmd) {
+				why = "a coprocess whose name bash reads as its command"
 			}
 		}
 		return true
 	})
 	return why
+}
+
+// compoundCmd reports whether c is one of bash's compound commands, the
+// only commands a coprocess NAME may precede.
+func compoundCmd(c syntax.Command) bool {
+	switch c.(type) {
+	case *syntax.Block, *syntax.Subshell, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,
+		*syntax.CaseClause, *syntax.ArithmCmd, *syntax.TestClause:
+		return true
+	}
+	return false
 }
 
 // commentDisagrees checks that a comment is what bash reads as one: the
