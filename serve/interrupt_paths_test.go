@@ -12,7 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/internal/engine"
-	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/internal/interrupttest"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session"
 	"github.com/google/go-cmp/cmp"
@@ -175,33 +175,7 @@ func storedChain(t *testing.T, store session.Store, key session.Key, long string
 	if err != nil {
 		t.Fatalf("loading %+v: %v", key, err)
 	}
-	var got []string
-	for _, e := range session.NewTranscript(entries).Chain {
-		if e.Message == nil || e.IsMeta {
-			continue
-		}
-		for _, b := range e.Message.Content {
-			s := e.Message.Role + ": "
-			switch {
-			case b.Type == model.TypeText && e.Message.Role == "assistant" && b.Text != long && strings.HasPrefix(long, b.Text):
-				s += "partial text"
-			case b.Type == model.TypeText:
-				s += b.Text
-			case b.Type == model.TypeToolUse:
-				s += "call " + b.Name
-			case b.Type == model.TypeToolResult && b.ResultText() == engine.StoppedText:
-				s += "stopped " + b.ToolUseID
-			case b.Type == model.TypeToolResult && b.ResultText() == engine.RejectedText:
-				s += "rejected " + b.ToolUseID
-			case b.Type == model.TypeToolResult:
-				s += "result " + b.ToolUseID + " " + b.ResultText()
-			default:
-				s += b.Type
-			}
-			got = append(got, s)
-		}
-	}
-	return got
+	return interrupttest.ChainShape(session.NewTranscript(entries), long)
 }
 
 // serveTurnShape describes a turn's message events: an aborted reply, a

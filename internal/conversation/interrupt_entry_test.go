@@ -10,6 +10,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/interrupttest"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/settings"
@@ -302,33 +303,7 @@ func chainShape(t *testing.T, env *streamEnv, long string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, e := range tr.Chain {
-		if e.Message == nil || e.IsMeta {
-			continue
-		}
-		for _, b := range e.Message.Content {
-			s := e.Message.Role + ": "
-			switch {
-			case b.Type == model.TypeText && e.Message.Role == "assistant" && b.Text != long && strings.HasPrefix(long, b.Text):
-				s += "partial text"
-			case b.Type == model.TypeText:
-				s += b.Text
-			case b.Type == model.TypeToolUse:
-				s += "call " + b.Name
-			case b.Type == model.TypeToolResult && b.ResultText() == engine.StoppedText:
-				s += "stopped " + b.ToolUseID
-			case b.Type == model.TypeToolResult && b.ResultText() == engine.RejectedText:
-				s += "rejected " + b.ToolUseID
-			case b.Type == model.TypeToolResult:
-				s += "result " + b.ToolUseID + " " + b.ResultText()
-			default:
-				s += b.Type
-			}
-			got = append(got, s)
-		}
-	}
-	return got
+	return interrupttest.ChainShape(tr, long)
 }
 
 // lastText is the text of m's last block.

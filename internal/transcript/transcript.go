@@ -85,8 +85,8 @@ type Recorder struct {
 	summaryNext bool
 	// promptWritten: the last Record wrote a prompt (AfterPrompt).
 	promptWritten bool
-	lost        *message.WritesLost
-	closed      bool
+	lost          *message.WritesLost
+	closed        bool
 	// holding collects mirror failures instead of notifying them while
 	// Settle waits, so that Settle returns them for the stream.
 	holding bool
