@@ -340,6 +340,7 @@ func (s *Session) record(m message.Message) {
 	// A prompt reaches the store before the model is asked (docs/serve.md:
 	// a turn lost with its host keeps its prompt).
 	for _, n := range r.AfterPrompt(context.Background()) {
+		s.logMirrorError(n) // held back from cfg.Notify, so not logged yet
 		if s.eng != nil {
 			s.eng.Notify(n)
 		}
@@ -366,6 +367,14 @@ func writesLostText(l *message.WritesLost) string {
 		code, strings.Join(l.Lost, ", "), l.Error)
 }
 
+// logMirrorError logs a store copy failure that Settle or AfterPrompt
+// held back from the recorder's notices.
+func (s *Session) logMirrorError(m message.Message) {
+	if sys, ok := m.(*message.System); ok {
+		s.diag.Log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
+	}
+}
+
 // settle runs before a result enters the stream: it waits (bounded) until
 // the store has the run's entries and returns the mirror_error messages
 // to show before the result, and marks the result when the transcript
@@ -377,9 +386,7 @@ func (s *Session) settle(ctx context.Context, res *message.Result) []message.Mes
 	r := s.transcript.ready()
 	out := r.Settle(ctx)
 	for _, m := range out { // held back from cfg.Notify, so not logged yet
-		if sys, ok := m.(*message.System); ok {
-			s.diag.Log(sys.Subtype, "session store copy failed", slog.String("error", string(sys.Data["error"])))
-		}
+		s.logMirrorError(m)
 	}
 	if l := r.WritesLost(); l != nil && res.SessionWritesLost == nil {
 		res.SessionWritesLost = l
