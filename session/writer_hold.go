@@ -31,6 +31,7 @@ type holdState struct {
 	create   bool        // the file is yet to be created, exclusively (Prepare)
 	mark     os.FileInfo // the file as this Writer left it, to see another writer's appends
 	deferred []Entry     // entries to write ahead of the next write's (Defer)
+	others   bool        // another writer changed the file since this one let it go (Branched)
 }
 
 // Prepare returns a Writer of a new transcript at path that creates
@@ -114,9 +115,22 @@ func (w *Writer) take() error {
 	}
 	if !w.hold.create && w.changed(f) {
 		w.dirty = true // repaired by the write that follows
+		w.hold.others = w.hold.others || w.hold.mark != nil
 	}
 	w.f, w.lock, w.hold.create = f, lock, false
 	return nil
+}
+
+// Branched reports, once, whether another writer changed the file while
+// this one held nothing (since the last call): this Writer's entries then
+// go on with its own chain, so the transcript branches there, and a
+// caller may want to say so.
+func (w *Writer) Branched() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.hold.others
+	w.hold.others = false
+	return b
 }
 
 // changed reports whether the file f is not as this Writer left it:

@@ -149,8 +149,14 @@ func TestLockReleaseAndAnotherWriter(t *testing.T) {
 	fmt.Fprint(f, `{"type":"assistant","uuid":"cut`)
 	f.Close()
 
+	if a.Branched() {
+		t.Error("Branched before a took the file again")
+	}
 	if err := a.Append(PromptEntry("", "a2", "default")); err != nil {
 		t.Fatal(err)
+	}
+	if !a.Branched() || a.Branched() {
+		t.Error("Branched does not report, once, that another writer wrote meanwhile")
 	}
 	a.Close()
 	data, _ := os.ReadFile(path)

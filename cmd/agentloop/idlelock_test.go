@@ -80,8 +80,8 @@ func (p *cliProcess) until(subs ...string) string {
 // idle (a stream-json host waiting for its next prompt) resumes in
 // another process, which sees its history; while that process is in the
 // middle of a turn, a resume is refused as busy and writes nothing. The
-// holder's next turns run and continue its own history (the transcript
-// branches there).
+// holder's next turns run, continue its own history, and the first is
+// told that the transcript branched.
 func TestResumeSessionOfIdleProcess(t *testing.T) {
 	slow := agentlooptest.Text("A slow.") // A, mid-turn while C tries
 	slow.Delay = 5 * time.Second
@@ -112,7 +112,9 @@ func TestResumeSessionOfIdleProcess(t *testing.T) {
 
 	// A is mid-turn (its request is at the server, answered in 5s): a
 	// resume is refused and the transcript is left as it is.
+	// A's run starts by telling that the session was written meanwhile.
 	io.WriteString(a.in, userLine("SLOW-FROM-A")+"\n")
+	a.until("written by another process")
 	deadline := time.Now().Add(10 * time.Second)
 	for len(srv.Requests()) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/diag"
 	rec "github.com/agentloop/agentloop/internal/transcript"
 	"github.com/agentloop/agentloop/message"
 	sessions "github.com/agentloop/agentloop/session"
@@ -451,6 +452,17 @@ func (t *transcript) lock() error {
 	}
 	if err := t.w.Lock(); err != nil {
 		return fmt.Errorf("agentloop: opening the transcript: %w", err)
+	}
+	if t.w.Branched() {
+		// Another process resumed the session while this one was idle
+		// and wrote to it: this run goes on with this process's history.
+		text := fmt.Sprintf("session %s was written by another process while this one was idle; "+
+			"this run continues this process's history, so the transcript branches here (resume the session to see the other's turns)",
+			t.w.SessionID())
+		t.diag.Announce(func(id string) message.Message {
+			return diag.Informational(id, diag.Diagnostic{Tag: DiagTranscript, Text: text})
+		})
+		t.diag.Log(DiagTranscript, text)
 	}
 	return nil
 }
