@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -279,5 +280,9 @@ func (t *transcript) note(e ...sessions.Entry) error {
 	if t == nil {
 		return nil
 	}
-	return t.r.Note(e...)
+	r := t.ready() // made lazily (persist.go); nil only after close
+	if r == nil {
+		return errors.New("the transcript is closed")
+	}
+	return r.Note(e...)
 }
