@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -45,9 +46,7 @@ func newTransport(cfg *config) (*http.Transport, error) {
 	// goroutine, after the body's end reaches the reader), and kept ~1,500
 	// for 1,000 sessions: each with two goroutines and 8 KiB of buffers.
 	tr.MaxConnsPerHost = cfg.sessions
-	if cfg.tls {
-		tr.TLSClientConfig = &tls.Config{RootCAs: cfg.tlsRoots}
-	}
+	trustRunCert(cfg, tr)
 	if cfg.h2c {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
@@ -67,6 +66,13 @@ func newTransport(cfg *config) (*http.Transport, error) {
 	return tr, nil
 }
 
+// trustRunCert makes tr trust the certificate made for a -tls run.
+func trustRunCert(cfg *config, tr *http.Transport) {
+	if cfg.tls {
+		tr.TLSClientConfig = &tls.Config{RootCAs: cfg.tlsRoots}
+	}
+}
+
 // newProvider returns the Anthropic provider every in-process session
 // shares, on newTransport's transport with the timing transport around it.
 // Its buffers are the provider's own ([anthropic.TuneTransport]), as the
@@ -76,7 +82,18 @@ func newProvider(cfg *config) (model.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	anthropic.TuneTransport(tr)
+	if cfg.client == clientShipped {
+		// The provider's own transport, as it makes it when given no
+		// client; only the run's certificate is added, which the
+		// system's roots would otherwise hold.
+		tr = anthropic.NewTransport()
+		if tr == nil {
+			return nil, errors.New("http.DefaultTransport is not an *http.Transport")
+		}
+		trustRunCert(cfg, tr)
+	} else {
+		anthropic.TuneTransport(tr)
+	}
 	p, err := anthropic.New(&anthropic.Options{
 		APIKey: "sk-bench", BaseURL: cfg.serverURL,
 		HTTPClient: &http.Client{Transport: &timingTransport{base: tr}},

@@ -98,6 +98,9 @@ import (
 	"github.com/agentloop/agentloop/bench/scale/internal/script"
 )
 
+// clientShipped is -client's one value.
+const clientShipped = "shipped"
+
 // config is the run's flags and what main derived from them.
 type config struct {
 	mode         string
@@ -123,6 +126,10 @@ type config struct {
 	tlsCert, tlsKey string
 	tlsRoots        *x509.CertPool
 	workload        string
+	// client: "" runs the sessions on newTransport's transport (as many
+	// connections as sessions); clientShipped on the one each library
+	// makes when given no client.
+	client string
 	idle            bool
 	timeout         time.Duration
 	// profileDir, when set, receives cpu.pprof for the whole inproc run
@@ -161,6 +168,7 @@ func run() error {
 	flag.BoolVar(&cfg.h2c, "h2c", false, "inproc: speak HTTP/2 without TLS to the server (started with -h2c; with -server, start it so), multiplexing requests on few connections as against the real API")
 	flag.BoolVar(&cfg.tls, "tls", false, "inproc, sdkrunner: speak HTTPS to the server, HTTP/2 chosen by ALPN as against the real API (the server is started with a certificate made for the run; not with -server)")
 	flag.StringVar(&cfg.workload, "workload", script.WorkloadMixed, "the tool calls of the script: mixed (Read, Grep, Bash in turn) or read (Read only; sdkrunner needs it)")
+	flag.StringVar(&cfg.client, "client", "", "inproc, sdkrunner: \"shipped\" runs each library on the HTTP transport it makes when given none (agentloop: 1,024 idle connections per host; anthropic-sdk-go: http.DefaultTransport's 2); empty: both on the benchmark's, as many connections as sessions")
 	flag.BoolVar(&cfg.idle, "idle", true, "inproc: also measure idle sessions, in a child process")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "the whole run's limit")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "inproc: write cpu.pprof, and heap.pprof and goroutine.pprof at -profile-at, there")
@@ -183,6 +191,12 @@ func run() error {
 		return errors.New("-tls starts its own server: drop -server")
 	case cfg.workload != script.WorkloadMixed && cfg.workload != script.WorkloadRead:
 		return fmt.Errorf("-workload %q: want mixed or read", cfg.workload)
+	case cfg.client != "" && cfg.client != clientShipped:
+		return fmt.Errorf("-client %q: want shipped or nothing", cfg.client)
+	case cfg.client != "" && !inproc:
+		return errors.New("-client is for -mode inproc and sdkrunner")
+	case cfg.client != "" && cfg.h2c:
+		return errors.New("-client shipped speaks HTTP/1.1 or, with -tls, HTTP/2 by ALPN; not -h2c")
 	case cfg.mode == result.ModeSDKRunner && cfg.workload != script.WorkloadRead:
 		return errors.New("-mode sdkrunner has a Read tool only: use -workload read")
 	}
@@ -229,6 +243,7 @@ func run() error {
 	if cfg.workload != script.WorkloadMixed {
 		rec.Workload = cfg.workload
 	}
+	rec.Client = cfg.client
 	var srv *serverProc
 	if cfg.serverURL == "" {
 		if srv, err = startServer(ctx, &cfg); err != nil {

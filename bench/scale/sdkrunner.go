@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -27,6 +28,19 @@ func runSDKRunner(ctx context.Context, cfg *config, rec *result.Record) error {
 	tr, err := newTransport(cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.client == clientShipped {
+		// What sdk.NewClient uses when given no client (its
+		// requestconfig.DefaultHTTPClient): a clone of
+		// http.DefaultTransport, 2 idle connections per host, with a
+		// response-header timeout; only the run's certificate is added.
+		base, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			return fmt.Errorf("http.DefaultTransport is a %T", http.DefaultTransport)
+		}
+		tr = base.Clone()
+		tr.ResponseHeaderTimeout = 10 * time.Minute
+		trustRunCert(cfg, tr)
 	}
 	client := sdk.NewClient(
 		option.WithBaseURL(cfg.serverURL),

@@ -483,16 +483,32 @@ const MaxIdleConnsPerHost = 1024
 // Options.HTTPClient: one connection pool per process, so sessions reuse
 // each other's connections. It is never modified after creation.
 var sharedClient = sync.OnceValue(func() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
+	t := NewTransport()
+	if t == nil {
 		return &http.Client{}
 	}
-	t = t.Clone() // keeps ForceAttemptHTTP2, the proxy from the environment, the dial timeouts
+	return &http.Client{Transport: t}
+})
+
+// NewTransport returns a new transport configured as the one the
+// provider's default client uses: a clone of [http.DefaultTransport]
+// (HTTP/2 over TLS, the proxy from the environment, its dial timeouts)
+// keeping [MaxIdleConnsPerHost] idle connections per host, tuned by
+// [TuneTransport]. It is for a program that wraps the transport (to trace
+// or meter requests) and passes it in Options.HTTPClient without losing
+// those settings. It returns nil if http.DefaultTransport has been
+// replaced by something other than an *http.Transport.
+func NewTransport() *http.Transport {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil
+	}
+	t = t.Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	t.MaxIdleConns = 2 * MaxIdleConnsPerHost
 	TuneTransport(t)
-	return &http.Client{Transport: t}
-})
+	return t
+}
 
 // Buffer sizes of an HTTP/1.1 connection of the provider's own client
 // (see [TuneTransport]).

@@ -103,6 +103,9 @@ func series(recs []result.Record) []line {
 		if r.Workload == "read" {
 			label += ", Read only"
 		}
+		if r.Client != "" {
+			label += ", " + r.Client + " client"
+		}
 		if r.MemLimitMiB > 0 {
 			label += ", GOMEMLIMIT " + strconv.Itoa(r.MemLimitMiB) + " MiB"
 		}

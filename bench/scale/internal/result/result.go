@@ -46,6 +46,13 @@ type Record struct {
 	// Workload is the script's tool calls: "mixed" (Read, Grep, Bash in
 	// turn; empty in older records) or "read" (Read only).
 	Workload string `json:"workload,omitempty"`
+	// Client (inproc, sdkrunner) is "shipped" when each library ran on the
+	// HTTP client it makes when given none (agentloop's provider: a pool of
+	// 1,024 idle connections per host, small buffers; anthropic-sdk-go:
+	// a clone of http.DefaultTransport, 2 idle connections per host), as a
+	// program that does not tune it gets; empty when both ran on the
+	// benchmark's transport (as many connections as sessions).
+	Client string `json:"client,omitempty"`
 	// HTTP2Share (inproc, sdkrunner) is the share of the messages
 	// requests answered over HTTP/2.
 	HTTP2Share float64 `json:"http2_share,omitzero"`

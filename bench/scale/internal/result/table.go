@@ -24,6 +24,9 @@ func WriteTable(w io.Writer, recs []Record) error {
 		if r.Workload == "read" {
 			mode += " (Read only)"
 		}
+		if r.Client != "" {
+			mode += ", " + r.Client + " client"
+		}
 		if r.MemLimitMiB > 0 {
 			mode += fmt.Sprintf(" memlimit %d MiB", r.MemLimitMiB)
 		}
