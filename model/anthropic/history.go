@@ -3,32 +3,106 @@ package anthropic
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/agentloop/agentloop/model"
 )
 
 // history is what a session's [model.Memo] keeps between two requests:
-// the JSON of the messages the last request sent, joined by commas in one
-// buffer, and a deep copy of each message encoded, to tell whether the
-// next request sends it unchanged. A request whose history starts with
-// the same messages (the common case: the last request's, plus a reply
-// and a tool result) reuses their bytes as one segment of its body and
-// encodes only the messages after them, each once; the last message's
-// cache breakpoint is spliced onto its bytes, not encoded with them, so
-// the message is reused as it is when the breakpoint moves on.
+// the JSON of the messages the last request sent, joined by commas, and a
+// deep copy of each message encoded, to tell whether the next request
+// sends it unchanged. A request whose history starts with the same
+// messages (the common case: the last request's, plus a reply and a tool
+// result) reuses their bytes as segments of its body and encodes only the
+// messages after them, each once; the last message's cache breakpoint is
+// spliced onto its bytes, not encoded with them, so the message is reused
+// as it is when the breakpoint moves on.
 //
-// The bytes of buf up to its length are never written again: bodies of
-// earlier requests, perhaps still being sent, share them. New messages
-// are appended past the length; a history that differs earlier on
-// (compaction, /clear, a rewind, a message edited in place) starts a new
-// buffer.
+// The JSON is kept in chunks, each filled to its capacity and never
+// reallocated: a message is encoded apart and copied into the last chunk
+// if it fits, into a new one otherwise. So a growing history is never
+// copied to grow, holds at most a chunk of spare capacity, and leaves no
+// garbage of outgrown buffers. The bytes of a chunk up to its length are
+// never written again: bodies of earlier requests, perhaps still being
+// sent, share them. A history that differs earlier on (compaction,
+// /clear, a rewind, a message edited in place) keeps the chunks before the
+// difference, the one it falls in clipped at it, so that the next message
+// starts a new chunk rather than overwrite shared bytes.
 type history struct {
-	buf  []byte
-	ends []int // ends[i]: the length of buf after message i
-	msgs []histMsg
+	chunks [][]byte
+	starts []int // starts[k]: the offset of chunks[k] in the history's JSON
+	ends   []int // ends[i]: the offset where message i's JSON ends
+	msgs   []histMsg
 	// encoded counts the messages encoded (for the tests).
 	encoded int
 }
+
+// Chunk capacities: a history's first chunk holds minChunk bytes and each
+// next one twice the last, up to maxChunk, or the message it is made for
+// if that is larger.
+const (
+	minChunk = 2 << 10
+	maxChunk = 32 << 10
+)
+
+// size is the length of the history's JSON.
+func (h *history) size() int {
+	if len(h.chunks) == 0 {
+		return 0
+	}
+	k := len(h.chunks) - 1
+	return h.starts[k] + len(h.chunks[k])
+}
+
+// add appends enc (a message's JSON, with its leading comma) to the last
+// chunk, or to a new one if it does not fit, and returns the offset where
+// it ends.
+func (h *history) add(enc []byte) int {
+	k := len(h.chunks) - 1
+	if k < 0 || cap(h.chunks[k])-len(h.chunks[k]) < len(enc) {
+		c := minChunk
+		if k >= 0 {
+			c = min(2*cap(h.chunks[k]), maxChunk)
+		}
+		h.starts = append(h.starts, h.size())
+		h.chunks = append(h.chunks, make([]byte, 0, max(c, len(enc))))
+		k++
+	}
+	h.chunks[k] = append(h.chunks[k], enc...)
+	return h.size()
+}
+
+// cutAt forgets the messages from same on: the chunks up to the offset
+// where message same-1 ends are kept, the last of them clipped there.
+func (h *history) cutAt(same int) {
+	end := 0
+	if same > 0 {
+		end = h.ends[same-1]
+	}
+	k := len(h.chunks)
+	for k > 0 && h.starts[k-1] >= end {
+		k--
+	}
+	h.chunks, h.starts = slices.Clone(h.chunks[:k]), slices.Clone(h.starts[:k])
+	if k > 0 {
+		h.chunks[k-1] = slices.Clip(h.chunks[k-1][:end-h.starts[k-1]])
+	}
+	h.ends, h.msgs = slices.Clone(h.ends[:same]), slices.Clone(h.msgs[:same])
+}
+
+// share records in bb, at where, the history's JSON up to offset end.
+func (h *history) share(bb *bodyBuilder, where, end int) {
+	for k, c := range h.chunks {
+		if h.starts[k] >= end {
+			return
+		}
+		bb.share(where, c[:min(len(c), end-h.starts[k])])
+	}
+}
+
+// encScratch holds the buffers messages are encoded in before they are
+// copied into a history's chunk.
+var encScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // histMsg is a message as encoded: its role and a deep copy of its
 // blocks, the last block's breakpoint left out when it was spliced.
@@ -84,42 +158,41 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 		same++
 	}
 	if same < len(h.msgs) {
-		// The history changed before what h kept ended: start a new
-		// buffer, so that bodies sharing the old one keep their bytes.
-		end := 0
-		if same > 0 {
-			end = h.ends[same-1]
-		}
-		*h = history{
-			buf:     slices.Clone(h.buf[:end]),
-			ends:    slices.Clone(h.ends[:same]),
-			msgs:    slices.Clone(h.msgs[:same]),
-			encoded: h.encoded,
-		}
+		// The history changed before what h kept ended.
+		h.cutAt(same)
 	}
-	for i := same; i < keep; i++ {
-		start := len(h.buf)
-		if i > 0 {
-			h.buf = append(h.buf, ',')
+	if same < keep {
+		sp := encScratch.Get().(*[]byte)
+		defer func() {
+			if cap(*sp) <= maxChunk {
+				encScratch.Put(sp)
+			}
+		}()
+		for i := same; i < keep; i++ {
+			enc := (*sp)[:0]
+			if i > 0 {
+				enc = append(enc, ',')
+			}
+			m := &msgs[i]
+			blocks := deepCopy(m.Content)
+			em := m
+			if cut && i == n-1 {
+				blocks[len(blocks)-1].CacheControl = nil
+				em = &model.Message{Role: m.Role, Content: blocks}
+			}
+			var err error
+			enc, err = em.AppendJSON(enc)
+			*sp = enc
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			h.encoded++
+			h.ends = append(h.ends, h.add(enc))
+			h.msgs = append(h.msgs, histMsg{role: m.Role, blocks: blocks})
 		}
-		m := &msgs[i]
-		blocks := deepCopy(m.Content)
-		enc := m
-		if cut && i == n-1 {
-			blocks[len(blocks)-1].CacheControl = nil
-			enc = &model.Message{Role: m.Role, Content: blocks}
-		}
-		var err error
-		if h.buf, err = enc.AppendJSON(h.buf); err != nil {
-			h.truncate(i, start)
-			return nil, fmt.Errorf("message %d: %w", i, err)
-		}
-		h.encoded++
-		h.ends = append(h.ends, len(h.buf))
-		h.msgs = append(h.msgs, histMsg{role: m.Role, blocks: blocks})
 	}
 	if !cut {
-		bb.share(len(b), h.buf)
+		h.share(bb, len(b), h.size())
 		if n > 1 {
 			b = append(b, ',')
 		}
@@ -131,14 +204,8 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 		}
 		return b, nil
 	}
-	bb.share(len(b), h.buf[:len(h.buf)-len(msgTail)])
+	h.share(bb, len(b), h.size()-len(msgTail))
 	b = append(b, `,"cache_control":`...)
 	b = msgs[n-1].Content[len(msgs[n-1].Content)-1].CacheControl.AppendJSON(b)
 	return append(b, msgTail...), nil
-}
-
-// truncate forgets message i and the ones after it, which start at byte
-// start of buf; later appends overwrite only bytes no body has shared.
-func (h *history) truncate(i, start int) {
-	h.buf, h.ends, h.msgs = h.buf[:start], h.ends[:i], h.msgs[:i]
 }

@@ -44,6 +44,21 @@ func (s *memoSession) turn(k int) {
 		model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: id, Text: fmt.Sprintf("line %d\n", k)}}})
 }
 
+// bigTurn adds a tool call whose result is a file of n numbered lines, a
+// few KB as a Read of a source file returns, so that histories outgrow a
+// chunk of the memo.
+func (s *memoSession) bigTurn(k, n int) {
+	id := fmt.Sprintf("toolu_big_%d", k)
+	var text strings.Builder
+	for i := range n {
+		fmt.Fprintf(&text, "%6d\tfunc f%d() { return \"<%d>\" }\n", i+1, i, k)
+	}
+	s.history = append(s.history,
+		model.Message{Role: "assistant", Content: []model.Content{
+			{Type: model.TypeToolUse, ID: id, Name: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path":"/r/big%d.go"}`, k))}}},
+		model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: id, Text: text.String()}}})
+}
+
 // TestHistoryMatchesFresh sends a session's requests with a memo after each
 // way the loop changes a history (a turn, compaction, /clear, a rewind,
 // messages edited in place or replaced, context management, breakpoints
@@ -103,6 +118,11 @@ func TestHistoryMatchesFresh(t *testing.T) {
 			s.history = append(s.history, model.Message{Role: "user", Content: []model.Content{}})
 		}, 1},
 		{"nil content", func() { s.history = append(s.history, model.Message{Role: "user"}) }, 2},
+		{"turns past a chunk", func() { s.bigTurn(1, 60); s.bigTurn(2, 60) }, 5},
+		{"a result larger than the largest chunk", func() { s.bigTurn(3, 1500) }, 2},
+		{"more after it", func() { s.bigTurn(4, 100); s.turn(15) }, 4},
+		{"rewind into an early chunk", func() { s.history = s.history[:len(s.history)-6] }, 0},
+		{"turn after that rewind", func() { s.bigTurn(5, 80) }, 2},
 		{"role changed", func() { s.history[0].Role = "assistant" }, -1}, // all of them
 	}
 	for _, st := range steps {
@@ -141,6 +161,7 @@ func TestHistoryKeepsSharedBytes(t *testing.T) {
 	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Fix the bug.")}}}
 	for k := range 4 {
 		s.turn(k)
+		s.bigTurn(k, 30)
 	}
 	var e encoder
 	old, err := e.body(s.request())
@@ -148,15 +169,63 @@ func TestHistoryKeepsSharedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := string(old.bytes())
-	s.history = s.history[:3]
-	for k := range 4 {
-		s.turn(10 + k)
-		if _, err := e.body(s.request()); err != nil {
-			t.Fatal(err)
+	for _, cut := range []int{11, 5, 3} { // within the last chunk, an earlier one, the first
+		s.history = s.history[:cut]
+		for k := range 4 {
+			s.turn(10 + k)
+			s.bigTurn(10+k, 25)
+			if _, err := e.body(s.request()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := string(old.bytes()); got != want {
+			t.Fatalf("cut at %d: an earlier body changed:\n%s", cut, cmp.Diff(want, got))
 		}
 	}
-	if got := string(old.bytes()); got != want {
-		t.Fatalf("an earlier body changed:\n%s", cmp.Diff(want, got))
+}
+
+// TestHistoryChunks shows that a long history is kept without outgrown
+// buffers: its chunks are never reallocated, so its spare capacity stays
+// under one chunk whatever its length, and a request's body shares each
+// chunk as it is.
+func TestHistoryChunks(t *testing.T) {
+	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Go.")}}}
+	var e encoder
+	for k := range 200 {
+		if k%3 == 0 {
+			s.bigTurn(k, 40)
+		} else {
+			s.turn(k)
+		}
+		req := s.request()
+		got, err := e.encode(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k%50 == 0 {
+			if diff := cmp.Diff(marshalBody(t, req), string(got)); diff != "" {
+				t.Fatalf("turn %d (-fresh +incremental):\n%s", k, diff)
+			}
+		}
+	}
+	h, _ := s.memo.Take().(*history)
+	if h == nil {
+		t.Fatal("nothing kept in the memo")
+	}
+	used, held := 0, 0
+	for _, c := range h.chunks {
+		used += len(c)
+		held += cap(c)
+	}
+	if used != h.size() || used < 150_000 {
+		t.Fatalf("%d bytes in chunks, size %d: want the history's JSON, over 150 KB", used, h.size())
+	}
+	if spare := held - used; spare > maxChunk {
+		t.Errorf("%d bytes of spare capacity for a history of %d: want at most a chunk (%d)", spare, used, maxChunk)
+	}
+	if len(h.chunks) < used/maxChunk {
+		t.Errorf("%d chunks for %d bytes", len(h.chunks), used)
 	}
 }
 
@@ -184,5 +253,24 @@ func TestHistoryInvalidInput(t *testing.T) {
 	}
 	if diff := cmp.Diff(marshalBody(t, req), string(got)); diff != "" {
 		t.Fatalf("(-fresh +incremental):\n%s", diff)
+	}
+}
+
+// BenchmarkHistoryGrowth encodes the requests of a session of 40 tool
+// turns that read files of 120 lines (≈ 5 KB each), through its memo: the
+// cost of growing a history that only grows. B/op is what all the
+// requests allocated, the kept history included.
+func BenchmarkHistoryGrowth(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
+		s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Look around.")}}}
+		var e encoder
+		for k := range 40 {
+			s.bigTurn(k, 120)
+			if _, err := e.body(s.request()); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
