@@ -14,6 +14,10 @@
 #   LATENCY     model latency                         [200ms]
 #   TURNS       Read calls per session                [5]
 #   ROUNDS      times the whole matrix runs           [2]
+#   CLIENTS     HTTP clients: "bench" (both libraries on the benchmark's
+#               transport, as many connections as sessions) and/or
+#               "shipped" (each on the client it makes when given none)
+#                                                     [bench shipped]
 #   BEFORE_BIN  a scale binary built from an earlier commit of agentloop
 #               (same bench/ sources), run beside the others as
 #               "inproc-before"; unset: none
@@ -25,6 +29,7 @@ sessions="${SESSIONS:-100 1000}"
 latency="${LATENCY:-200ms}"
 turns="${TURNS:-5}"
 rounds="${ROUNDS:-2}"
+clients="${CLIENTS:-bench shipped}"
 ulimit -n "$(ulimit -Hn)"
 export IS_SANDBOX=1 # the sessions bypass permissions; agentloop refuses that as root otherwise
 
@@ -42,12 +47,15 @@ results="$out/sdk.jsonl"
 for round in $(seq "$rounds"); do
   for n in $sessions; do
     for proto in "" "-tls"; do
-      common=(-workload read -sessions "$n" -turns "$turns" -latency "$latency" -idle=false -server-bin "$bin/server" $proto)
-      "$bin/scale" -mode sdkrunner "${common[@]}" -out "$results"
-      "$bin/scale" -mode inproc "${common[@]}" -out "$results"
-      if [ -n "${BEFORE_BIN:-}" ]; then
-        "$bin/before/scale" -mode inproc "${common[@]}" -out "$results.before"
-      fi
+      for client in $clients; do
+        common=(-workload read -sessions "$n" -turns "$turns" -latency "$latency" -idle=false -server-bin "$bin/server" $proto)
+        [ "$client" = bench ] || common+=(-client "$client")
+        "$bin/scale" -mode sdkrunner "${common[@]}" -out "$results"
+        "$bin/scale" -mode inproc "${common[@]}" -out "$results"
+        if [ -n "${BEFORE_BIN:-}" ] && [ "$client" = bench ]; then
+          "$bin/before/scale" -mode inproc "${common[@]}" -out "$results.before"
+        fi
+      done
     done
   done
 done
@@ -59,7 +67,7 @@ fi
 {
   echo "Made by \`bench/scale/sdkcompare.sh\` on $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (with local changes)'),"
   echo "$(go version | cut -d' ' -f3), $(nproc) cores, load average before $(cut -d' ' -f1 /proc/loadavg)."
-  echo "Environment: SESSIONS='$sessions' LATENCY=$latency TURNS=$turns ROUNDS=$rounds${BEFORE_BIN:+ BEFORE_BIN=set}."
+  echo "Environment: SESSIONS='$sessions' LATENCY=$latency TURNS=$turns ROUNDS=$rounds CLIENTS='$clients'${BEFORE_BIN:+ BEFORE_BIN=set}."
   echo
 } > "$out/sdk.md"
 "$bin/chart" -in "$results" -out "$out/sdk.png" -table "$out/sdk.body.md"
