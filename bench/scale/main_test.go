@@ -9,7 +9,7 @@ import (
 // sessions bypass permissions, which agentloop refuses to a process
 // running as root unless IS_SANDBOX says the machine is disposable.
 func TestMain(m *testing.M) {
-	if os.Getenv("IS_SANDBOX") == "" {
+	if os.Getenv("IS_SANDBOX") != "1" {
 		os.Setenv("IS_SANDBOX", "1")
 	}
 	os.Exit(m.Run())
