@@ -194,7 +194,11 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	}
 	fileStateOf(env).record(key, info, data, partial)
 
-	res.File.Content = strings.Join(window, "\n")
+	if partial {
+		res.File.Content = strings.Join(window, "\n")
+	} else {
+		res.File.Content = text // the lines joined again: the text itself
+	}
 	res.File.NumLines = len(window)
 	r := tool.Text(b.String())
 	r.Structured = res
