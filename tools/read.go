@@ -153,8 +153,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 		r.Structured = res
 		return r, nil
 	}
-	lines := strings.Split(text, "\n")
-	total := len(lines)
+	total := strings.Count(text, "\n") + 1
 	res.File.TotalLines = total
 	if offset > total {
 		fileStateOf(env).record(key, info, data, true)
@@ -167,20 +166,19 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	if limit < total-start {
 		end = start + limit
 	}
-	window := lines[start:end]
+	window := lineWindow(text, start, end, total)
 
 	var b strings.Builder
-	size := 0
-	for _, line := range window {
-		size += len(line) + 8 // the line, its number, a tab and a newline
-	}
-	b.Grow(min(size, readMaxOutput+1024))
+	b.Grow(min(len(window)+8*(end-start), readMaxOutput+1024)) // a number, a tab and a newline per line
 	var num [20]byte
-	for i, line := range window {
-		if i > 0 {
+	rest := window
+	for i := start; i < end; i++ {
+		line, next, _ := strings.Cut(rest, "\n")
+		rest = next
+		if i > start {
 			b.WriteByte('\n')
 		}
-		b.Write(strconv.AppendInt(num[:0], int64(start+i+1), 10))
+		b.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
 		b.WriteByte('\t')
 		b.WriteString(displayLine(line))
 		if b.Len() > readMaxOutput && !in.AllowLarge {
@@ -194,12 +192,8 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	}
 	fileStateOf(env).record(key, info, data, partial)
 
-	if partial {
-		res.File.Content = strings.Join(window, "\n")
-	} else {
-		res.File.Content = text // the lines joined again: the text itself
-	}
-	res.File.NumLines = len(window)
+	res.File.Content = window // the window's lines joined by newlines, a part of text
+	res.File.NumLines = end - start
 	r := tool.Text(b.String())
 	r.Structured = res
 	return r, nil
@@ -291,4 +285,23 @@ func numArg(f float64) int {
 		return math.MaxInt32
 	}
 	return int(f)
+}
+
+// lineWindow returns lines start to end-1 (from 0) of text, which has
+// total lines, joined by newlines as they are in text: the part of text
+// that holds them, without the newline that ends the last when it is not
+// text's last line.
+func lineWindow(text string, start, end, total int) string {
+	from := 0
+	for range start {
+		from += strings.IndexByte(text[from:], '\n') + 1
+	}
+	if end >= total {
+		return text[from:]
+	}
+	to := from
+	for range end - start {
+		to += strings.IndexByte(text[to:], '\n') + 1
+	}
+	return text[from : to-1]
 }
