@@ -70,6 +70,10 @@ type bgShell struct {
 	// The call that started the shell and its description, for the
 	// notice of its end; they never change.
 	toolUseID, description string
+	// runID names the run on the shell's task lines; emit puts them into
+	// the session's stream (nil: none). They never change.
+	runID string
+	emit  TaskEmitter
 
 	// Guarded by Shells.mu.
 	exitCode int
@@ -120,8 +124,9 @@ func (s *Shells) TempDir() string { return filepath.Join(s.Dir(), "tmp") }
 
 // start runs command in the background with bash at shell, in dir, for at
 // most lifetime, confined by policy when it is not nil; toolUseID and
-// description (of the call that started it) go into the notice of its end.
-func (s *Shells) start(environ []string, shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy, toolUseID, description string) (ShellInfo, error) {
+// description (of the call that started it) go into the notice of its end,
+// and its task lines go through emit when it is not nil.
+func (s *Shells) start(environ []string, shell, dir, command string, lifetime time.Duration, policy *sandbox.Policy, toolUseID, description string, emit TaskEmitter) (ShellInfo, error) {
 	out, errf, id, err := s.createFiles()
 	if err != nil {
 		return ShellInfo{}, err
@@ -143,12 +148,13 @@ func (s *Shells) start(environ []string, shell, dir, command string, lifetime ti
 		done:     make(chan struct{}),
 		exitCode: -1,
 
-		toolUseID: toolUseID, description: description,
+		toolUseID: toolUseID, description: description, runID: NewRunID(), emit: emit,
 	}
 	s.mu.Lock()
 	s.shells[id] = sh
 	sh.timer = time.AfterFunc(lifetime, func() { s.stop(sh) })
 	s.mu.Unlock()
+	s.startedLines(sh) // before wait can tell its end
 	go s.wait(sh, cmd)
 	return sh.snapshot(s), nil
 }
@@ -193,8 +199,10 @@ func (s *Shells) wait(sh *bgShell, cmd *exec.Cmd) {
 	sh.exitCode = bashExitCode(cmd.ProcessState)
 	sh.timer.Stop()
 	s.notices = append(s.notices, sh.notice())
+	status, summary := sh.outcome()
 	s.mu.Unlock()
 	close(sh.done)
+	s.endedLines(sh, status, summary)
 }
 
 // TakeNotices returns, and forgets, the notices of the shells that ended
@@ -209,19 +217,22 @@ func (s *Shells) TakeNotices() []string {
 	return out
 }
 
-// notice is the text that tells the model the shell ended. s.mu is held.
-func (sh *bgShell) notice() string {
-	what := sh.description
-	if what == "" {
-		what = sh.info.Command
-	}
-	status, summary := "completed", fmt.Sprintf("Background command %q completed (exit code %d)", what, sh.exitCode)
+// outcome is how the shell ended, as its notice and its task lines tell
+// it: a status (completed, failed or killed) and a summary. s.mu is held.
+func (sh *bgShell) outcome() (status, summary string) {
+	what := sh.what()
 	switch {
 	case sh.stopped:
-		status, summary = "killed", fmt.Sprintf("Background command %q was stopped", what)
+		return "killed", fmt.Sprintf("Background command %q was stopped", what)
 	case sh.exitCode != 0:
-		status, summary = "failed", fmt.Sprintf("Background command %q failed with exit code %d", what, sh.exitCode)
+		return "failed", fmt.Sprintf("Background command %q failed with exit code %d", what, sh.exitCode)
 	}
+	return "completed", fmt.Sprintf("Background command %q completed (exit code %d)", what, sh.exitCode)
+}
+
+// notice is the text that tells the model the shell ended. s.mu is held.
+func (sh *bgShell) notice() string {
+	status, summary := sh.outcome()
 	var b strings.Builder
 	b.WriteString("<task-notification>\n")
 	fmt.Fprintf(&b, "<task-id>%s</task-id>\n", sh.info.ID)
@@ -296,12 +307,7 @@ func (s *Shells) List() []ShellInfo {
 		all = append(all, sh)
 	}
 	s.mu.Unlock()
-	sort.Slice(all, func(i, j int) bool {
-		if !all[i].info.Started.Equal(all[j].info.Started) {
-			return all[i].info.Started.Before(all[j].info.Started)
-		}
-		return all[i].info.ID < all[j].info.ID
-	})
+	sortShells(all)
 	infos := make([]ShellInfo, len(all))
 	for i, sh := range all {
 		infos[i] = sh.snapshot(s)
@@ -419,4 +425,14 @@ func (s *Shells) Close() error {
 	// os.Remove would try unlink first: most sessions never made it.
 	_ = syscall.Rmdir(s.Dir())
 	return errors.Join(errs...)
+}
+
+// sortShells orders shells by when they started.
+func sortShells(all []*bgShell) {
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].info.Started.Equal(all[j].info.Started) {
+			return all[i].info.Started.Before(all[j].info.Started)
+		}
+		return all[i].info.ID < all[j].info.ID
+	})
 }

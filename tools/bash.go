@@ -146,7 +146,7 @@ func runBash(ctx context.Context, in bashInput, call *tool.Call) (tool.Result, e
 		if call != nil {
 			id = call.ID
 		}
-		return bashStartBackground(env, shell, dir, id, in, policy)
+		return bashStartBackground(ctx, env, shell, dir, id, in, policy)
 	}
 	timeout := bashClamp(in.Timeout, bashDefaultTimeout, bashMaxTimeout)
 	limit := bashMaxOutputChars

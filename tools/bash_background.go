@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/agentloop/agentloop/internal/engine"
 
 	"github.com/agentloop/agentloop/internal/sandbox"
 	"github.com/agentloop/agentloop/tool"
@@ -11,9 +14,13 @@ import (
 // session for the call toolUseID, confined by policy when it is not nil,
 // and tells the model where its output goes and that it will hear when the
 // command ends (see [Shells.TakeNotices]).
-func bashStartBackground(env *tool.Env, shell, dir, toolUseID string, in bashInput, policy *sandbox.Policy) (tool.Result, error) {
+func bashStartBackground(ctx context.Context, env *tool.Env, shell, dir, toolUseID string, in bashInput, policy *sandbox.Policy) (tool.Result, error) {
 	lifetime := bashClamp(in.Timeout, bashDefaultLifetime, bashMaxLifetime)
-	info, err := BackgroundShells(env).start(bashEnviron(env), shell, dir, in.Command, lifetime, policy, toolUseID, in.Description)
+	var emit TaskEmitter
+	if f := engine.Emitter(ctx); f != nil {
+		emit = f
+	}
+	info, err := BackgroundShells(env).start(bashEnviron(env), shell, dir, in.Command, lifetime, policy, toolUseID, in.Description, emit)
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot start the command in the background: %v", err)), nil
 	}

@@ -1,17 +1,14 @@
 package subagent
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/message"
-	"github.com/google/uuid"
+	"github.com/agentloop/agentloop/tools"
 )
 
 // Task describes one subagent run, as its stream messages report it.
@@ -110,13 +107,8 @@ func Activity(name string, input json.RawMessage) string {
 	return name
 }
 
-// newRunID is a fresh run id: the time in base 36 and random hex, the
-// reference's form.
-func newRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "0" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(b[:])
-}
+// newRunID is a fresh run id (tools.NewRunID).
+func newRunID() string { return tools.NewRunID() }
 
 // NoticeText is what the parent loop's model is told when the background
 // subagent t has ended as o says: its status, the output file and the
@@ -140,16 +132,7 @@ func NoticeText(t Task, o Outcome) string {
 }
 
 func system(sessionID, subtype string, fields map[string]any) *message.System {
-	return &message.System{Subtype: subtype, SessionID: sessionID, UUID: uuid.NewString(), Data: rawFields(fields)}
-}
-
-func rawFields(m map[string]any) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		b, _ := json.Marshal(v) // maps of strings, numbers and bools always marshal
-		out[k] = b
-	}
-	return out
+	return tools.TaskLine(sessionID, subtype, fields)
 }
 
 // IndentLines prefixes every line of s with pre.

@@ -1,11 +1,13 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +46,7 @@ type Registry struct {
 	tasks   map[string]*bgTask
 	pending map[string][]string // notices for the model, by owner loop
 	changed chan struct{}       // closed and replaced when a task ends
+	started int                 // tasks started, for their order
 }
 
 type bgTask struct {
@@ -51,6 +54,8 @@ type bgTask struct {
 	owner  string
 	cancel context.CancelFunc
 	done   chan struct{}
+	seq    int  // order of start
+	ending bool // its run returned; guarded by Registry.mu
 }
 
 type registryKey struct{}
@@ -123,6 +128,8 @@ func (r *Registry) Start(l Launch) (Task, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	stopOnEnd := context.AfterFunc(base, cancel)
 	t.cancel = cancel
+	r.started++
+	t.seq = r.started
 	r.tasks[t.ID] = t
 	r.mu.Unlock()
 	if l.Started != nil {
@@ -137,6 +144,9 @@ func (r *Registry) Start(l Launch) (Task, error) {
 			o.Stopped = true
 		}
 		_ = os.WriteFile(path, []byte(o.Report()+"\n"), 0o600) // the notice carries the report as well
+		r.mu.Lock()
+		t.ending = true // no longer in the live set its Notify tells
+		r.mu.Unlock()
 		if l.Notify != nil {
 			l.Notify(o, task)
 		}
@@ -157,6 +167,27 @@ func (t *bgTask) running() bool {
 	default:
 		return true
 	}
+}
+
+// LiveTasks lists the running background subagents, in the order they
+// started, as a system/background_tasks_changed line shows them (see
+// tools.LiveTasks): a task whose run has returned is left out, though its
+// end may not have been told yet.
+func (r *Registry) LiveTasks() []tools.BackgroundTask {
+	r.mu.Lock()
+	live := make([]*bgTask, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		if !t.ending && t.running() {
+			live = append(live, t)
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(live, func(a, b *bgTask) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]tools.BackgroundTask, len(live))
+	for i, t := range live {
+		out[i] = tools.BackgroundTask{TaskID: t.ID, RunID: t.RunID, TaskType: "local_agent", SubagentType: t.Type, Description: t.Description}
+	}
+	return out
 }
 
 // Running counts the tasks of the loop owner that still run.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tools"
 	"github.com/google/uuid"
 )
 
@@ -255,6 +256,7 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 			return o
 		},
 		Started: func(t Task) {
+			tools.BackgroundShells(sp.Env).EmitLive(st.emit) // the live set, with t
 			st.emit(Started(sid, t))
 			st.emit(sp.promptLine(t))
 		},
@@ -262,6 +264,7 @@ func (sp *Spawner) launch(st start, task Task) (tool.Result, error) {
 			StatsFor(sp.Env).ended(t, o)
 			st.emit(Updated(sid, t, o.Status()))
 			st.emit(Notification(sid, t, o))
+			tools.BackgroundShells(sp.Env).EmitLive(st.emit) // the live set, without t
 		},
 	})
 	if err != nil {
