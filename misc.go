@@ -122,6 +122,13 @@ const AllSkills = conversation.AllSkills
 // announces the session's title (Options.Title), with the member "title".
 const SubtypeSessionTitleChanged = conversation.SubtypeSessionTitleChanged
 
+// SubtypeCommandsChanged is the subtype of the system message that gives
+// the session's whole list of slash commands (member "commands", as
+// [Client.SupportedCommands] lists them) after it changed (/reload-skills
+// found skills or commands added or removed): a client replaces the list
+// it cached.
+const SubtypeCommandsChanged = conversation.SubtypeCommandsChanged
+
 // The edit types.
 const (
 	EditClearToolUses = model.EditClearToolUses

@@ -243,6 +243,10 @@ func (t *turn) handle(ctx context.Context, m agentloop.Message) {
 			}
 		}
 		t.s.syncMode(ctx)
+	case *agentloop.SystemMessage:
+		if m.Subtype == agentloop.SubtypeCommandsChanged {
+			t.s.advertiseCommands(ctx) // the editor's list is replaced
+		}
 	}
 }
 

@@ -2,11 +2,14 @@ package conversation_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
@@ -93,6 +96,24 @@ func TestBuiltinCommands(t *testing.T) {
 		}, prompt: "/reload-skills", local: "reload_skills", want: "Added: /late", check: func(e *cmdEnv, r commandRun) {
 			if !slices.ContainsFunc(e.c.SupportedCommands(), func(c agentloop.SlashCommand) bool { return c.Name == "late" }) {
 				e.t.Error("the reloaded skill is not a command")
+			}
+			// The stream gives the new list, the skill in it (commands_changed).
+			var changed []agentloop.SlashCommand
+			for _, m := range r.msgs {
+				if s, ok := m.(*agentloop.SystemMessage); ok && s.Subtype == agentloop.SubtypeCommandsChanged {
+					if err := json.Unmarshal(s.Data["commands"], &changed); err != nil {
+						e.t.Errorf("commands_changed commands %s: %v", s.Data["commands"], err)
+					}
+				}
+			}
+			if diff := cmp.Diff(e.c.SupportedCommands(), changed); diff != "" {
+				e.t.Errorf("commands_changed lists (-SupportedCommands +line):\n%s", diff)
+			}
+			// Reloading again changes nothing, and says nothing of it.
+			for m, err := range e.c.Query(context.Background(), "/reload-skills") {
+				if s, ok := m.(*agentloop.SystemMessage); err == nil && ok && s.Subtype == agentloop.SubtypeCommandsChanged {
+					e.t.Error("commands_changed after a reload that changed nothing")
+				}
 			}
 		}},
 		{name: "init", prompt: "/init", want: "write a CLAUDE.md file"},

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/pricing"
 	sessions "github.com/agentloop/agentloop/session"
+	"github.com/google/uuid"
 )
 
 // The local built-in commands (builtin_commands.go). Each runs on the
@@ -257,8 +259,22 @@ func (s *Session) reloadSkillsCommand(context.Context, string) localOut {
 	}
 	if len(added)+len(removed) == 0 {
 		text += "\nNothing was added or removed."
+		return localOut{Text: text}
 	}
-	return localOut{Text: text}
+	return localOut{Text: text, Before: []message.Message{s.commandsChanged()}}
+}
+
+// SubtypeCommandsChanged is the subtype of the system message that gives
+// the session's whole list of slash commands (member "commands", as
+// SupportedCommands lists them) after it changed: a client replaces the
+// list it cached.
+const SubtypeCommandsChanged = "commands_changed"
+
+// commandsChanged is the commands_changed message of the session's list.
+func (s *Session) commandsChanged() *message.System {
+	b, _ := json.Marshal(s.supportedCommands()) // strings and bools always marshal
+	return &message.System{Subtype: SubtypeCommandsChanged, SessionID: s.env.SessionID, UUID: uuid.NewString(),
+		Data: map[string]json.RawMessage{"commands": b}}
 }
 
 // fileCommandNames are the names of the file commands and skills.
