@@ -2,11 +2,15 @@ package acp_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/settings"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -61,5 +65,32 @@ func TestAvailableCommands(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("/model made %d model calls", n)
+	}
+}
+
+// TestCommandsReadvertised: when /reload-skills finds a new skill, the
+// editor gets the session's commands again (available_commands_update),
+// the skill among them.
+func TestCommandsReadvertised(t *testing.T) {
+	srv := agentlooptest.NewTB(t)
+	cwd := t.TempDir()
+	ed := &editor{answer: "allow_once"}
+	r := startWith(t, srv, t.TempDir(), cwd, ed, ed, sdk.ClientCapabilities{}, func(o *agentloop.Options) {
+		o.SettingSources = []settings.SettingSource{settings.Project}
+	})
+	s := r.newSession()
+	dir := filepath.Join(cwd, ".claude", "skills", "late")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: late\ndescription: Came late\n---\nLATE-BODY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := r.prompt(context.Background(), s.SessionId, "/reload-skills"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", resp, err)
+	}
+	u := r.ed.awaitCommands(t)
+	if !slices.ContainsFunc(u.AvailableCommands, func(c sdk.AvailableCommand) bool { return c.Name == "late" }) {
+		t.Errorf("available_commands_update after the reload lacks the new skill: %v", u.AvailableCommands)
 	}
 }
