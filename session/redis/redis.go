@@ -4,7 +4,7 @@
 // # Using it
 //
 // Create a go-redis client (a single node, Sentinel or Cluster client: any
-// [goredis.UniversalClient]) and wrap it:
+// [goredis.UniversalClient] is a [Client]) and wrap it:
 //
 //	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
 //	store := redis.New(client, &redis.Options{TTL: 30 * 24 * time.Hour})
@@ -64,9 +64,28 @@ type Options struct {
 	TTL time.Duration
 }
 
+// Client is the part of a go-redis client the Store uses. Every
+// [goredis.UniversalClient] (*goredis.Client, *goredis.ClusterClient,
+// *goredis.Ring, a failover client) implements it.
+//
+// It is narrower than UniversalClient on purpose: converting a client to
+// an interface keeps every method of the interface in the binary, and
+// UniversalClient has hundreds (over 1 MB of code, tables and type data
+// in the agentloop command).
+type Client interface {
+	goredis.Scripter
+	Publish(ctx context.Context, channel string, message any) *goredis.IntCmd
+	Subscribe(ctx context.Context, channels ...string) *goredis.PubSub
+	LRange(ctx context.Context, key string, start, stop int64) *goredis.StringSliceCmd
+	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *goredis.ZSliceCmd
+	SMembers(ctx context.Context, key string) *goredis.StringSliceCmd
+}
+
+var _ Client = goredis.UniversalClient(nil)
+
 // Store is a [session.Store] in Redis. Create it with [New].
 type Store struct {
-	client goredis.UniversalClient
+	client Client
 	prefix string
 	ttl    time.Duration
 }
@@ -75,7 +94,7 @@ var _ session.Store = (*Store)(nil)
 
 // New returns a Store that keeps transcripts through client. opts may be
 // nil. The Store does not close the client.
-func New(client goredis.UniversalClient, opts *Options) *Store {
+func New(client Client, opts *Options) *Store {
 	s := &Store{client: client, prefix: "agentloop:"}
 	if opts != nil {
 		if opts.Prefix != "" {
@@ -300,23 +319,36 @@ func (s *Store) live(ctx context.Context, parts []string, list func(string) stri
 		}
 		return live, nil
 	}
-	// The keys of one project share a hash slot, so one pipeline
-	// reaches one node also in a cluster.
-	cmds := make([]*goredis.IntCmd, len(parts))
-	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for i, part := range parts {
-			cmds[i] = p.Exists(ctx, list(part))
-		}
-		return nil
-	})
+	// The keys of one project share a hash slot, so one script reaches
+	// one node also in a cluster.
+	keys := make([]string, len(parts))
+	for i, part := range parts {
+		keys[i] = list(part)
+	}
+	flags, err := existsScript.Run(ctx, s.client, keys).Int64Slice()
 	if err != nil {
 		return nil, err
 	}
-	for i, c := range cmds {
-		live[i] = c.Val() > 0
+	if len(flags) != len(parts) {
+		return nil, fmt.Errorf("exists script returned %d answers for %d keys", len(flags), len(parts))
+	}
+	for i, f := range flags {
+		live[i] = f > 0
 	}
 	return live, nil
 }
+
+// existsScript answers, for each of KEYS, 1 if it exists and 0 if not.
+// (One script rather than a pipeline of EXISTS: a pipeline is a
+// goredis.Pipeliner, whose hundreds of methods every binary calling
+// Pipelined links.)
+var existsScript = goredis.NewScript(`
+local r = {}
+for i, k in ipairs(KEYS) do
+  r[i] = redis.call('EXISTS', k)
+end
+return r
+`)
 
 // Delete implements [session.Store]. Deleting a main transcript removes
 // the session's sub-transcripts and its entry in List too.
