@@ -18,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/otel"
 	"github.com/agentloop/agentloop/serve"
@@ -196,6 +194,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 	case tableSet && (isRedis || *databaseURL == ""):
 		return fail("--database-table is for a PostgreSQL --database-url")
 	}
+	var pgPool *postgres.Pool // the store's, shared with the tenants
 	switch {
 	case isRedis:
 		if *tokensFile == "" {
@@ -212,11 +211,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		}
 		cfg.Store = redisstore.New(client, &redisstore.Options{Prefix: *redisPrefix})
 	case *databaseURL != "":
-		store, err := postgres.Open(startCtx, *databaseURL, &postgres.Options{Table: *dbTable})
+		pool, err := postgres.NewPool(startCtx, *databaseURL)
+		if err != nil {
+			return fail("--database-url: %v", err)
+		}
+		defer pool.Close()
+		pgPool = pool
+		store, err := postgres.NewWithPool(startCtx, pool, &postgres.Options{Table: *dbTable})
 		if err != nil {
 			return fail("opening the session store: %v", err)
 		}
-		defer store.Close()
 		cfg.Store = store
 	}
 	if *tokensFile != "" {
@@ -226,12 +230,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		}
 		cfg.Tenants = t
 	} else {
-		pool, err := pgxpool.New(startCtx, *databaseURL)
-		if err != nil {
-			return fail("connecting to the database: %v", err)
+		if pgPool == nil { // no --database-url: the PG* environment's database
+			pool, err := postgres.NewPool(startCtx, *databaseURL)
+			if err != nil {
+				return fail("connecting to the database: %v", err)
+			}
+			defer pool.Close()
+			pgPool = pool
 		}
-		defer pool.Close()
-		t, err := serve.NewPostgresTenants(startCtx, pool, "")
+		t, err := serve.NewPostgresTenantsPool(startCtx, pgPool, "")
 		if err != nil {
 			return fail("%v", err)
 		}
