@@ -408,9 +408,9 @@ func (g grouper) group(name string) string {
 }
 
 type row struct {
-	name                       string
-	code, types, pcln, data    float64
-	total                      float64
+	name                    string
+	code, types, pcln, data float64
+	total                   float64
 }
 
 // report prints the bytes (res == nil) or the resident bytes of each
