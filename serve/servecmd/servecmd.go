@@ -25,7 +25,6 @@ import (
 	"github.com/agentloop/agentloop/session/postgres"
 	redisstore "github.com/agentloop/agentloop/session/redis"
 	"github.com/agentloop/agentloop/settings"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // Exit codes.
@@ -200,16 +199,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		if *tokensFile == "" {
 			return fail("--database-url %s: with Redis the tokens come from --tokens-file (only PostgreSQL keeps them)", redactURL(*databaseURL))
 		}
-		opt, err := goredis.ParseURL(*databaseURL)
+		store, err := redisstore.Open(startCtx, *databaseURL, &redisstore.Options{Prefix: *redisPrefix})
 		if err != nil {
-			return fail("--database-url: %v", err)
-		}
-		client := goredis.NewClient(opt)
-		defer client.Close()
-		if err := client.Ping(startCtx).Err(); err != nil {
 			return fail("connecting to Redis at %s: %v", redactURL(*databaseURL), err)
 		}
-		cfg.Store = redisstore.New(client, &redisstore.Options{Prefix: *redisPrefix})
+		defer store.Close()
+		cfg.Store = store
 	case *databaseURL != "":
 		pool, err := postgres.NewPool(startCtx, *databaseURL)
 		if err != nil {
