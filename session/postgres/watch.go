@@ -26,8 +26,17 @@ type listener struct {
 	mu        sync.Mutex
 	running   bool
 	subs      map[string]map[chan struct{}]bool // by channel
-	pending   []string                          // LISTEN / UNLISTEN to send
+	pending   []listenCmd                       // LISTEN / UNLISTEN to send
 	interrupt context.CancelFunc                // stops the wait to send pending
+	// ready holds, by channel, what a new watch waits on until its
+	// LISTEN is in effect (closed then, or when the listener fails).
+	ready map[string]chan struct{}
+}
+
+// listenCmd is a LISTEN or UNLISTEN of channel ch.
+type listenCmd struct {
+	sql, ch string
+	listen  bool
 }
 
 // Watch implements [session.Watcher] with LISTEN/NOTIFY: Append notifies
@@ -46,8 +55,15 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	}
 	if l.subs[ch] == nil {
 		l.subs[ch] = map[chan struct{}]bool{}
-		l.pending = append(l.pending, "LISTEN "+quoteIdent(ch))
+		l.pending = append(l.pending, listenCmd{"LISTEN " + quoteIdent(ch), ch, true})
+		if l.ready == nil {
+			l.ready = map[string]chan struct{}{}
+		}
+		if l.ready[ch] == nil {
+			l.ready[ch] = make(chan struct{})
+		}
 	}
+	ready := l.ready[ch] // nil once the channel is listened to
 	l.subs[ch][out] = true
 	start := !l.running
 	if start {
@@ -67,6 +83,14 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 		go s.listenLoop(conn)
 	}
 	context.AfterFunc(ctx, func() { s.unwatch(ch, out) })
+	if ready != nil {
+		// Return once an append committed from now on is heard.
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), ctx.Err())
+		}
+	}
 	return out, nil
 }
 
@@ -82,7 +106,7 @@ func (s *Store) unwatch(ch string, out chan struct{}) {
 	close(out)
 	if len(l.subs[ch]) == 0 {
 		delete(l.subs, ch)
-		l.pending = append(l.pending, "UNLISTEN "+quoteIdent(ch))
+		l.pending = append(l.pending, listenCmd{"UNLISTEN " + quoteIdent(ch), ch, false})
 		if l.interrupt != nil {
 			l.interrupt()
 		}
@@ -99,7 +123,28 @@ func (l *listener) closeAll() {
 			close(c)
 		}
 	}
-	l.subs, l.pending, l.running, l.interrupt = nil, nil, false, nil
+	for _, r := range l.ready {
+		close(r)
+	}
+	l.subs, l.pending, l.running, l.interrupt, l.ready = nil, nil, false, nil, nil
+}
+
+// listening marks ch's LISTEN in effect, unless a later command (in
+// rest, or pending since) changes it again.
+func (l *listener) listening(ch string, rest []listenCmd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, cs := range [][]listenCmd{rest, l.pending} {
+		for _, c := range cs {
+			if c.ch == ch {
+				return
+			}
+		}
+	}
+	if r := l.ready[ch]; r != nil {
+		close(r)
+		delete(l.ready, ch)
+	}
 }
 
 // notified hands a notification to its channel's watches.
@@ -139,10 +184,13 @@ func (s *Store) listenLoop(conn listenConn) {
 			return
 		}
 		l.mu.Unlock()
-		for _, c := range cmds {
-			if err := exec(c); err != nil {
+		for i, c := range cmds {
+			if err := exec(c.sql); err != nil {
 				fail()
 				return
+			}
+			if c.listen {
+				l.listening(c.ch, cmds[i+1:])
 			}
 		}
 		wctx, cancel := context.WithCancel(ctx)
