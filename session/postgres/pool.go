@@ -179,14 +179,19 @@ func (p *Pool) with(ctx context.Context, f func(*pgconn.PgConn) error) error {
 
 // Ping checks that the database answers.
 func (p *Pool) Ping(ctx context.Context) error {
-	return p.with(ctx, func(c *pgconn.PgConn) error { return c.Ping(ctx) })
+	if err := p.with(ctx, func(c *pgconn.PgConn) error { return c.Ping(ctx) }); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
 }
 
 // Exec runs one statement with args ($1, $2, ...): see [Pool.Query] for
 // what they may be.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) error {
-	_, err := p.query(ctx, sql, args, nil)
-	return err
+	if _, err := p.query(ctx, sql, args, nil); err != nil {
+		return fmt.Errorf("postgres: exec: %w", err)
+	}
+	return nil
 }
 
 // Query runs one statement with args and returns its rows, each value in
@@ -194,7 +199,11 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) error {
 // []byte (sent as binary: a bytea), an int, int64, float64 or bool, or
 // nil (NULL); a *string is its string, or NULL when nil.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) ([][][]byte, error) {
-	return p.query(ctx, sql, args, nil)
+	rows, err := p.query(ctx, sql, args, nil)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: query: %w", err)
+	}
+	return rows, nil
 }
 
 func (p *Pool) query(ctx context.Context, sql string, args []any, resultFormats []int16) ([][][]byte, error) {

@@ -136,16 +136,22 @@ type redigoBackend struct {
 }
 
 // Idle connections of an Open store: kept at most this many, closed
-// after idleTimeout, pinged before reuse after pingAfter.
+// after idleTimeout, pinged before reuse after pingAfter. A command whose
+// context has no deadline waits at most ioTimeout for the server (as
+// go-redis's read timeout bounds it); the subscriptions' connections wait
+// as long as their watch lasts.
 const (
 	maxIdle     = 8
 	idleTimeout = 5 * time.Minute
 	pingAfter   = time.Minute
+	ioTimeout   = 10 * time.Second
 )
 
 func newRedigoBackend(url string) *redigoBackend {
 	return &redigoBackend{url: url, pool: &redigo.Pool{
-		DialContext: func(ctx context.Context) (redigo.Conn, error) { return redigo.DialURLContext(ctx, url) },
+		DialContext: func(ctx context.Context) (redigo.Conn, error) {
+			return redigo.DialURLContext(ctx, url, redigo.DialReadTimeout(ioTimeout), redigo.DialWriteTimeout(ioTimeout))
+		},
 		MaxIdle:     maxIdle,
 		IdleTimeout: idleTimeout,
 		TestOnBorrowContext: func(ctx context.Context, c redigo.Conn, used time.Time) error {
