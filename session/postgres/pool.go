@@ -57,7 +57,7 @@ const (
 func NewPool(ctx context.Context, connString string) (*Pool, error) {
 	cfg, err := pgconn.ParseConfig(connString)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, fmt.Errorf("postgres: connection string: %w", err)
 	}
 	n := max(4, runtime.NumCPU())
 	if s, ok := cfg.RuntimeParams["pool_max_conns"]; ok {

@@ -116,7 +116,7 @@ func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
 		load:   "SELECT entry FROM " + t + " WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq",
 		// The time as whole milliseconds since 1970: a text value that
 		// needs no time zone or date style to read.
-		list: "SELECT session_id, (extract(epoch FROM max(created_at)) * 1000)::bigint FROM " + t +
+		list: "SELECT session_id, floor(extract(epoch FROM max(created_at)) * 1000)::bigint FROM " + t +
 			" WHERE project_key = $1 AND subpath = '' GROUP BY session_id ORDER BY max(created_at) DESC, 1",
 		deleteOne: "DELETE FROM " + t + " WHERE project_key = $1 AND session_id = $2 AND subpath = $3",
 		deleteAll: "DELETE FROM " + t + " WHERE project_key = $1 AND session_id = $2",
@@ -132,7 +132,7 @@ func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
 func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
 	pool, err := NewPool(ctx, connString)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, err
 	}
 	s, err := makeStore(ctx, pool, opts)
 	if err != nil {
@@ -144,7 +144,7 @@ func Open(ctx context.Context, connString string, opts *Options) (*Store, error)
 }
 
 // Close closes the connection pool if the Store was made by [Open]; a
-// Store made by [New] leaves its pool to the caller.
+// Store made by [New] or [NewWithPool] leaves its pool to the caller.
 func (s *Store) Close() {
 	if s.owned {
 		s.db.close()
