@@ -18,6 +18,8 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require github.com/gomodule/redigo v1.9.3
+
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.48.0

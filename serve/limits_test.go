@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentloop/agentloop/session/postgres"
 
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/model"
@@ -122,24 +125,50 @@ func TestTenantsFile(t *testing.T) {
 	}
 }
 
-// Tokens in PostgreSQL: hashed, looked up by hash.
+// Tokens in PostgreSQL: hashed, looked up by hash; on a pgxpool.Pool and
+// on a postgres.Pool, each reading what the other wrote.
 func TestPostgresTenants(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	tbl := pgTable(t, pool)
-	ts, err := serve.NewPostgresTenants(ctx, pool, tbl)
+	own, err := postgres.NewPool(ctx, pgConnString())
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer own.Close()
+	pgxTS, err := serve.NewPostgresTenants(ctx, pool, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownTS, err := serve.NewPostgresTenantsPool(ctx, own, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]*serve.PostgresTenants{"pgx": {pgxTS, ownTS}, "own pool": {ownTS, pgxTS}} {
+		t.Run(name, func(t *testing.T) { testPostgresTenants(t, pool, tbl, pair[0], pair[1]) })
+	}
+}
+
+func testPostgresTenants(t *testing.T, pool *pgxpool.Pool, tbl string, ts, other *serve.PostgresTenants) {
+	ctx := context.Background()
 	if err := ts.Add(ctx, "tok-1", serve.Tenant{ID: "acme", MaxConcurrent: 3, DailyBudgetUSD: 1.5}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ts.Lookup(ctx, serve.HashToken("tok-1"))
-	if err != nil || got != (serve.Tenant{ID: "acme", MaxConcurrent: 3, DailyBudgetUSD: 1.5}) {
-		t.Errorf("lookup: %+v %v", got, err)
+	for _, s := range []*serve.PostgresTenants{ts, other} {
+		got, err := s.Lookup(ctx, serve.HashToken("tok-1"))
+		if err != nil || got != (serve.Tenant{ID: "acme", MaxConcurrent: 3, DailyBudgetUSD: 1.5}) {
+			t.Errorf("lookup: %+v %v", got, err)
+		}
+		if _, err := s.Lookup(ctx, serve.HashToken("tok-2")); !errors.Is(err, serve.ErrUnknownToken) {
+			t.Errorf("unknown token: %v", err)
+		}
 	}
-	if _, err := ts.Lookup(ctx, serve.HashToken("tok-2")); !errors.Is(err, serve.ErrUnknownToken) {
-		t.Errorf("unknown token: %v", err)
+	// Replacing a row.
+	if err := ts.Add(ctx, "tok-1", serve.Tenant{ID: "acme", DailyBudgetUSD: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Lookup(ctx, serve.HashToken("tok-1")); err != nil || got != (serve.Tenant{ID: "acme", DailyBudgetUSD: 0.1}) {
+		t.Errorf("lookup after a replace: %+v %v", got, err)
 	}
 	var n int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{tbl}.Sanitize()+" WHERE token_sha256 = 'tok-1'").Scan(&n); err != nil || n != 0 {

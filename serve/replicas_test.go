@@ -25,10 +25,7 @@ import (
 // unless $CI is set.
 func pgPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	conn := os.Getenv("AGENTLOOP_TEST_POSTGRES")
-	if conn == "" {
-		conn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
+	conn := pgConnString()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, conn)
@@ -46,6 +43,13 @@ func pgPool(t testing.TB) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+func pgConnString() string {
+	if conn := os.Getenv("AGENTLOOP_TEST_POSTGRES"); conn != "" {
+		return conn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
 // pgTable returns a fresh table name, dropped at the end of the test.

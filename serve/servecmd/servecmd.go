@@ -18,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/otel"
 	"github.com/agentloop/agentloop/serve"
@@ -27,7 +25,6 @@ import (
 	"github.com/agentloop/agentloop/session/postgres"
 	redisstore "github.com/agentloop/agentloop/session/redis"
 	"github.com/agentloop/agentloop/settings"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // Exit codes.
@@ -196,27 +193,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 	case tableSet && (isRedis || *databaseURL == ""):
 		return fail("--database-table is for a PostgreSQL --database-url")
 	}
+	var pgPool *postgres.Pool // the store's, shared with the tenants
 	switch {
 	case isRedis:
 		if *tokensFile == "" {
 			return fail("--database-url %s: with Redis the tokens come from --tokens-file (only PostgreSQL keeps them)", redactURL(*databaseURL))
 		}
-		opt, err := goredis.ParseURL(*databaseURL)
+		store, err := redisstore.Open(startCtx, *databaseURL, &redisstore.Options{Prefix: *redisPrefix})
+		if err != nil {
+			return fail("connecting to Redis at %s: %v", redactURL(*databaseURL), err)
+		}
+		defer store.Close()
+		cfg.Store = store
+	case *databaseURL != "":
+		pool, err := postgres.NewPool(startCtx, *databaseURL)
 		if err != nil {
 			return fail("--database-url: %v", err)
 		}
-		client := goredis.NewClient(opt)
-		defer client.Close()
-		if err := client.Ping(startCtx).Err(); err != nil {
-			return fail("connecting to Redis at %s: %v", redactURL(*databaseURL), err)
-		}
-		cfg.Store = redisstore.New(client, &redisstore.Options{Prefix: *redisPrefix})
-	case *databaseURL != "":
-		store, err := postgres.Open(startCtx, *databaseURL, &postgres.Options{Table: *dbTable})
+		defer pool.Close()
+		pgPool = pool
+		store, err := postgres.NewWithPool(startCtx, pool, &postgres.Options{Table: *dbTable})
 		if err != nil {
 			return fail("opening the session store: %v", err)
 		}
-		defer store.Close()
 		cfg.Store = store
 	}
 	if *tokensFile != "" {
@@ -226,12 +225,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ext *Exte
 		}
 		cfg.Tenants = t
 	} else {
-		pool, err := pgxpool.New(startCtx, *databaseURL)
-		if err != nil {
-			return fail("connecting to the database: %v", err)
+		if pgPool == nil { // no --database-url: the PG* environment's database
+			pool, err := postgres.NewPool(startCtx, *databaseURL)
+			if err != nil {
+				return fail("connecting to the database: %v", err)
+			}
+			defer pool.Close()
+			pgPool = pool
 		}
-		defer pool.Close()
-		t, err := serve.NewPostgresTenants(startCtx, pool, "")
+		t, err := serve.NewPostgresTenantsPool(startCtx, pgPool, "")
 		if err != nil {
 			return fail("%v", err)
 		}

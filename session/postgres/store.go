@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/session"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultTable is the table a Store uses unless [Options.Table] is set.
@@ -37,8 +36,8 @@ type Options struct {
 // Store is a [session.Store] in a PostgreSQL table. It is safe for
 // concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
-	owned  bool // Close closes pool
+	db     db
+	owned  bool // Close closes db
 	table  string
 	q      queries
 	listen listener // watch.go
@@ -69,7 +68,7 @@ func validIdent(p string) bool {
 }
 
 // parseTable splits and validates a possibly schema-qualified table name.
-func parseTable(name string) (pgx.Identifier, error) {
+func parseTable(name string) ([]string, error) {
 	if name == "" {
 		name = DefaultTable
 	}
@@ -82,18 +81,23 @@ func parseTable(name string) (pgx.Identifier, error) {
 			return nil, fmt.Errorf("postgres: invalid table name %q", name)
 		}
 	}
-	return pgx.Identifier(parts), nil
+	return parts, nil
 }
 
 func comment() string { return fmt.Sprintf("agentloop session store v%d", SchemaVersion) }
 
-// New returns a Store keeping entries in a table of the database pool
-// connects to, creating the table and its indexes if they are missing.
+var errNilPool = errors.New("postgres: nil pool")
+
+// NewWithPool returns a Store on pool as [New] does on a pgxpool.Pool.
 // The caller keeps ownership of pool: Close does not close it.
-func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+func NewWithPool(ctx context.Context, pool *Pool, opts *Options) (*Store, error) {
 	if pool == nil {
-		return nil, errors.New("postgres: nil pool")
+		return nil, errNilPool
 	}
+	return makeStore(ctx, pool, opts)
+}
+
+func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -102,7 +106,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, table: id.Sanitize()}
+	s := &Store{db: d, table: quoteIdent(id...)}
 	if err := s.migrate(ctx, id); err != nil {
 		return nil, err
 	}
@@ -110,8 +114,10 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	s.q = queries{
 		insert: "INSERT INTO " + t + " (project_key, session_id, subpath, uuid, entry) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
 		load:   "SELECT entry FROM " + t + " WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq",
-		list: "SELECT session_id, max(created_at) FROM " + t + " WHERE project_key = $1 AND subpath = '' " +
-			"GROUP BY session_id ORDER BY 2 DESC, 1",
+		// The time as whole milliseconds since 1970: a text value that
+		// needs no time zone or date style to read.
+		list: "SELECT session_id, floor(extract(epoch FROM max(created_at)) * 1000)::bigint FROM " + t +
+			" WHERE project_key = $1 AND subpath = '' GROUP BY session_id ORDER BY max(created_at) DESC, 1",
 		deleteOne: "DELETE FROM " + t + " WHERE project_key = $1 AND session_id = $2 AND subpath = $3",
 		deleteAll: "DELETE FROM " + t + " WHERE project_key = $1 AND session_id = $2",
 		subkeys: "SELECT DISTINCT subpath FROM " + t + " WHERE project_key = $1 AND session_id = $2 AND subpath <> '' " +
@@ -121,14 +127,14 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 }
 
 // Open connects to the database named by connString (a URL or key=value
-// string as pgxpool.ParseConfig accepts) and returns a Store on it, as
-// [New] does. Close closes the connection pool.
+// string, as [NewPool] takes it) and returns a Store on it, as [New]
+// does. Close closes the connection pool.
 func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
-	pool, err := pgxpool.New(ctx, connString)
+	pool, err := NewPool(ctx, connString)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, err
 	}
-	s, err := New(ctx, pool, opts)
+	s, err := makeStore(ctx, pool, opts)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -138,10 +144,10 @@ func Open(ctx context.Context, connString string, opts *Options) (*Store, error)
 }
 
 // Close closes the connection pool if the Store was made by [Open]; a
-// Store made by [New] leaves its pool to the caller.
+// Store made by [New] or [NewWithPool] leaves its pool to the caller.
 func (s *Store) Close() {
 	if s.owned {
-		s.pool.Close()
+		s.db.close()
 	}
 }
 
@@ -149,34 +155,37 @@ func (s *Store) Close() {
 func (s *Store) Table() string { return s.table }
 
 // migrate creates the table if it is missing and checks its version.
-func (s *Store) migrate(ctx context.Context, id pgx.Identifier) error {
+func (s *Store) migrate(ctx context.Context, id []string) error {
 	name := id[len(id)-1]
-	uuidIdx := pgx.Identifier{name + "_uuid"}.Sanitize()
-	keyIdx := pgx.Identifier{name + "_key"}.Sanitize()
+	uuidIdx := quoteIdent(name + "_uuid")
+	keyIdx := quoteIdent(name + "_key")
 	t := s.table
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Serialize migrations of this table: concurrent CREATE TABLE IF
-		// NOT EXISTS can fail on the catalog's unique indexes.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "agentloop.session.store:"+t); err != nil {
-			return err
-		}
-		var exists bool
-		var got *string
-		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, obj_description(to_regclass($1), 'pg_class')", t).Scan(&exists, &got); err != nil {
-			return err
-		}
-		if exists {
-			if got == nil || *got != comment() {
-				desc := "no version"
-				if got != nil {
-					desc = fmt.Sprintf("%q", *got)
-				}
-				return fmt.Errorf("%w: table %s has %s, want %q", ErrSchemaVersion, t, desc, comment())
+	err := s.db.with(ctx, func(c *pgconn.PgConn) error {
+		return inTx(ctx, c, func() error {
+			// Serialize migrations of this table: concurrent CREATE TABLE IF
+			// NOT EXISTS can fail on the catalog's unique indexes.
+			if _, err := query(ctx, c, "SELECT pg_advisory_xact_lock(hashtext($1))", []any{"agentloop.session.store:" + t}, nil); err != nil {
+				return err
 			}
-			return nil
-		}
-		for _, q := range []string{
-			"CREATE TABLE IF NOT EXISTS " + t + ` (
+			rows, err := query(ctx, c, "SELECT to_regclass($1) IS NOT NULL, obj_description(to_regclass($1), 'pg_class')", []any{t}, nil)
+			if err != nil {
+				return err
+			}
+			if len(rows) != 1 || len(rows[0]) != 2 {
+				return errors.New("unexpected answer to the table lookup")
+			}
+			if exists, got := string(rows[0][0]) == "t", rows[0][1]; exists {
+				if got == nil || string(got) != comment() {
+					desc := "no version"
+					if got != nil {
+						desc = fmt.Sprintf("%q", got)
+					}
+					return fmt.Errorf("%w: table %s has %s, want %q", ErrSchemaVersion, t, desc, comment())
+				}
+				return nil
+			}
+			for _, q := range []string{
+				"CREATE TABLE IF NOT EXISTS " + t + ` (
 				seq         bigserial   PRIMARY KEY,
 				project_key text        NOT NULL,
 				session_id  text        NOT NULL,
@@ -185,15 +194,16 @@ func (s *Store) migrate(ctx context.Context, id pgx.Identifier) error {
 				entry       bytea       NOT NULL,
 				created_at  timestamptz NOT NULL DEFAULT now()
 			)`,
-			"CREATE UNIQUE INDEX IF NOT EXISTS " + uuidIdx + " ON " + t + " (project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL",
-			"CREATE INDEX IF NOT EXISTS " + keyIdx + " ON " + t + " (project_key, session_id, subpath, seq)",
-			"COMMENT ON TABLE " + t + " IS '" + comment() + "'",
-		} {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
+				"CREATE UNIQUE INDEX IF NOT EXISTS " + uuidIdx + " ON " + t + " (project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL",
+				"CREATE INDEX IF NOT EXISTS " + keyIdx + " ON " + t + " (project_key, session_id, subpath, seq)",
+				"COMMENT ON TABLE " + t + " IS '" + comment() + "'",
+			} {
+				if _, err := query(ctx, c, q, nil, nil); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		if errors.Is(err, ErrSchemaVersion) {
@@ -202,6 +212,21 @@ func (s *Store) migrate(ctx context.Context, id pgx.Identifier) error {
 		return fmt.Errorf("postgres: create table %s: %w", t, err)
 	}
 	return nil
+}
+
+// inTx runs f in a transaction on c: committed if f succeeds, rolled back
+// if not.
+func inTx(ctx context.Context, c *pgconn.PgConn, f func() error) error {
+	if err := c.Exec(ctx, "BEGIN").Close(); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		// A failed rollback leaves the connection in a transaction: the
+		// pool closes it rather than reuse it.
+		_ = c.Exec(ctx, "ROLLBACK").Close()
+		return err
+	}
+	return c.Exec(ctx, "COMMIT").Close()
 }
 
 func keyString(k session.Key) string {
@@ -227,28 +252,41 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 	if len(entries) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(entries))
+	rows := make([][][]byte, len(entries))
 	for i, e := range entries {
 		data, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("postgres: append %s: entry %d: %w", keyString(key), i, err)
 		}
-		var uuid *string
+		var uuid []byte // NULL
 		if e.UUID != "" {
-			uuid = &e.UUID
+			uuid = []byte(e.UUID)
 		}
-		rows[i] = []any{key.ProjectKey, key.SessionID, key.Subpath, uuid, data}
+		rows[i] = [][]byte{[]byte(key.ProjectKey), []byte(key.SessionID), []byte(key.Subpath), uuid, data}
 	}
+	// The entry (a bytea) goes as binary, the rest as text.
+	formats := []int16{0, 0, 0, 0, 1}
 	var err error
 	for attempt := 1; ; attempt++ {
-		b := &pgx.Batch{}
+		// One round trip; the batch's statements run in one implicit
+		// transaction, so watchers hear of the entries at commit
+		// (watch.go).
+		b := &pgconn.Batch{}
 		for _, r := range rows {
-			b.Queue(s.q.insert, r...)
+			b.ExecParams(s.q.insert, r, nil, formats, nil)
 		}
-		// Watchers hear of the entries at commit (watch.go).
-		b.Queue("SELECT pg_notify($1, '')", s.channel(key))
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			return tx.SendBatch(ctx, b).Close()
+		b.ExecParams("SELECT pg_notify($1, '')", [][]byte{[]byte(s.channel(key))}, nil, nil, nil)
+		err = s.db.with(ctx, func(c *pgconn.PgConn) error {
+			results, err := c.ExecBatch(ctx, b).ReadAll()
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				if r.Err != nil {
+					return r.Err
+				}
+			}
+			return nil
 		})
 		if err == nil || attempt == maxAttempts || !retryable(err) {
 			break
@@ -279,45 +317,56 @@ func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, err
 	if err := key.Validate(); err != nil {
 		return nil, fmt.Errorf("postgres: load: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, s.q.load, key.ProjectKey, key.SessionID, key.Subpath)
+	return s.load(ctx, key, s.q.load, 0)
+}
+
+// load reads the entries sql selects (the load query, maybe with an
+// offset as $4); from numbers them in errors.
+func (s *Store) load(ctx context.Context, key session.Key, sql string, from int, args ...any) ([]session.Entry, error) {
+	args = append([]any{key.ProjectKey, key.SessionID, key.Subpath}, args...)
+	rows, err := s.query(ctx, sql, args, binaryResults)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
 	}
-	defer rows.Close()
 	var out []session.Entry
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
-		}
+	for _, r := range rows {
 		var e session.Entry
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("postgres: load %s: entry %d: %w", keyString(key), len(out), err)
+		if err := json.Unmarshal(r[0], &e); err != nil {
+			return nil, fmt.Errorf("postgres: load %s: entry %d: %w", keyString(key), from+len(out), err)
 		}
 		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
-	}
 	return out, nil
+}
+
+// binaryResults asks for every result column in binary: a bytea as its
+// bytes.
+var binaryResults = []int16{1}
+
+func (s *Store) query(ctx context.Context, sql string, args []any, resultFormats []int16) ([][][]byte, error) {
+	var rows [][][]byte
+	err := s.db.with(ctx, func(c *pgconn.PgConn) error {
+		var err error
+		rows, err = query(ctx, c, sql, args, resultFormats)
+		return err
+	})
+	return rows, err
 }
 
 // List implements session.Store. Sessions are sorted most recently
 // written first; ModTime has millisecond precision.
 func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSession, error) {
-	rows, err := s.pool.Query(ctx, s.q.list, projectKey)
+	rows, err := s.query(ctx, s.q.list, []any{projectKey}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list %s: %w", projectKey, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.StoreSession, error) {
-		var ss session.StoreSession
-		var mtime time.Time
-		err := r.Scan(&ss.SessionID, &mtime)
-		ss.ModTime = time.UnixMilli(mtime.UnixMilli())
-		return ss, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list %s: %w", projectKey, err)
+	out := make([]session.StoreSession, 0, len(rows))
+	for _, r := range rows {
+		ms, err := strconv.ParseInt(string(r[1]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list %s: time %q: %w", projectKey, r[1], err)
+		}
+		out = append(out, session.StoreSession{SessionID: string(r[0]), ModTime: time.UnixMilli(ms)})
 	}
 	return out, nil
 }
@@ -330,9 +379,9 @@ func (s *Store) Delete(ctx context.Context, key session.Key) error {
 	}
 	var err error
 	if key.Subpath == "" {
-		_, err = s.pool.Exec(ctx, s.q.deleteAll, key.ProjectKey, key.SessionID)
+		_, err = s.query(ctx, s.q.deleteAll, []any{key.ProjectKey, key.SessionID}, nil)
 	} else {
-		_, err = s.pool.Exec(ctx, s.q.deleteOne, key.ProjectKey, key.SessionID, key.Subpath)
+		_, err = s.query(ctx, s.q.deleteOne, []any{key.ProjectKey, key.SessionID, key.Subpath}, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: delete %s: %w", keyString(key), err)
@@ -346,13 +395,13 @@ func (s *Store) ListSubkeys(ctx context.Context, projectKey, sessionID string) (
 	if err := k.Validate(); err != nil {
 		return nil, fmt.Errorf("postgres: list subkeys: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, s.q.subkeys, projectKey, sessionID)
+	rows, err := s.query(ctx, s.q.subkeys, []any{projectKey, sessionID}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list subkeys %s: %w", keyString(k), err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list subkeys %s: %w", keyString(k), err)
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = string(r[0])
 	}
 	return out, nil
 }

@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentloop/agentloop/session"
 )
@@ -24,14 +20,23 @@ func (s *Store) channel(key session.Key) string {
 }
 
 // listener holds the one connection a Store listens on for all its
-// watches (LISTEN/NOTIFY), taken from the pool at the first watch and
-// given back when the last ends.
+// watches (LISTEN/NOTIFY), taken at the first watch and given up when the
+// last ends.
 type listener struct {
 	mu        sync.Mutex
 	running   bool
 	subs      map[string]map[chan struct{}]bool // by channel
-	pending   []string                          // LISTEN / UNLISTEN to send
+	pending   []listenCmd                       // LISTEN / UNLISTEN to send
 	interrupt context.CancelFunc                // stops the wait to send pending
+	// ready holds, by channel, what a new watch waits on until its
+	// LISTEN is in effect (closed then, or when the listener fails).
+	ready map[string]chan struct{}
+}
+
+// listenCmd is a LISTEN or UNLISTEN of channel ch.
+type listenCmd struct {
+	sql, ch string
+	listen  bool
 }
 
 // Watch implements [session.Watcher] with LISTEN/NOTIFY: Append notifies
@@ -50,8 +55,15 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	}
 	if l.subs[ch] == nil {
 		l.subs[ch] = map[chan struct{}]bool{}
-		l.pending = append(l.pending, "LISTEN "+pgx.Identifier{ch}.Sanitize())
+		l.pending = append(l.pending, listenCmd{"LISTEN " + quoteIdent(ch), ch, true})
+		if l.ready == nil {
+			l.ready = map[string]chan struct{}{}
+		}
+		if l.ready[ch] == nil {
+			l.ready[ch] = make(chan struct{})
+		}
 	}
+	ready := l.ready[ch] // nil once the channel is listened to
 	l.subs[ch][out] = true
 	start := !l.running
 	if start {
@@ -63,7 +75,7 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	if start {
 		// Outside the lock: notifications keep flowing to nobody yet,
 		// and other watches and unwatches do not wait for the pool.
-		conn, err := s.pool.Acquire(ctx)
+		conn, err := s.db.listen(ctx, s.notified)
 		if err != nil {
 			l.closeAll() // the watches made meanwhile watch again
 			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), err)
@@ -71,6 +83,14 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 		go s.listenLoop(conn)
 	}
 	context.AfterFunc(ctx, func() { s.unwatch(ch, out) })
+	if ready != nil {
+		// Return once an append committed from now on is heard.
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), ctx.Err())
+		}
+	}
 	return out, nil
 }
 
@@ -86,7 +106,7 @@ func (s *Store) unwatch(ch string, out chan struct{}) {
 	close(out)
 	if len(l.subs[ch]) == 0 {
 		delete(l.subs, ch)
-		l.pending = append(l.pending, "UNLISTEN "+pgx.Identifier{ch}.Sanitize())
+		l.pending = append(l.pending, listenCmd{"UNLISTEN " + quoteIdent(ch), ch, false})
 		if l.interrupt != nil {
 			l.interrupt()
 		}
@@ -103,20 +123,55 @@ func (l *listener) closeAll() {
 			close(c)
 		}
 	}
-	l.subs, l.pending, l.running, l.interrupt = nil, nil, false, nil
+	for _, r := range l.ready {
+		close(r)
+	}
+	l.subs, l.pending, l.running, l.interrupt, l.ready = nil, nil, false, nil, nil
+}
+
+// listening marks ch's LISTEN in effect, unless a later command (in
+// rest, or pending since) changes it again.
+func (l *listener) listening(ch string, rest []listenCmd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, cs := range [][]listenCmd{rest, l.pending} {
+		for _, c := range cs {
+			if c.ch == ch {
+				return
+			}
+		}
+	}
+	if r := l.ready[ch]; r != nil {
+		close(r)
+		delete(l.ready, ch)
+	}
+}
+
+// notified hands a notification to its channel's watches.
+func (s *Store) notified(channel string) {
+	l := &s.listen
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.subs[channel] {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // listenLoop owns the listening connection: it sends the pending LISTEN
-// and UNLISTEN commands and hands each notification to its channel's
-// watches. When no watch is left it gives the connection back; when the
-// connection fails, it closes every watch (their owners read and watch
-// again).
-func (s *Store) listenLoop(conn *pgxpool.Conn) {
+// and UNLISTEN commands and waits for notifications (which the connection
+// hands to notified). When no watch is left it gives the connection up;
+// when the connection fails, it closes every watch (their owners read
+// and watch again).
+func (s *Store) listenLoop(conn listenConn) {
 	l := &s.listen
 	ctx := context.Background()
+	exec := func(sql string) error { return conn.conn().Exec(ctx, sql).Close() }
 	fail := func() {
 		l.closeAll()
-		conn.Hijack().Close(ctx) // its LISTEN state must not go back to the pool
+		conn.done(false) // its LISTEN state must not be reused
 	}
 	for {
 		l.mu.Lock()
@@ -125,18 +180,17 @@ func (s *Store) listenLoop(conn *pgxpool.Conn) {
 		if len(l.subs) == 0 && len(cmds) == 0 {
 			l.running = false
 			l.mu.Unlock()
-			if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
-				conn.Hijack().Close(ctx)
-				return
-			}
-			conn.Release()
+			conn.done(exec("UNLISTEN *") == nil)
 			return
 		}
 		l.mu.Unlock()
-		for _, c := range cmds {
-			if _, err := conn.Exec(ctx, c); err != nil {
+		for i, c := range cmds {
+			if err := exec(c.sql); err != nil {
 				fail()
 				return
+			}
+			if c.listen {
+				l.listening(c.ch, cmds[i+1:])
 			}
 		}
 		wctx, cancel := context.WithCancel(ctx)
@@ -148,7 +202,7 @@ func (s *Store) listenLoop(conn *pgxpool.Conn) {
 		}
 		l.interrupt = cancel
 		l.mu.Unlock()
-		n, err := conn.Conn().WaitForNotification(wctx)
+		err := conn.wait(wctx)
 		interrupted := wctx.Err() != nil
 		cancel()
 		if err != nil {
@@ -158,14 +212,6 @@ func (s *Store) listenLoop(conn *pgxpool.Conn) {
 			fail()
 			return
 		}
-		l.mu.Lock()
-		for c := range l.subs[n.Channel] {
-			select {
-			case c <- struct{}{}:
-			default:
-			}
-		}
-		l.mu.Unlock()
 	}
 }
 
@@ -174,25 +220,5 @@ func (s *Store) LoadFrom(ctx context.Context, key session.Key, from int) ([]sess
 	if err := key.Validate(); err != nil {
 		return nil, fmt.Errorf("postgres: load: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, s.q.load+" OFFSET $4", key.ProjectKey, key.SessionID, key.Subpath, max(from, 0))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
-	}
-	defer rows.Close()
-	var out []session.Entry
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
-		}
-		var e session.Entry
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("postgres: load %s: entry %d: %w", keyString(key), from+len(out), err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: load %s: %w", keyString(key), err)
-	}
-	return out, nil
+	return s.load(ctx, key, s.q.load+" OFFSET $4", max(from, 0), max(from, 0))
 }

@@ -4,10 +4,16 @@
 // # Using it
 //
 // Create a go-redis client (a single node, Sentinel or Cluster client: any
-// [goredis.UniversalClient]) and wrap it:
+// [goredis.UniversalClient] is a [Client]) and wrap it:
 //
 //	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
 //	store := redis.New(client, &redis.Options{TTL: 30 * 24 * time.Hour})
+//
+// or let the store connect to one server by URL, through a small pool of
+// its own ([Open]; redigo, which costs a program a tenth of what go-redis
+// does):
+//
+//	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
 //
 // Then pass the store as agentloop's Options.SessionStore: the loop still
 // writes the transcript locally and mirrors every batch to Redis, and a
@@ -64,9 +70,28 @@ type Options struct {
 	TTL time.Duration
 }
 
-// Store is a [session.Store] in Redis. Create it with [New].
+// Client is the part of a go-redis client the Store uses. Every
+// [goredis.UniversalClient] (*goredis.Client, *goredis.ClusterClient,
+// *goredis.Ring, a failover client) implements it.
+//
+// It is narrower than UniversalClient on purpose: converting a client to
+// an interface keeps every method of the interface in the binary, and
+// UniversalClient has hundreds (over 1 MB of code, tables and type data
+// in the agentloop command).
+type Client interface {
+	goredis.Scripter
+	Publish(ctx context.Context, channel string, message any) *goredis.IntCmd
+	Subscribe(ctx context.Context, channels ...string) *goredis.PubSub
+	LRange(ctx context.Context, key string, start, stop int64) *goredis.StringSliceCmd
+	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *goredis.ZSliceCmd
+	SMembers(ctx context.Context, key string) *goredis.StringSliceCmd
+}
+
+var _ Client = goredis.UniversalClient(nil)
+
+// Store is a [session.Store] in Redis. Create it with [New] or [Open].
 type Store struct {
-	client goredis.UniversalClient
+	b      backend // backend.go
 	prefix string
 	ttl    time.Duration
 }
@@ -75,8 +100,35 @@ var _ session.Store = (*Store)(nil)
 
 // New returns a Store that keeps transcripts through client. opts may be
 // nil. The Store does not close the client.
-func New(client goredis.UniversalClient, opts *Options) *Store {
-	s := &Store{client: client, prefix: "agentloop:"}
+func New(client Client, opts *Options) *Store {
+	return makeStore(&goredisBackend{c: client}, opts)
+}
+
+// Open returns a Store on the Redis server of url (redis:// or rediss://,
+// with an optional user and password and a database number as the path:
+// "redis://user:secret@host:6379/2"), through a pool of connections of
+// its own (up to 8 idle), and checks that the server answers. Each watch
+// holds a connection of its own. Close closes the pool.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	b := newRedigoBackend(url)
+	if _, err := b.do(ctx, "PING"); err != nil {
+		_ = b.close()
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
+	return makeStore(b, opts), nil
+}
+
+// Close closes the connection pool of a Store made by [Open]; a Store made
+// by [New] leaves its client to the caller.
+func (s *Store) Close() error {
+	if err := s.b.close(); err != nil {
+		return fmt.Errorf("redis: close: %w", err)
+	}
+	return nil
+}
+
+func makeStore(b backend, opts *Options) *Store {
+	s := &Store{b: b, prefix: "agentloop:"}
 	if opts != nil {
 		if opts.Prefix != "" {
 			s.prefix = opts.Prefix
@@ -136,7 +188,7 @@ func name(k session.Key) string {
 //
 // KEYS: list, uuids, project, subkeys. ARGV: ttl ms, session id, subpath,
 // then uuid and JSON of each entry.
-var appendScript = goredis.NewScript(`
+var appendScript = &script{src: `
 local n = 0
 for i = 4, #ARGV, 2 do
   local id = ARGV[i]
@@ -162,13 +214,13 @@ if ttl > 0 then
   end
 end
 return n
-`)
+`}
 
 // deleteScript removes a transcript, and with the main one the session.
 //
 // KEYS: list, uuids, project, subkeys. ARGV: subpath, session id, prefix
 // of sub-transcript lists, prefix of sub-transcript uuid sets.
-var deleteScript = goredis.NewScript(`
+var deleteScript = &script{src: `
 redis.call('DEL', KEYS[1], KEYS[2])
 if ARGV[1] == '' then
   for _, sub in ipairs(redis.call('SMEMBERS', KEYS[4])) do
@@ -180,7 +232,7 @@ else
   redis.call('SREM', KEYS[4], ARGV[1])
 end
 return 0
-`)
+`}
 
 // Append implements [session.Store]. The batch is stored atomically;
 // entries whose uuid the transcript holds are skipped.
@@ -204,13 +256,13 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 		}
 		args = append(args, e.UUID, b)
 	}
-	err := appendScript.Run(ctx, s.client, []string{k.list, k.uuids, k.project, k.subkeys}, args...).Err()
+	_, err := s.b.eval(ctx, appendScript, []string{k.list, k.uuids, k.project, k.subkeys}, args...)
 	if err != nil {
 		return fmt.Errorf("redis: append %s: %w", name(key), err)
 	}
 	// Watchers (watch.go) read the tail; a lost notice only delays them
 	// until their next read.
-	_ = s.client.Publish(ctx, s.notifyChannel(key), "").Err()
+	_ = s.b.publish(ctx, s.notifyChannel(key))
 	return nil
 }
 
@@ -221,7 +273,7 @@ func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, err
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	lines, err := s.client.LRange(ctx, k.list, 0, -1).Result()
+	lines, err := s.b.lrange(ctx, k.list, 0)
 	if err != nil {
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
@@ -241,14 +293,13 @@ func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, err
 // first, then by id.
 func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSession, error) {
 	k := s.keys(projectKey, "", "")
-	zs, err := s.client.ZRangeWithScores(ctx, k.project, 0, -1).Result()
+	zs, err := s.b.zrangeWithScores(ctx, k.project)
 	if err != nil {
 		return nil, fmt.Errorf("redis: list %s: %w", projectKey, err)
 	}
 	ids := make([]string, 0, len(zs))
 	for _, z := range zs {
-		id, _ := z.Member.(string)
-		ids = append(ids, id)
+		ids = append(ids, z.member)
 	}
 	live, err := s.live(ctx, ids, func(id string) string { return s.keys(projectKey, id, "").list })
 	if err != nil {
@@ -257,7 +308,7 @@ func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSes
 	var out []session.StoreSession
 	for i, z := range zs {
 		if live[i] {
-			out = append(out, session.StoreSession{SessionID: ids[i], ModTime: time.UnixMilli(int64(z.Score))})
+			out = append(out, session.StoreSession{SessionID: ids[i], ModTime: time.UnixMilli(int64(z.score))})
 		}
 	}
 	slices.SortFunc(out, func(a, b session.StoreSession) int {
@@ -272,7 +323,7 @@ func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSes
 // ListSubkeys implements [session.Store]. Subpaths are sorted.
 func (s *Store) ListSubkeys(ctx context.Context, projectKey, sessionID string) ([]string, error) {
 	k := s.keys(projectKey, sessionID, "")
-	subs, err := s.client.SMembers(ctx, k.subkeys).Result()
+	subs, err := s.b.smembers(ctx, k.subkeys)
 	if err != nil {
 		return nil, fmt.Errorf("redis: list subkeys %s/%s: %w", projectKey, sessionID, err)
 	}
@@ -300,23 +351,40 @@ func (s *Store) live(ctx context.Context, parts []string, list func(string) stri
 		}
 		return live, nil
 	}
-	// The keys of one project share a hash slot, so one pipeline
-	// reaches one node also in a cluster.
-	cmds := make([]*goredis.IntCmd, len(parts))
-	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for i, part := range parts {
-			cmds[i] = p.Exists(ctx, list(part))
-		}
-		return nil
-	})
+	// The keys of one project share a hash slot, so one script reaches
+	// one node also in a cluster.
+	keys := make([]string, len(parts))
+	for i, part := range parts {
+		keys[i] = list(part)
+	}
+	reply, err := s.b.eval(ctx, existsScript, keys)
 	if err != nil {
 		return nil, err
 	}
-	for i, c := range cmds {
-		live[i] = c.Val() > 0
+	flags, err := int64s(reply)
+	if err != nil {
+		return nil, err
+	}
+	if len(flags) != len(parts) {
+		return nil, fmt.Errorf("exists script returned %d answers for %d keys", len(flags), len(parts))
+	}
+	for i, f := range flags {
+		live[i] = f > 0
 	}
 	return live, nil
 }
+
+// existsScript answers, for each of KEYS, 1 if it exists and 0 if not.
+// (One script rather than a pipeline of EXISTS: a pipeline is a
+// goredis.Pipeliner, whose hundreds of methods every binary calling
+// Pipelined links.)
+var existsScript = &script{src: `
+local r = {}
+for i, k in ipairs(KEYS) do
+  r[i] = redis.call('EXISTS', k)
+end
+return r
+`}
 
 // Delete implements [session.Store]. Deleting a main transcript removes
 // the session's sub-transcripts and its entry in List too.
@@ -325,8 +393,8 @@ func (s *Store) Delete(ctx context.Context, key session.Key) error {
 		return fmt.Errorf("redis: delete %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	err := deleteScript.Run(ctx, s.client, []string{k.list, k.uuids, k.project, k.subkeys},
-		key.Subpath, key.SessionID, k.subList, k.subUUIDs).Err()
+	_, err := s.b.eval(ctx, deleteScript, []string{k.list, k.uuids, k.project, k.subkeys},
+		key.Subpath, key.SessionID, k.subList, k.subUUIDs)
 	if err != nil {
 		return fmt.Errorf("redis: delete %s: %w", name(key), err)
 	}

@@ -279,3 +279,36 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Load with a cancelled context = %v", err)
 	}
 }
+
+// With a TTL, List and ListSubkeys ask which transcripts still have
+// entries (the lists can expire before the index sets, which a later
+// write to another transcript keeps alive): here two of four are gone.
+func TestTTLPartlyExpired(t *testing.T) {
+	s, c := newStore(t, time.Hour)
+	ctx := context.Background()
+	const other = "1b7e4a8c-2d7f-4f8e-9b7a-1f2e3d4c5b6a"
+	keys := []session.Key{
+		{ProjectKey: "-p", SessionID: sid},
+		{ProjectKey: "-p", SessionID: other},
+		{ProjectKey: "-p", SessionID: sid, Subpath: "subagents/agent-a1"},
+		{ProjectKey: "-p", SessionID: sid, Subpath: "subagents/agent-a2"},
+	}
+	for _, k := range keys {
+		if err := s.Append(ctx, k, []session.Entry{entry(1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []session.Key{keys[1], keys[3]} {
+		if err := c.Del(ctx, s.keys(k.ProjectKey, k.SessionID, k.Subpath).list).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls, err := s.List(ctx, "-p")
+	if err != nil || len(ls) != 1 || ls[0].SessionID != sid {
+		t.Errorf("List = %+v, %v; want only %s", ls, err, sid)
+	}
+	subs, err := s.ListSubkeys(ctx, "-p", sid)
+	if err != nil || len(subs) != 1 || subs[0] != "subagents/agent-a1" {
+		t.Errorf("ListSubkeys = %q, %v; want only subagents/agent-a1", subs, err)
+	}
+}

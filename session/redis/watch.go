@@ -22,21 +22,19 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	if err := key.Validate(); err != nil {
 		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
 	}
-	sub := s.client.Subscribe(ctx, s.notifyChannel(key))
-	if _, err := sub.Receive(ctx); err != nil { // the subscription's confirmation
-		_ = sub.Close()
+	notices, stop, err := s.b.subscribe(ctx, s.notifyChannel(key))
+	if err != nil {
 		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
 	}
 	out := make(chan struct{}, 1)
-	msgs := sub.Channel()
 	go func() {
 		defer close(out)
-		defer sub.Close()
+		defer stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-msgs:
+			case _, ok := <-notices:
 				if !ok {
 					return
 				}
@@ -56,7 +54,7 @@ func (s *Store) LoadFrom(ctx context.Context, key session.Key, from int) ([]sess
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	lines, err := s.client.LRange(ctx, k.list, int64(max(from, 0)), -1).Result()
+	lines, err := s.b.lrange(ctx, k.list, int64(max(from, 0)))
 	if err != nil {
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}

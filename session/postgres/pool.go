@@ -1,0 +1,319 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Pool is a small pool of connections to one PostgreSQL database, on
+// pgconn (the wire protocol layer of pgx) alone. [Open] makes one for its
+// Store; [NewPool] makes one to share, for instance with serve's tenant
+// table. It is safe for concurrent use.
+//
+// Unlike a pgxpool.Pool it does not link pgx's type system (pgtype),
+// whose codecs for every PostgreSQL type are most of pgx's size: values
+// go to the server as text (a []byte argument as binary, for bytea) and
+// come back as text. A program that already uses pgx can keep passing a
+// pgxpool.Pool to [New].
+type Pool struct {
+	cfg *pgconn.Config
+	sem chan struct{} // one token per connection that may be open
+
+	mu     sync.Mutex
+	idle   []idleConn // most recently used last
+	closed bool
+}
+
+// idleConn is a connection with its age; since is when it was given back.
+type idleConn struct {
+	c     *pgconn.PgConn
+	since time.Time
+	born  time.Time
+}
+
+// Connections idle longer than maxIdle, or older than maxLife, are closed
+// instead of reused; one idle longer than pingAfter is pinged first
+// (pgxpool's defaults).
+const (
+	maxIdle   = 30 * time.Minute
+	maxLife   = time.Hour
+	pingAfter = time.Second
+)
+
+// NewPool parses connString (a URL or key=value string as pgconn
+// accepts, and the PG* environment variables) and returns a pool that
+// connects on first use, like pgxpool.New. pool_max_conns in the string
+// sets the number of connections (default the larger of 4 and the number
+// of CPUs); the other pool_* settings and pgx's statement cache settings
+// are accepted and ignored, so that a string written for pgxpool works.
+func NewPool(ctx context.Context, connString string) (*Pool, error) {
+	cfg, err := pgconn.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connection string: %w", err)
+	}
+	n := max(4, runtime.NumCPU())
+	if s, ok := cfg.RuntimeParams["pool_max_conns"]; ok {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("postgres: pool_max_conns %q: want a positive integer", s)
+		}
+		n = v
+	}
+	for k := range cfg.RuntimeParams {
+		switch {
+		case strings.HasPrefix(k, "pool_"), k == "statement_cache_capacity",
+			k == "description_cache_capacity", k == "default_query_exec_mode":
+			delete(cfg.RuntimeParams, k)
+		}
+	}
+	return &Pool{cfg: cfg, sem: make(chan struct{}, n)}, nil
+}
+
+// errPoolClosed is returned by a pool's methods after Close.
+var errPoolClosed = errors.New("postgres: pool closed")
+
+// Close closes the idle connections; those in use are closed when given
+// back. Calls after the first do nothing.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, ic := range idle {
+		closeConn(ic.c)
+	}
+}
+
+func closeConn(c *pgconn.PgConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = c.Close(ctx)
+}
+
+// acquire returns a connection, idle or new, waiting for one to be given
+// back when all are in use.
+func (p *Pool) acquire(ctx context.Context) (idleConn, error) {
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return idleConn{}, ctx.Err()
+	}
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.sem
+			return idleConn{}, errPoolClosed
+		}
+		var ic idleConn
+		ok := len(p.idle) > 0
+		if ok {
+			ic = p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
+		}
+		p.mu.Unlock()
+		if !ok {
+			break
+		}
+		now := time.Now()
+		if ic.c.IsClosed() || now.Sub(ic.since) > maxIdle || now.Sub(ic.born) > maxLife ||
+			now.Sub(ic.since) > pingAfter && ic.c.Ping(ctx) != nil {
+			closeConn(ic.c)
+			if err := ctx.Err(); err != nil {
+				<-p.sem
+				return idleConn{}, err
+			}
+			continue
+		}
+		return ic, nil
+	}
+	c, err := pgconn.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		<-p.sem
+		return idleConn{}, err
+	}
+	return idleConn{c: c, born: time.Now()}, nil
+}
+
+// release gives c back: to the idle list if it is ready for another
+// statement, closed otherwise.
+func (p *Pool) release(ic idleConn) {
+	c := ic.c
+	p.mu.Lock()
+	reuse := !p.closed && !c.IsClosed() && !c.IsBusy() && c.TxStatus() == 'I'
+	if reuse {
+		ic.since = time.Now()
+		p.idle = append(p.idle, ic)
+	}
+	p.mu.Unlock()
+	if !reuse {
+		closeConn(c)
+	}
+	<-p.sem
+}
+
+// with runs f on a connection of the pool. A statement that failed
+// before reaching the server (a connection that had died while idle) is
+// retried once on a new connection.
+func (p *Pool) with(ctx context.Context, f func(*pgconn.PgConn) error) error {
+	for attempt := 0; ; attempt++ {
+		ic, err := p.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		err = f(ic.c)
+		p.release(ic)
+		if err == nil || attempt > 0 || !pgconn.SafeToRetry(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// Ping checks that the database answers.
+func (p *Pool) Ping(ctx context.Context) error {
+	if err := p.with(ctx, func(c *pgconn.PgConn) error { return c.Ping(ctx) }); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Exec runs one statement with args ($1, $2, ...): see [Pool.Query] for
+// what they may be.
+func (p *Pool) Exec(ctx context.Context, sql string, args ...any) error {
+	if _, err := p.query(ctx, sql, args, nil); err != nil {
+		return fmt.Errorf("postgres: exec: %w", err)
+	}
+	return nil
+}
+
+// Query runs one statement with args and returns its rows, each value in
+// PostgreSQL's text format and NULL as nil. An argument is a string, a
+// []byte (sent as binary: a bytea), an int, int64, float64 or bool, or
+// nil (NULL); a *string is its string, or NULL when nil.
+func (p *Pool) Query(ctx context.Context, sql string, args ...any) ([][][]byte, error) {
+	rows, err := p.query(ctx, sql, args, nil)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: query: %w", err)
+	}
+	return rows, nil
+}
+
+func (p *Pool) query(ctx context.Context, sql string, args []any, resultFormats []int16) ([][][]byte, error) {
+	var rows [][][]byte
+	err := p.with(ctx, func(c *pgconn.PgConn) error {
+		var err error
+		rows, err = query(ctx, c, sql, args, resultFormats)
+		return err
+	})
+	return rows, err
+}
+
+// query runs one statement on c; resultFormats as pgconn takes them (nil:
+// all text).
+func query(ctx context.Context, c *pgconn.PgConn, sql string, args []any, resultFormats []int16) ([][][]byte, error) {
+	vals, formats, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	r := c.ExecParams(ctx, sql, vals, nil, formats, resultFormats).Read()
+	return r.Rows, r.Err
+}
+
+// encodeArgs turns arguments into parameter values and formats.
+func encodeArgs(args []any) ([][]byte, []int16, error) {
+	vals := make([][]byte, len(args))
+	formats := make([]int16, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+		case string:
+			vals[i] = []byte(v)
+		case *string:
+			if v != nil {
+				vals[i] = []byte(*v)
+			}
+		case []byte:
+			vals[i], formats[i] = v, 1
+			if v == nil {
+				vals[i] = []byte{}
+			}
+		case int:
+			vals[i] = strconv.AppendInt(nil, int64(v), 10)
+		case int64:
+			vals[i] = strconv.AppendInt(nil, v, 10)
+		case float64:
+			vals[i] = strconv.AppendFloat(nil, v, 'g', -1, 64)
+		case bool:
+			vals[i] = []byte(strconv.FormatBool(v))
+		default:
+			return nil, nil, fmt.Errorf("postgres: argument %d: unsupported type %T", i+1, a)
+		}
+	}
+	return vals, formats, nil
+}
+
+// quoteIdent quotes an identifier as PostgreSQL reads it.
+func quoteIdent(parts ...string) string {
+	q := make([]string, len(parts))
+	for i, p := range parts {
+		q[i] = `"` + strings.ReplaceAll(strings.ReplaceAll(p, "\x00", ""), `"`, `""`) + `"`
+	}
+	return strings.Join(q, ".")
+}
+
+// db is what a Store runs its statements on: a Pool, or the
+// pgxpool.Pool given to [New] (pgxpool.go). Statements go through
+// pgconn either way.
+type db interface {
+	// with runs f on one connection, outside any transaction.
+	with(ctx context.Context, f func(*pgconn.PgConn) error) error
+	// listen returns a connection for LISTEN whose notifications go to
+	// notify.
+	listen(ctx context.Context, notify func(channel string)) (listenConn, error)
+	close()
+}
+
+// listenConn is the connection a Store's watches listen on.
+type listenConn interface {
+	conn() *pgconn.PgConn
+	// wait returns once a notification went to listen's notify, or with
+	// the error that ended the wait.
+	wait(ctx context.Context) error
+	// done gives the connection up: back to its pool if reusable (it
+	// listens to nothing any more), closed if not.
+	done(reusable bool)
+}
+
+func (p *Pool) close() { p.Close() }
+
+// listen opens a connection of its own (not counted in pool_max_conns):
+// pgconn hands notifications to the connection's configured handler.
+func (p *Pool) listen(ctx context.Context, notify func(channel string)) (listenConn, error) {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, errPoolClosed
+	}
+	cfg := p.cfg.Copy()
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) { notify(n.Channel) }
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ownListener{c}, nil
+}
+
+type ownListener struct{ c *pgconn.PgConn }
+
+func (l ownListener) conn() *pgconn.PgConn           { return l.c }
+func (l ownListener) wait(ctx context.Context) error { return l.c.WaitForNotification(ctx) }
+func (l ownListener) done(bool)                      { closeConn(l.c) }

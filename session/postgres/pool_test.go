@@ -1,0 +1,166 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/session"
+	"github.com/agentloop/agentloop/session/storetest"
+)
+
+// ownPool returns a Pool on the test database (skipping as testPool
+// does), closed when the test ends.
+func ownPool(t *testing.T, extra string) *Pool {
+	t.Helper()
+	testPool(t) // skips when unreachable
+	cs := connString()
+	if extra != "" {
+		sep := "?"
+		if strings.Contains(cs, "?") {
+			sep = "&"
+		}
+		cs += sep + extra
+	}
+	p, err := NewPool(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// TestConformanceOwnPool runs the store suite on stores made on a Pool;
+// reopen goes through a pgxpool.Pool, so the two kinds read each other's
+// rows and hear each other's notifications.
+func TestConformanceOwnPool(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) session.Store {
+		pool := testPool(t)
+		s, err := NewWithPool(ctx, ownPool(t, ""), &Options{Table: tempTable(t, pool)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, reopen)
+}
+
+// And the other way round: stores on a pgxpool, reopened on a Pool.
+func TestConformanceOwnPoolReopen(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) session.Store { return newStore(t) }, func(t *testing.T, s session.Store) session.Store {
+		s2, err := NewWithPool(ctx, ownPool(t, ""), &Options{Table: strings.Trim(s.(*Store).Table(), `"`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s2
+	})
+}
+
+func TestPoolQuery(t *testing.T) {
+	p := ownPool(t, "")
+	var null *string
+	s := "x"
+	rows, err := p.Query(ctx, "SELECT $1::text, $2::text, $3::bytea, $4::bigint, $5::float8, $6::bool, $7::text, $8::int",
+		"a'b", null, []byte{0, 1, 2}, int64(-7), 0.25, true, &s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a'b", "<nil>", `\x000102`, "-7", "0.25", "t", "x", "<nil>"}
+	if len(rows) != 1 || len(rows[0]) != len(want) {
+		t.Fatalf("rows = %q", rows)
+	}
+	for i, v := range rows[0] {
+		got := "<nil>"
+		if v != nil {
+			got = string(v)
+		}
+		if got != want[i] {
+			t.Errorf("column %d = %q, want %q", i+1, got, want[i])
+		}
+	}
+	if err := p.Exec(ctx, "SELECT $1", struct{}{}); err == nil || !strings.Contains(err.Error(), "unsupported type") {
+		t.Errorf("Exec with a struct argument: %v", err)
+	}
+}
+
+func TestPoolOptions(t *testing.T) {
+	// pgxpool's and pgx's settings are accepted (not sent to the server,
+	// which would refuse them).
+	p := ownPool(t, "pool_max_conns=1&pool_max_conn_lifetime=1h&statement_cache_capacity=0&default_query_exec_mode=exec")
+	if cap(p.sem) != 1 {
+		t.Errorf("pool_max_conns=1 gave %d connections", cap(p.sem))
+	}
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// With the one connection held, another acquire waits for it.
+	ic, err := p.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := p.Exec(short, "SELECT 1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Exec while the only connection is held: %v", err)
+	}
+	p.release(ic)
+	if err := p.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("Exec once it is given back: %v", err)
+	}
+	for _, bad := range []string{"pool_max_conns=0", "pool_max_conns=x"} {
+		cs := connString() + "?" + bad
+		if strings.Contains(connString(), "?") {
+			cs = connString() + "&" + bad
+		}
+		if _, err := NewPool(ctx, cs); err == nil {
+			t.Errorf("NewPool with %s succeeded", bad)
+		}
+	}
+}
+
+// A connection the server ended while it was idle (longer than
+// pingAfter: a ping finds it dead) is not handed out again: the next
+// statement runs on a new one.
+func TestPoolDeadIdleConnection(t *testing.T) {
+	p := ownPool(t, "pool_max_conns=1")
+	rows, err := p.Query(ctx, "SELECT pg_backend_pid()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := string(rows[0][0])
+	if err := testPoolExec(t, "SELECT pg_terminate_backend("+pid+")"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(pingAfter + 100*time.Millisecond)
+	rows, err = p.Query(ctx, "SELECT pg_backend_pid()")
+	if err != nil {
+		t.Fatalf("statement after the idle connection died: %v", err)
+	}
+	if string(rows[0][0]) == pid {
+		t.Errorf("same backend %s after it was terminated", pid)
+	}
+}
+
+func testPoolExec(t *testing.T, sql string) error {
+	_, err := testPool(t).Exec(ctx, sql)
+	return err
+}
+
+func TestPoolClosed(t *testing.T) {
+	p := ownPool(t, "")
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if err := p.Exec(ctx, "SELECT 1"); !errors.Is(err, errPoolClosed) {
+		t.Errorf("Exec after Close: %v", err)
+	}
+	p.Close() // again: nothing
+}
+
+func TestNewWithNilPool(t *testing.T) {
+	if _, err := NewWithPool(ctx, nil, nil); err == nil {
+		t.Error("NewWithPool(nil) succeeded")
+	}
+}
