@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,9 @@ import (
 type Pool struct {
 	cfg *pgconn.Config
 	sem chan struct{} // one token per connection that may be open
+	// maxIdle and maxLife bound a connection's idle time and age
+	// (pool_max_conn_idle_time, pool_max_conn_lifetime).
+	maxIdle, maxLife time.Duration
 
 	mu     sync.Mutex
 	idle   []idleConn // most recently used last
@@ -41,7 +45,7 @@ type idleConn struct {
 
 // Connections idle longer than maxIdle, or older than maxLife, are closed
 // instead of reused; one idle longer than pingAfter is pinged first
-// (pgxpool's defaults).
+// (pgxpool's defaults; the connection string may change the first two).
 const (
 	maxIdle   = 30 * time.Minute
 	maxLife   = time.Hour
@@ -50,31 +54,54 @@ const (
 
 // NewPool parses connString (a URL or key=value string as pgconn
 // accepts, and the PG* environment variables) and returns a pool that
-// connects on first use, like pgxpool.New. pool_max_conns in the string
-// sets the number of connections (default the larger of 4 and the number
-// of CPUs); the other pool_* settings and pgx's statement cache settings
-// are accepted and ignored, so that a string written for pgxpool works.
+// connects on first use, like pgxpool.New. Of pgxpool's settings in the
+// string it honours pool_max_conns (the number of connections; default
+// the larger of 4 and the number of CPUs), pool_max_conn_lifetime and
+// pool_max_conn_idle_time (Go durations); any other pool_* setting, and
+// pgx's statement-cache and query-mode settings (this pool sends every
+// statement as text), are refused with an error that names them: pass a
+// pgxpool.Pool to [New] to use them.
 func NewPool(ctx context.Context, connString string) (*Pool, error) {
 	cfg, err := pgconn.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connection string: %w", err)
 	}
+	p := &Pool{cfg: cfg, maxIdle: maxIdle, maxLife: maxLife}
 	n := max(4, runtime.NumCPU())
-	if s, ok := cfg.RuntimeParams["pool_max_conns"]; ok {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("postgres: pool_max_conns %q: want a positive integer", s)
-		}
-		n = v
-	}
-	for k := range cfg.RuntimeParams {
+	var refused []string
+	for k, v := range cfg.RuntimeParams {
 		switch {
+		case k == "pool_max_conns":
+			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+				return nil, fmt.Errorf("postgres: pool_max_conns %q: want a positive integer", v)
+			}
+		case k == "pool_max_conn_lifetime", k == "pool_max_conn_idle_time":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("postgres: %s %q: want a positive duration such as 1h or 30m", k, v)
+			}
+			if k == "pool_max_conn_lifetime" {
+				p.maxLife = d
+			} else {
+				p.maxIdle = d
+			}
 		case strings.HasPrefix(k, "pool_"), k == "statement_cache_capacity",
 			k == "description_cache_capacity", k == "default_query_exec_mode":
-			delete(cfg.RuntimeParams, k)
+			refused = append(refused, k)
+			continue
+		default:
+			continue // a run-time parameter for the server
 		}
+		delete(cfg.RuntimeParams, k)
 	}
-	return &Pool{cfg: cfg, sem: make(chan struct{}, n)}, nil
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		return nil, fmt.Errorf("postgres: connection string: %s not supported by the store's own pool "+
+			"(it honours pool_max_conns, pool_max_conn_lifetime and pool_max_conn_idle_time); remove them, "+
+			"or pass a pgxpool.Pool to postgres.New", strings.Join(refused, ", "))
+	}
+	p.sem = make(chan struct{}, n)
+	return p, nil
 }
 
 // errPoolClosed is returned by a pool's methods after Close.
@@ -124,7 +151,7 @@ func (p *Pool) acquire(ctx context.Context) (idleConn, error) {
 			break
 		}
 		now := time.Now()
-		if ic.c.IsClosed() || now.Sub(ic.since) > maxIdle || now.Sub(ic.born) > maxLife ||
+		if ic.c.IsClosed() || now.Sub(ic.since) > p.maxIdle || now.Sub(ic.born) > p.maxLife ||
 			now.Sub(ic.since) > pingAfter && ic.c.Ping(ctx) != nil {
 			closeConn(ic.c)
 			if err := ctx.Err(); err != nil {

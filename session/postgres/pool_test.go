@@ -85,11 +85,11 @@ func TestPoolQuery(t *testing.T) {
 }
 
 func TestPoolOptions(t *testing.T) {
-	// pgxpool's and pgx's settings are accepted (not sent to the server,
-	// which would refuse them).
-	p := ownPool(t, "pool_max_conns=1&pool_max_conn_lifetime=1h&statement_cache_capacity=0&default_query_exec_mode=exec")
-	if cap(p.sem) != 1 {
-		t.Errorf("pool_max_conns=1 gave %d connections", cap(p.sem))
+	// pgxpool's settings the pool has are honoured (not sent to the
+	// server, which would refuse them).
+	p := ownPool(t, "pool_max_conns=1&pool_max_conn_lifetime=2h&pool_max_conn_idle_time=5m")
+	if cap(p.sem) != 1 || p.maxLife != 2*time.Hour || p.maxIdle != 5*time.Minute {
+		t.Errorf("pool_max_conns=1, lifetime 2h, idle 5m gave %d connections, %v, %v", cap(p.sem), p.maxLife, p.maxIdle)
 	}
 	if err := p.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -108,13 +108,16 @@ func TestPoolOptions(t *testing.T) {
 	if err := p.Exec(ctx, "SELECT 1"); err != nil {
 		t.Errorf("Exec once it is given back: %v", err)
 	}
-	for _, bad := range []string{"pool_max_conns=0", "pool_max_conns=x"} {
+	// The others are refused by name, never dropped in silence.
+	for _, bad := range []string{"pool_max_conns=0", "pool_max_conns=x", "pool_max_conn_lifetime=soon",
+		"pool_min_conns=2", "pool_health_check_period=1m", "statement_cache_capacity=0", "default_query_exec_mode=exec"} {
 		cs := connString() + "?" + bad
 		if strings.Contains(connString(), "?") {
 			cs = connString() + "&" + bad
 		}
-		if _, err := NewPool(ctx, cs); err == nil {
-			t.Errorf("NewPool with %s succeeded", bad)
+		key, _, _ := strings.Cut(bad, "=")
+		if _, err := NewPool(ctx, cs); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("NewPool with %s: %v, want an error naming %s", bad, err, key)
 		}
 	}
 }

@@ -61,6 +61,11 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("Open(%s) = %v, %v; want an error", url, s, err)
 		}
 	}
+	// A go-redis option is refused by name, not dropped.
+	if _, err := Open(ctx, "redis://127.0.0.1:6379/0?dial_timeout=5s&pool_size=3", nil); err == nil ||
+		!strings.Contains(err.Error(), "dial_timeout, pool_size") {
+		t.Errorf("Open with go-redis options: %v, want an error naming them", err)
+	}
 }
 
 // TTLPartlyExpired on an Open store: its script replies are read too.

@@ -52,6 +52,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"time"
@@ -110,12 +111,35 @@ func New(client Client, opts *Options) *Store {
 // its own (up to 8 idle), and checks that the server answers. Each watch
 // holds a connection of its own. Close closes the pool.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	if err := checkOpenURL(url); err != nil {
+		return nil, err
+	}
 	b := newRedigoBackend(url)
 	if _, err := b.do(ctx, "PING"); err != nil {
 		_ = b.close()
 		return nil, fmt.Errorf("redis: open: %w", err)
 	}
 	return makeStore(b, opts), nil
+}
+
+// checkOpenURL refuses what Open would otherwise drop in silence: the
+// query options a go-redis URL may carry (dial_timeout, pool_size, …),
+// which the connections Open makes do not take.
+func checkOpenURL(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("redis: open: the URL: %w", err)
+	}
+	if u.RawQuery == "" {
+		return nil
+	}
+	keys := make([]string, 0)
+	for k := range u.Query() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return fmt.Errorf("redis: open: the URL's options (%s) are not supported by Open; remove them, "+
+		"or make a go-redis client with them and pass it to redis.New", strings.Join(keys, ", "))
 }
 
 // Close closes the connection pool of a Store made by [Open]; a Store made
