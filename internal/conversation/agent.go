@@ -73,7 +73,9 @@ func (s *Session) spawner() *subagent.Spawner {
 // the next request, after a tool call or with the next prompt, as the
 // reference's task notifications do.
 func (s *Session) backgroundHooks(owner string, hp engine.HookPoints) engine.HookPoints {
-	hp = subagent.For(s.env).Hooks(owner, hp)
+	// The registry is made when a hook first fires (the first run), not
+	// with the session: an idle session keeps none.
+	hp = subagent.HooksOf(func() *subagent.Registry { return subagent.For(s.env) }, owner, hp)
 	if owner != "" {
 		return hp
 	}

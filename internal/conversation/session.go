@@ -57,11 +57,8 @@ type Session struct {
 	configDir    string
 	transcript   *transcript
 	diag         *diagnostics
-	started      bool               // SessionStart hooks have run
-	ended        bool               // SessionEnd hooks have run
 	origin       string             // "resume" or "fork" when it goes on from a saved session (hookglue.go)
 	endReason    string             // the SessionEnd reason; "" is "other" (hookglue.go)
-	tempResults  bool               // env.ResultsDir is a temporary directory (results_dir.go)
 	memory       string             // the rendered CLAUDE.md block, "" for none (memory.go)
 	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
 	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
@@ -70,12 +67,18 @@ type Session struct {
 	mcp          *mcphost.Host      // the MCP servers; nil when none is configured (mcp_glue.go)
 	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
 	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
-	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
 	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
 	policy       *settings.Managed  // the managed policy's own keys; nil when none (managed_policy.go, managed)
 	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
 	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
 	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
+
+	// The flags are together so that they share a word: an idle Client
+	// keeps its Session, whose size class this decides.
+	started     bool // SessionStart hooks have run
+	ended       bool // SessionEnd hooks have run
+	tempResults bool // env.ResultsDir is a temporary directory (results_dir.go)
+	forkedAt    bool // the fork already ends at ResumeSessionAt (resume_at.go)
 
 	// getenv is the model client's environment: the settings' env over
 	// the process's (settings_env.go).
