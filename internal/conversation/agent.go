@@ -42,9 +42,10 @@ func (s *Session) newLineage() *lineage.Lineage {
 	})
 }
 
-// mainAgentTool is the Agent tool of the main loop.
+// mainAgentTool is the Agent tool of the main loop. Its spawner is made
+// by its first call (subagent.LazyTool): an idle session keeps none.
 func (s *Session) mainAgentTool() tool.Tool {
-	return s.spawner().Tool(lineage.Agent{MaxTurns: s.opts.MaxTurns}, s.toolNames)
+	return subagent.LazyTool(s.agents, s.spawner, lineage.Agent{MaxTurns: s.opts.MaxTurns}, s.toolNames)
 }
 
 // spawner is what the Agent tools of the session and its subagents need

@@ -131,15 +131,53 @@ var schema = json.RawMessage(`{"type":"object","properties":{"description":{"typ
 // Tool is the Agent tool of the loop parent, whose own tools parentTools
 // returns: a subagent gets no tool its parent lacks.
 func (sp *Spawner) Tool(parent lineage.Agent, parentTools func() []string) tool.Tool {
-	var names []string
-	for n, d := range sp.Agents() {
-		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
-	}
-	sort.Strings(names)
-	desc := agentDescription(strings.Join(names, "\n"))
+	return sp.tool(toolDescription(sp.Agents()), parent, parentTools)
+}
+
+func (sp *Spawner) tool(desc string, parent lineage.Agent, parentTools func() []string) tool.Tool {
 	return tool.New("Agent", desc, func(ctx context.Context, in call, c *tool.Call) (tool.Result, error) {
 		return sp.run(ctx, in, c, parent, parentTools())
 	}, &tool.Options{Schema: schema})
+}
+
+// toolDescription is the Agent tool's description listing agents.
+func toolDescription(agents map[string]Definition) string {
+	var names []string
+	for n, d := range agents {
+		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
+	}
+	sort.Strings(names)
+	return agentDescription(strings.Join(names, "\n"))
+}
+
+// LazyTool is Spawner.Tool for the spawner that mk returns, made by the
+// tool's first call: a loop that never delegates keeps the tool's
+// description (shared, see agentDescription) and mk, not the spawner and
+// its handler. agents are the definitions the description lists, as
+// Spawner.Agents returns them (mk's spawner must list the same). Info is
+// the same as Spawner.Tool's; the tool is safe for concurrent use.
+func LazyTool(agents func() map[string]Definition, mk func() *Spawner, parent lineage.Agent, parentTools func() []string) tool.Tool {
+	return &lazyTool{desc: toolDescription(agents()), mk: mk, parent: parent, parentTools: parentTools}
+}
+
+// lazyTool is the Agent tool whose spawner is made by its first call.
+type lazyTool struct {
+	desc        string
+	mk          func() *Spawner
+	parent      lineage.Agent
+	parentTools func() []string
+
+	once sync.Once
+	t    tool.Tool // the built tool, once made
+}
+
+func (l *lazyTool) Info() tool.Info {
+	return tool.Info{Name: "Agent", Description: l.desc, InputSchema: schema}
+}
+
+func (l *lazyTool) Run(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	l.once.Do(func() { l.t = l.mk().tool(l.desc, l.parent, l.parentTools) })
+	return l.t.Run(ctx, c)
 }
 
 // start is one subagent being started.
