@@ -88,7 +88,7 @@ func withSandboxOption(flag string, sb *SandboxSettings) (string, error) {
 // sandboxState is a session's sandbox: its settings, what the kernel can
 // do, and the proxy, started at the first sandboxed command with network.
 type sandboxState struct {
-	cfg      settings.Sandbox
+	cfg      *settings.Sandbox // shared with sessions that read the same (sharedSandbox): never changed
 	abi      int
 	unavail  error // why the kernel cannot sandbox; nil when it can
 	tempDir  string
@@ -97,7 +97,7 @@ type sandboxState struct {
 	// configPaths are the session's configuration outside its working
 	// directories, which no sandboxed command may write
 	// (sandbox_config.go).
-	configPaths []string
+	configPaths []string // shared like cfg (sharedConfigPaths): never changed
 
 	mu    sync.Mutex
 	proxy *netproxy.Proxy
@@ -119,7 +119,8 @@ const maxDenyWalk = 20000
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
 func (s *Session) setupSandbox(st *settings.Settings) error {
-	sb := &sandboxState{cfg: st.Sandbox, configPaths: s.configPaths(st)}
+	cfg := st.Sandbox // a copy: the session keeps neither st nor, when an equal one is kept, this
+	sb := &sandboxState{cfg: sharedSandbox.share(&cfg), configPaths: s.sharedConfigPaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
 	case sb.unavail == nil:
@@ -196,7 +197,7 @@ func (s *Session) sandboxNotice() *message.System {
 // outside the sandbox: an honoured dangerouslyDisableSandbox, or an
 // excluded command.
 func (s *Session) unsandboxedByChoice(command string, disable bool) bool {
-	cfg := &s.sb.cfg
+	cfg := s.sb.cfg
 	if disable && cfg.AllowUnsandboxedCommands {
 		return true
 	}
