@@ -71,9 +71,30 @@ type Call struct {
 
 // Checker decides tool calls. It is safe for concurrent use: Decide reads
 // an immutable snapshot, and Apply / SetMode swap in a new one.
+//
+// A Checker compiles its rules twice: in New, which reports what is wrong
+// with them, and again at its first use (state); in between it keeps only
+// its configuration, so that a session that never decides anything (an
+// idle Client) does not keep the compiled form. The working directories'
+// physical forms are resolved at that first use.
 type Checker struct {
-	mu  sync.Mutex // serializes changes
-	cur atomic.Pointer[state]
+	mu    sync.Mutex // serializes changes
+	cur   atomic.Pointer[state]
+	ready sync.Once // compiles the first state (state)
+}
+
+// state is the current state, the first one compiled by the first call.
+func (c *Checker) state() *state {
+	c.ready.Do(func() {
+		// Every change goes through here first, so the first state is
+		// still the current one; the accessors that need nothing
+		// compiled (Mode, Dirs, Rules, Warnings, NoPrompt) may be reading
+		// it, so the compiled state is a new one.
+		n := *c.cur.Load()
+		_ = n.rebuild() // its errors were New's
+		c.cur.Store(&n)
+	})
+	return c.cur.Load()
 }
 
 // state is one immutable configuration of a Checker.
@@ -140,6 +161,8 @@ func New(cfg Config) (*Checker, error) {
 		st.dirs = addUnique(st.dirs, filepath.Clean(d))
 	}
 	ruleErr := st.rebuild()
+	// Made again by the first use (Checker.state); the warnings stay.
+	st.dirForms, st.compiled, st.readDeny = nil, nil, [len(readTools)][]*rule{}
 	c := &Checker{}
 	c.cur.Store(st)
 	return c, ruleErr
@@ -175,7 +198,7 @@ func (st *state) clone() *state {
 // and asks canUseTool (or refuses, when nobody can be asked) when it
 // returns Ask.
 func (c *Checker) Decide(ctx context.Context, call Call) Decision {
-	return c.cur.Load().decide(ctx, call)
+	return c.state().decide(ctx, call)
 }
 
 // Mode returns the current permission mode.
@@ -202,7 +225,7 @@ func (c *Checker) SetMode(m Mode) error {
 func (c *Checker) Apply(updates ...Update) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.cur.Load().clone()
+	st := c.state().clone()
 	for _, u := range updates {
 		if err := st.apply(u); err != nil {
 			return err
