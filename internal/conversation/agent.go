@@ -67,6 +67,43 @@ func (s *Session) spawner() *subagent.Spawner {
 	}
 }
 
+// lazyMainHooks are the main loop's hook points: hookPoints wrapped by
+// backgroundHooks, built by the first call of one of them (mainHooks), so
+// that an idle session keeps three method values, not the closures.
+func (s *Session) lazyMainHooks() engine.HookPoints {
+	return engine.HookPoints{
+		PromptSubmit: s.mainPromptSubmit,
+		AfterTool:    s.mainAfterTool,
+		BeforeStop:   s.mainBeforeStop,
+	}
+}
+
+// mainHooks builds the main loop's hook points once. Two first calls at
+// once may both build them; one result is kept (building has no effect
+// besides the closures).
+func (s *Session) mainHooks() *engine.HookPoints {
+	if hp := s.mainHP.Load(); hp != nil {
+		return hp
+	}
+	hp := s.backgroundHooks("", s.hookPoints())
+	if s.mainHP.CompareAndSwap(nil, &hp) {
+		return &hp
+	}
+	return s.mainHP.Load()
+}
+
+func (s *Session) mainPromptSubmit(ctx context.Context, prompt string) engine.PromptVerdict {
+	return s.mainHooks().PromptSubmit(ctx, prompt)
+}
+
+func (s *Session) mainAfterTool(ctx context.Context, call *engine.ToolCall, o *engine.ToolOutput) *engine.Halt {
+	return s.mainHooks().AfterTool(ctx, call, o)
+}
+
+func (s *Session) mainBeforeStop(ctx context.Context, active bool) engine.StopVerdict {
+	return s.mainHooks().BeforeStop(ctx, active)
+}
+
 // backgroundHooks wraps hp, the hook points of the loop owner ("" for the
 // main loop), so that the loop hears of the background subagents it starts
 // (see subagent.Registry.Hooks), and the main loop of the background shells

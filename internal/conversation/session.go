@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/assemble"
@@ -44,8 +45,7 @@ type Session struct {
 	eng          *engine.Session
 	model        string
 	mode         PermissionMode
-	tools        []string  // the tool names of init, taken at the first (toolNames)
-	toolsOnce    sync.Once // guards tools
+	tools        []string // the tool names of init, taken at the first (toolNames)
 	apiKeySource string
 	apiProvider  string            // the built-in provider's platform; "" with Options.Provider (providers.go)
 	prices       pricing.Overrides // modelPricing and Options.ModelPricing (providers.go)
@@ -73,12 +73,19 @@ type Session struct {
 	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
 	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
 
-	// The flags are together so that they share a word: an idle Client
-	// keeps its Session, whose size class this decides.
-	started     bool // SessionStart hooks have run
-	ended       bool // SessionEnd hooks have run
-	tempResults bool // env.ResultsDir is a temporary directory (results_dir.go)
-	forkedAt    bool // the fork already ends at ResumeSessionAt (resume_at.go)
+	// toolsOnce and the flags are together so that they share two words:
+	// an idle Client keeps its Session, whose size class (with the
+	// allocator's 8-byte header, at most 1,528 bytes for the 1,536 class)
+	// this decides.
+	toolsOnce   sync.Once // guards tools
+	started     bool      // SessionStart hooks have run
+	ended       bool      // SessionEnd hooks have run
+	tempResults bool      // env.ResultsDir is a temporary directory (results_dir.go)
+	forkedAt    bool      // the fork already ends at ResumeSessionAt (resume_at.go)
+
+	// mainHP is the main loop's hook points, built by the first call of
+	// one of them (mainHooks).
+	mainHP atomic.Pointer[engine.HookPoints]
 
 	// getenv is the model client's environment: the settings' env over
 	// the process's (settings_env.go).
@@ -235,7 +242,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		NoToolReferences:     s.betasOff(),
 		Authorize:            s.authorize,
 		Concurrent:           s.concurrentCall,
-		Hooks:                s.backgroundHooks("", s.hookPoints()),
+		Hooks:                s.lazyMainHooks(), // agent.go
 		Record:               s.recordAll,
 		Prices:               s.prices,
 		UnknownPrice:         s.unknownPrice,
