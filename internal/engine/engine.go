@@ -227,7 +227,17 @@ type Session struct {
 type notes struct {
 	mu   sync.Mutex
 	q    []message.Message
-	wake chan struct{}
+	wake chan struct{} // made by the first use (wakeChan): an idle session has none
+}
+
+// wakeChan is the channel a queued note signals (buffer 1).
+func (n *notes) wakeChan() chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.wake == nil {
+		n.wake = make(chan struct{}, 1)
+	}
+	return n.wake
 }
 
 // toolEntry is one of the session's tools: the name its Info gave when
@@ -273,7 +283,6 @@ func New(cfg Config) (*Session, error) {
 	}
 	tools := cfg.Tools
 	s := &Session{cfg: cfg}
-	s.notes.wake = make(chan struct{}, 1)
 	if cfg.OutputSchema != nil {
 		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
@@ -675,7 +684,7 @@ func (s *Session) Notify(m message.Message) {
 	s.notes.q = append(s.notes.q, m)
 	s.notes.mu.Unlock()
 	select {
-	case s.notes.wake <- struct{}{}:
+	case s.notes.wakeChan() <- struct{}{}:
 	default:
 	}
 }
