@@ -237,7 +237,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.OverflowDir == "" {
 		cfg.OverflowDir = os.TempDir()
 	}
-	d := &Dispatcher{cfg: cfg} // hooks is made by the first hook: most sessions have none
+	d := &Dispatcher{cfg: cfg}                    // hooks is made by the first hook: most sessions have none
 	d.policy, d.warnings = readPolicy(cfg.Policy) // policy.go
 	n := 0
 	for _, ev := range Events {
