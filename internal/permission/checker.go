@@ -49,7 +49,9 @@ type Config struct {
 	// Protected are more paths (files, or directories with all beneath
 	// them) that are protected like .git and .claude: the settings files
 	// the session read, the managed-settings path, the user's
-	// configuration directory. They must be absolute.
+	// configuration directory. They must be absolute. The Checker keeps
+	// the slice until its first use resolves their links: the caller must
+	// not change it.
 	Protected []string
 }
 
@@ -91,6 +93,12 @@ func (c *Checker) state() *state {
 		// compiled (Mode, Dirs, Rules, Warnings, NoPrompt) may be reading
 		// it, so the compiled state is a new one.
 		n := *c.cur.Load()
+		for _, p := range n.protectIn {
+			if filepath.IsAbs(p) {
+				n.protected = addUnique(n.protected, filepath.Clean(p), resolvePhysical(filepath.Clean(p)))
+			}
+		}
+		n.protectIn = nil
 		_ = n.rebuild() // its errors were New's
 		c.cur.Store(&n)
 	})
@@ -115,7 +123,8 @@ type state struct {
 	block       *blockForms    // nil when nothing is fenced (block.go); never changed after New
 	noPrompt    bool           // never changed after New
 	classifyAll bool           // ClassifyAllShell; never changed after New
-	protected   []string       // Config.Protected, clean; never changed after New
+	protected   []string       // Config.Protected, clean, with their physical forms: made by the first use (Checker.state); never changed after
+	protectIn   []string       // Config.Protected as given, until then (the caller's: never changed)
 }
 
 // New builds a Checker. Malformed rules are left out and reported in the
@@ -144,16 +153,12 @@ func New(cfg Config) (*Checker, error) {
 		fold:        runtime.GOOS == "darwin" || runtime.GOOS == "windows",
 		classifier:  cfg.Classifier,
 		allowBypass: cfg.AllowBypass || mode == ModeBypass,
-		disabled:    maps.Clone(cfg.Disabled),
+		disabled:    cloneDisabled(cfg.Disabled),
 		block:       newBlockForms(cfg.Block),
 		noPrompt:    cfg.NoPrompt,
 		classifyAll: cfg.ClassifyAllShell,
 	}
-	for _, p := range cfg.Protected {
-		if filepath.IsAbs(p) {
-			st.protected = addUnique(st.protected, filepath.Clean(p), resolvePhysical(filepath.Clean(p)))
-		}
-	}
+	st.protectIn = cfg.Protected
 	for _, d := range cfg.Dirs {
 		if !filepath.IsAbs(d) {
 			return nil, fmt.Errorf("permission: working directory %q is not absolute", d)
@@ -166,6 +171,14 @@ func New(cfg Config) (*Checker, error) {
 	c := &Checker{}
 	c.cur.Store(st)
 	return c, ruleErr
+}
+
+// cloneDisabled is a copy of m, nil when m is empty.
+func cloneDisabled(m map[Mode]error) map[Mode]error {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
 }
 
 // rebuild recomputes what derives from the dirs and rules.
