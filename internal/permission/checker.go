@@ -18,7 +18,9 @@ import (
 type Config struct {
 	// Mode is the permission mode ("" means default).
 	Mode Mode
-	// Rules are the allow, deny and ask rules by source.
+	// Rules are the allow, deny and ask rules by source. The Checker
+	// keeps them (its changes work on a copy): the caller must not change
+	// them after New.
 	Rules RuleSet
 	// Dirs are the working directories: the session's working directory
 	// first, then the additional directories. They must be absolute.
@@ -148,7 +150,7 @@ func New(cfg Config) (*Checker, error) {
 	}
 	st := &state{
 		mode:        mode,
-		rules:       cfg.Rules.Clone(),
+		rules:       cfg.Rules, // changes clone it first (state.clone)
 		home:        home,
 		fold:        runtime.GOOS == "darwin" || runtime.GOOS == "windows",
 		classifier:  cfg.Classifier,
