@@ -118,8 +118,7 @@ const maxDenyWalk = 20000
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
 func (s *Session) setupSandbox(st *settings.Settings) error {
-	cfg := st.Sandbox // a copy: the session keeps neither st nor, when an equal one is kept, this
-	sb := &sandboxState{cfg: sharedSandbox.share(&cfg), configPaths: s.sharedConfigPaths(st)}
+	sb := &sandboxState{cfg: sharedSandbox.share(&st.Sandbox), configPaths: s.sharedConfigPaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
 	case sb.unavail == nil:

@@ -11,12 +11,12 @@ import (
 // lastShared keeps the last value of one part of a session that sessions
 // built alike compute the same (the sandbox settings, the configuration
 // paths), so that many idle sessions of one process keep one copy rather
-// than one each. share returns the kept value when it equals v, else
-// keeps v and returns it.
+// than one each. share returns the kept value when it equals *v, else
+// keeps a copy of *v and returns it.
 //
-// Ownership: a value passed to share, and the value it returns, are
-// shared by every session that got it and must never be changed (nor
-// anything they point to); sessions only read them. Safe for concurrent
+// Ownership: what the kept value points to (v's slices, maps) is shared
+// by every session that got it and must never be changed; sessions only
+// read it. Safe for concurrent
 // use. It holds one value, so sessions built differently cost a
 // comparison more than before, and nothing is kept that a live session
 // does not hold as well (besides the last one).
@@ -32,8 +32,9 @@ func (l *lastShared[T]) share(v *T) *T {
 	if l.last != nil && l.equal(l.last, v) {
 		return l.last
 	}
-	l.last = v
-	return v
+	c := *v
+	l.last = &c
+	return &c
 }
 
 // sharedSandbox holds the last sandbox settings a session read.

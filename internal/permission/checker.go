@@ -167,9 +167,11 @@ func New(cfg Config) (*Checker, error) {
 		}
 		st.dirs = addUnique(st.dirs, filepath.Clean(d))
 	}
-	ruleErr := st.rebuild()
-	// Made again by the first use (Checker.state); the warnings stay.
-	st.dirForms, st.compiled, st.readDeny = nil, nil, [len(readTools)][]*rule{}
+	// The rules are compiled for their errors and warnings only: the
+	// first use (Checker.state) compiles them again and keeps them, with
+	// what else derives from the dirs (rebuild).
+	_, warnings, ruleErr := st.rules.compile(st.cwd(), st.home, st.fold)
+	st.warnings = warnings
 	c := &Checker{}
 	c.cur.Store(st)
 	return c, ruleErr
