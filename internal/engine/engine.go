@@ -310,6 +310,9 @@ func New(cfg Config) (*Session, error) {
 		}
 		s.tools = append(s.tools, toolEntry{name: info.Name, tool: t, schema: schema})
 	}
+	// The table holds them: Config gives them back from it, so that an
+	// idle session does not keep the list twice.
+	s.cfg.Tools = nil
 	return s, nil
 }
 
@@ -638,11 +641,23 @@ func (s *Session) SetModel(m string) {
 
 // Config returns the configuration the session was built from, with the
 // model, thinking and effort as they are now (SetModel, SetThinking,
-// SetEffort). Safe to call while a run streams.
+// SetEffort), and the tools as they are now: those of the configuration
+// in their order, with the tool set changes applied (toolset.go); never
+// the structured-output tool the session adds itself. Safe to call while
+// a run streams.
 func (s *Session) Config() Config {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg
+	c := s.cfg
+	tools := s.tools // replaced under mu, never changed in place
+	s.mu.Unlock()
+	c.Tools = make([]tool.Tool, 0, len(tools))
+	for i := range tools {
+		if tools[i].name == StructuredOutputTool && c.OutputSchema != nil {
+			continue
+		}
+		c.Tools = append(c.Tools, tools[i].tool)
+	}
+	return c
 }
 
 // Model returns the session's current model.
