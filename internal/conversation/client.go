@@ -64,6 +64,8 @@ var closeTimeout = CloseTimeout
 
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
+// It keeps no reference to *opts (the session copies it), so the caller
+// may reuse it.
 func NewClient(opts *Config) (*Client, error) {
 	sess, err := NewSession(context.Background(), opts)
 	if err != nil {

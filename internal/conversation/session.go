@@ -96,7 +96,8 @@ type Session struct {
 // validates the options, reads the settings, starts the MCP servers, the
 // sandbox and the transcript, and restores a resumed conversation. ctx
 // bounds the store I/O of that restore (Options.SessionStore). The caller
-// owns the session and must Close it.
+// owns the session and must Close it. The session copies *o and keeps no
+// reference to it.
 func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	var opts Config
 	if o != nil {
