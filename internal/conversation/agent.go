@@ -45,8 +45,17 @@ func (s *Session) newLineage() *lineage.Lineage {
 // mainAgentTool is the Agent tool of the main loop. Its spawner is made
 // by its first call (subagent.LazyTool): an idle session keeps none.
 func (s *Session) mainAgentTool() tool.Tool {
-	return subagent.LazyTool(s.agents, s.spawner, lineage.Agent{MaxTurns: s.opts.MaxTurns}, s.toolNames)
+	return subagent.LazyTool((*mainAgentSource)(s))
 }
+
+// mainAgentSource is the session as the main loop's Agent tool asks it
+// (subagent.ToolSource); a conversion, so the tool keeps one pointer.
+type mainAgentSource Session
+
+func (m *mainAgentSource) Agents() map[string]AgentDefinition { return (*Session)(m).agents() }
+func (m *mainAgentSource) Spawner() *subagent.Spawner         { return (*Session)(m).spawner() }
+func (m *mainAgentSource) Parent() lineage.Agent              { return lineage.Agent{MaxTurns: m.opts.MaxTurns} }
+func (m *mainAgentSource) ParentTools() []string              { return (*Session)(m).toolNames() }
 
 // spawner is what the Agent tools of the session and its subagents need
 // from it (see subagent.Spawner).

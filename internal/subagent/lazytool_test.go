@@ -16,7 +16,7 @@ func TestLazyToolInfo(t *testing.T) {
 	}
 	sp := &Spawner{Agents: agents}
 	var made atomic.Int32
-	lazy := LazyTool(agents, func() *Spawner { made.Add(1); return sp }, lineage.Agent{MaxTurns: 3}, nil)
+	lazy := LazyTool(testSource{agents: agents, spawner: func() *Spawner { made.Add(1); return sp }})
 	if diff := cmp.Diff(sp.Tool(lineage.Agent{MaxTurns: 3}, nil).Info(), lazy.Info()); diff != "" {
 		t.Errorf("LazyTool's Info differs from Spawner.Tool's (-eager +lazy):\n%s", diff)
 	}
@@ -24,3 +24,13 @@ func TestLazyToolInfo(t *testing.T) {
 		t.Error("describing the tool made its spawner")
 	}
 }
+
+type testSource struct {
+	agents  func() map[string]Definition
+	spawner func() *Spawner
+}
+
+func (t testSource) Agents() map[string]Definition { return t.agents() }
+func (t testSource) Spawner() *Spawner             { return t.spawner() }
+func (t testSource) Parent() lineage.Agent         { return lineage.Agent{MaxTurns: 3} }
+func (t testSource) ParentTools() []string         { return nil }

@@ -150,23 +150,29 @@ func toolDescription(agents map[string]Definition) string {
 	return agentDescription(strings.Join(names, "\n"))
 }
 
-// LazyTool is Spawner.Tool for the spawner that mk returns, made by the
-// tool's first call: a loop that never delegates keeps the tool's
-// description (shared, see agentDescription) and mk, not the spawner and
-// its handler. agents are the definitions the description lists, as
-// Spawner.Agents returns them (mk's spawner must list the same). Info is
-// the same as Spawner.Tool's; the tool is safe for concurrent use.
-func LazyTool(agents func() map[string]Definition, mk func() *Spawner, parent lineage.Agent, parentTools func() []string) tool.Tool {
-	return &lazyTool{desc: toolDescription(agents()), mk: mk, parent: parent, parentTools: parentTools}
+// ToolSource is what LazyTool asks of its loop: the agent definitions the
+// description lists (at once), and at the tool's first call the spawner
+// (which must list the same agents), the loop and its tools (as
+// Spawner.Tool's parent and parentTools).
+type ToolSource interface {
+	Agents() map[string]Definition
+	Spawner() *Spawner
+	Parent() lineage.Agent
+	ParentTools() []string
+}
+
+// LazyTool is Spawner.Tool for src's spawner, made by the tool's first
+// call: a loop that never delegates keeps the tool's description (shared,
+// see agentDescription) and src, not the spawner and its handler. Its Info
+// is Spawner.Tool's; it is safe for concurrent use.
+func LazyTool(src ToolSource) tool.Tool {
+	return &lazyTool{desc: toolDescription(src.Agents()), src: src}
 }
 
 // lazyTool is the Agent tool whose spawner is made by its first call.
 type lazyTool struct {
-	desc        string
-	mk          func() *Spawner
-	parent      lineage.Agent
-	parentTools func() []string
-
+	desc string
+	src  ToolSource
 	once sync.Once
 	t    tool.Tool // the built tool, once made
 }
@@ -176,7 +182,7 @@ func (l *lazyTool) Info() tool.Info {
 }
 
 func (l *lazyTool) Run(ctx context.Context, c *tool.Call) (tool.Result, error) {
-	l.once.Do(func() { l.t = l.mk().tool(l.desc, l.parent, l.parentTools) })
+	l.once.Do(func() { l.t = l.src.Spawner().tool(l.desc, l.src.Parent(), l.src.ParentTools) })
 	return l.t.Run(ctx, c)
 }
 
