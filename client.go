@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"context"
+	"sync"
 
 	"github.com/agentloop/agentloop/internal/conversation"
 	"github.com/agentloop/agentloop/model"
@@ -23,13 +24,28 @@ type Client struct {
 	c *conversation.Client
 }
 
+// clientConfigs recycles the configurations NewClient converts options
+// into (conversation.NewClient copies what it keeps), ~900 bytes of
+// garbage a Client less.
+var clientConfigs = sync.Pool{New: func() any { return new(conversation.Config) }}
+
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
 // It creates no file and holds no descriptor: the transcript is created,
 // and its lock taken, by the first turn, and the lock is held only while a
 // turn runs (another process may resume the session in between).
 func NewClient(opts *Options) (*Client, error) {
-	c, err := conversation.NewClient(opts.config())
+	var cfg *conversation.Config
+	if opts != nil {
+		// The session copies the configuration: this one is recycled.
+		cfg = clientConfigs.Get().(*conversation.Config)
+		defer func() {
+			*cfg = conversation.Config{}
+			clientConfigs.Put(cfg)
+		}()
+		opts.wire(cfg)
+	}
+	c, err := conversation.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -32,10 +32,15 @@ func (o *Options) config() *conversation.Config {
 		return nil
 	}
 	c := new(conversation.Config)
+	o.wire(c)
+	return c
+}
+
+// wire runs the wiring steps of o into c, a zero Config.
+func (o *Options) wire(c *conversation.Config) {
 	for _, step := range wiring {
 		step.wire(o, c)
 	}
-	return c
 }
 
 // wiring is the list of steps that turn Options into the session's

@@ -237,7 +237,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.OverflowDir == "" {
 		cfg.OverflowDir = os.TempDir()
 	}
-	d := &Dispatcher{cfg: cfg, hooks: map[Event][]*hook{}}
+	d := &Dispatcher{cfg: cfg}                    // hooks is made by the first hook: most sessions have none
 	d.policy, d.warnings = readPolicy(cfg.Policy) // policy.go
 	n := 0
 	for _, ev := range Events {
@@ -249,6 +249,9 @@ func New(cfg Config) (*Dispatcher, error) {
 			for _, cb := range m.Hooks {
 				if cb == nil {
 					return nil, fmt.Errorf("hooks: %s matcher %d: nil callback", ev, i)
+				}
+				if d.hooks == nil {
+					d.hooks = map[Event][]*hook{}
 				}
 				d.hooks[ev] = append(d.hooks[ev], &hook{match: p, timeout: m.Timeout, callback: cb,
 					kind: "callback", source: fmt.Sprintf("callback %d", n)})
@@ -279,6 +282,9 @@ func New(cfg Config) (*Dispatcher, error) {
 				}
 				if hk != nil {
 					hk.match, hk.source, hk.origin = p, from, m.Source
+					if d.hooks == nil {
+						d.hooks = map[Event][]*hook{}
+					}
 					d.hooks[ev] = append(d.hooks[ev], hk)
 				}
 			}

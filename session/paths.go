@@ -89,6 +89,7 @@ func realPath(p string) string {
 // results.
 func sanitize(p string) string {
 	var b strings.Builder
+	b.Grow(len(p)) // the usual case (ASCII) in one allocation
 	for _, r := range p {
 		switch {
 		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):

@@ -98,7 +98,7 @@ func BackgroundShells(env *tool.Env) *Shells {
 }
 
 func newShells(session string) *Shells {
-	return &Shells{session: session, shells: map[string]*bgShell{}}
+	return &Shells{session: session} // shells is made by the first start: most sessions start none
 }
 
 // Dir is the directory that holds the output files of the session's
@@ -151,6 +151,9 @@ func (s *Shells) start(environ []string, shell, dir, command string, lifetime ti
 		toolUseID: toolUseID, description: description, runID: NewRunID(), emit: emit,
 	}
 	s.mu.Lock()
+	if s.shells == nil {
+		s.shells = map[string]*bgShell{}
+	}
 	s.shells[id] = sh
 	sh.timer = time.AfterFunc(lifetime, func() { s.stop(sh) })
 	s.mu.Unlock()

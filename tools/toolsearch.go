@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"math"
+	"sync"
 
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/tool"
@@ -67,9 +68,20 @@ type ToolSearchResult struct {
 // request from the next one on (see internal/toolsearch). The session
 // adds this tool itself when it defers tools; it is not one of the
 // built-in tools chosen by name.
-func ToolSearch(c ToolCatalog) tool.Tool {
+func ToolSearch(c ToolCatalog) tool.Tool { return toolSearchTool{c} }
+
+// toolSearchTool is a session's ToolSearch tool: the catalog, over one
+// tool shared by every session (toolSearchShared), which takes the
+// catalog from its call's context. A session keeps 16 bytes for it.
+type toolSearchTool struct{ c ToolCatalog }
+
+// toolSearchCatalog is the context key of the catalog of a call.
+type toolSearchCatalog struct{}
+
+var toolSearchShared = sync.OnceValue(func() tool.Tool {
 	return tool.New(toolsearch.ToolName, toolSearchDescription,
 		func(ctx context.Context, in toolSearchInput, call *tool.Call) (tool.Result, error) {
+			c, _ := ctx.Value(toolSearchCatalog{}).(ToolCatalog)
 			return runToolSearch(c, in), nil
 		}, &tool.Options{
 			ReadOnly: true,
@@ -78,6 +90,13 @@ func ToolSearch(c ToolCatalog) tool.Tool {
 			// them back from the result to declare the tools.
 			MaxResultChars: -1,
 		})
+})
+
+func (t toolSearchTool) Info() tool.Info { return toolSearchShared().Info() }
+func (t toolSearchTool) Check() error    { return tool.Check(toolSearchShared()) }
+
+func (t toolSearchTool) Run(ctx context.Context, call *tool.Call) (tool.Result, error) {
+	return toolSearchShared().Run(context.WithValue(ctx, toolSearchCatalog{}, t.c), call)
 }
 
 func runToolSearch(c ToolCatalog, in toolSearchInput) tool.Result {

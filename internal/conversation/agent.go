@@ -42,10 +42,20 @@ func (s *Session) newLineage() *lineage.Lineage {
 	})
 }
 
-// mainAgentTool is the Agent tool of the main loop.
+// mainAgentTool is the Agent tool of the main loop. Its spawner is made
+// by its first call (subagent.LazyTool): an idle session keeps none.
 func (s *Session) mainAgentTool() tool.Tool {
-	return s.spawner().Tool(lineage.Agent{MaxTurns: s.opts.MaxTurns}, s.toolNames)
+	return subagent.LazyTool((*mainAgentSource)(s))
 }
+
+// mainAgentSource is the session as the main loop's Agent tool asks it
+// (subagent.ToolSource); a conversion, so the tool keeps one pointer.
+type mainAgentSource Session
+
+func (m *mainAgentSource) Agents() map[string]AgentDefinition { return (*Session)(m).agents() }
+func (m *mainAgentSource) Spawner() *subagent.Spawner         { return (*Session)(m).spawner() }
+func (m *mainAgentSource) Parent() lineage.Agent              { return lineage.Agent{MaxTurns: m.opts.MaxTurns} }
+func (m *mainAgentSource) ParentTools() []string              { return (*Session)(m).toolNames() }
 
 // spawner is what the Agent tools of the session and its subagents need
 // from it (see subagent.Spawner).
@@ -66,6 +76,43 @@ func (s *Session) spawner() *subagent.Spawner {
 	}
 }
 
+// lazyMainHooks are the main loop's hook points: hookPoints wrapped by
+// backgroundHooks, built by the first call of one of them (mainHooks), so
+// that an idle session keeps three method values, not the closures.
+func (s *Session) lazyMainHooks() engine.HookPoints {
+	return engine.HookPoints{
+		PromptSubmit: s.mainPromptSubmit,
+		AfterTool:    s.mainAfterTool,
+		BeforeStop:   s.mainBeforeStop,
+	}
+}
+
+// mainHooks builds the main loop's hook points once. Two first calls at
+// once may both build them; one result is kept (building has no effect
+// besides the closures).
+func (s *Session) mainHooks() *engine.HookPoints {
+	if hp := s.mainHP.Load(); hp != nil {
+		return hp
+	}
+	hp := s.backgroundHooks("", s.hookPoints())
+	if s.mainHP.CompareAndSwap(nil, &hp) {
+		return &hp
+	}
+	return s.mainHP.Load()
+}
+
+func (s *Session) mainPromptSubmit(ctx context.Context, prompt string) engine.PromptVerdict {
+	return s.mainHooks().PromptSubmit(ctx, prompt)
+}
+
+func (s *Session) mainAfterTool(ctx context.Context, call *engine.ToolCall, o *engine.ToolOutput) *engine.Halt {
+	return s.mainHooks().AfterTool(ctx, call, o)
+}
+
+func (s *Session) mainBeforeStop(ctx context.Context, active bool) engine.StopVerdict {
+	return s.mainHooks().BeforeStop(ctx, active)
+}
+
 // backgroundHooks wraps hp, the hook points of the loop owner ("" for the
 // main loop), so that the loop hears of the background subagents it starts
 // (see subagent.Registry.Hooks), and the main loop of the background shells
@@ -73,7 +120,9 @@ func (s *Session) spawner() *subagent.Spawner {
 // the next request, after a tool call or with the next prompt, as the
 // reference's task notifications do.
 func (s *Session) backgroundHooks(owner string, hp engine.HookPoints) engine.HookPoints {
-	hp = subagent.For(s.env).Hooks(owner, hp)
+	// The registry is made when a hook first fires (the first run), not
+	// with the session: an idle session keeps none.
+	hp = subagent.HooksOf(func() *subagent.Registry { return subagent.For(s.env) }, owner, hp)
 	if owner != "" {
 		return hp
 	}

@@ -31,7 +31,7 @@ type Client struct {
 	mu      sync.Mutex
 	closed  bool
 	active  *activeQuery  // the query being consumed, if any
-	cleaned chan struct{} // closed once Close's cleanup has run
+	cleaned chan struct{} // closed once Close's cleanup has run; made by the first need (cleanedChan)
 	in      inbox         // messages sent for Messages (client_stream.go)
 }
 
@@ -64,12 +64,14 @@ var closeTimeout = CloseTimeout
 
 // NewClient starts a conversation with opts (nil means defaults). It checks
 // the options and credentials at once; no model call is made until Query.
+// It keeps no reference to *opts (the session copies it), so the caller
+// may reuse it.
 func NewClient(opts *Config) (*Client, error) {
 	sess, err := NewSession(context.Background(), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{sess: sess, cleaned: make(chan struct{})}, nil
+	return &Client{sess: sess}, nil
 }
 
 // SessionID is agentloop's Client.SessionID; see its doc there.
@@ -155,7 +157,32 @@ func (c *Client) endQuery(q *activeQuery) {
 func (c *Client) cleanup() {
 	c.sess.endReason = "prompt_input_exit"
 	c.sess.Close()
-	close(c.cleaned)
+	c.mu.Lock()
+	if c.cleaned == nil {
+		c.cleaned = closedChan
+	} else {
+		close(c.cleaned)
+	}
+	c.mu.Unlock()
+}
+
+// closedChan is a closed channel: the cleanup's signal when nobody waited.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// cleanedChan is the channel closed once Close's cleanup has run. It is
+// made by the first call (a Close that waits for the running query), so
+// that an idle Client keeps none.
+func (c *Client) cleanedChan() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cleaned == nil {
+		c.cleaned = make(chan struct{})
+	}
+	return c.cleaned
 }
 
 // checkOpen returns ErrClosed after Close.
@@ -239,10 +266,11 @@ func (c *Client) Close() error {
 	if q.delivering.Load() {
 		return dropped
 	}
+	cleaned := c.cleanedChan()
 	t := time.NewTimer(closeTimeout)
 	defer t.Stop()
 	select {
-	case <-c.cleaned:
+	case <-cleaned:
 		return dropped
 	case <-t.C:
 		return errors.Join(fmt.Errorf("%w within %v; the session ends when it does", ErrCloseTimeout, closeTimeout), dropped)

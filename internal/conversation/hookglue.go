@@ -22,9 +22,13 @@ import (
 // of Options.Hooks, the command hooks of the loaded settings and those of
 // the plugins (loadPlugins has run).
 func (s *Session) newDispatcher(commands map[string][]settings.HookMatcher) (*hooks.Dispatcher, error) {
+	commands = s.withPluginHooks(commands) // plugins_components.go
+	if len(commands) == 0 {
+		commands = nil // the dispatcher keeps no empty map of the settings'
+	}
 	cfg := hooks.Config{
 		Callbacks:   s.opts.Hooks,
-		Commands:    s.withPluginHooks(commands), // plugins_components.go
+		Commands:    commands,
 		Cwd:         s.env.Cwd,
 		SessionID:   s.env.SessionID,
 		Env:         s.env.Environ,

@@ -183,7 +183,7 @@ func (s *Session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		ClassifyAllShell: s.autoMode != nil && s.autoMode.ClassifyAllShell,
 		// Every settings file the session read, wherever it lies, is
 		// protected like .claude (sandbox_config.go lists the same).
-		Protected: s.configPaths(st),
+		Protected: s.sharedConfigPaths(st),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)

@@ -77,11 +77,14 @@ func (s *Session) loadProjectFiles() {
 		}
 		s.files.commands = append(s.files.commands, c)
 	}
-	s.files.agents = map[string]AgentDefinition{}
+	s.files.agents = nil // made by the first file agent: most sessions have none
 	for _, a := range res.Agents {
 		if _, ok := s.opts.Agents[a.Name]; ok {
 			s.diag.Add(DiagProjectFile, fmt.Sprintf("agent %s (%s) is ignored: Options.Agents defines an agent of the same name", a.Name, a.Path))
 			continue
+		}
+		if s.files.agents == nil {
+			s.files.agents = map[string]AgentDefinition{}
 		}
 		s.files.agents[a.Name] = AgentDefinition{Description: a.Description, Prompt: a.Prompt, Tools: a.Tools,
 			DisallowedTools: a.DisallowedTools, Model: a.Model, Effort: a.Effort, MaxTurns: a.MaxTurns,

@@ -23,7 +23,7 @@ import (
 // base, when non-empty, takes the place of agentloop's own prompt (the
 // main-thread agent's prompt, agent_main.go).
 func systemPrompt(o *Config, env *tool.Env, modelID, base string) []model.Content {
-	var blocks []model.Content
+	blocks := make([]model.Content, 0, 3) // at most three
 	switch {
 	case o.EmptySystemPrompt:
 		// no prompt of agentloop's own (systemprompt_empty.go)
@@ -54,13 +54,25 @@ var lastSystem struct {
 // sessions built alike share one (the engine copies it into each request
 // before marking it, and nothing else writes to it).
 func shareSystem(blocks []model.Content) []model.Content {
+	if len(blocks) == 0 {
+		return nil
+	}
 	l := &lastSystem
 	l.Lock()
 	defer l.Unlock()
-	if slices.EqualFunc(blocks, l.blocks, func(a, b model.Content) bool {
-		return a.Type == b.Type && a.Text == b.Text && reflect.DeepEqual(a, b)
-	}) && blocks != nil {
-		return l.blocks
+	if len(blocks) == len(l.blocks) {
+		same := true
+		for i := range blocks {
+			a, b := &blocks[i], &l.blocks[i]
+			// Pointers: DeepEqual then boxes nothing.
+			if a.Type != b.Type || a.Text != b.Text || !reflect.DeepEqual(a, b) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return l.blocks
+		}
 	}
 	l.blocks = slices.Clip(blocks)
 	return l.blocks

@@ -88,16 +88,15 @@ func withSandboxOption(flag string, sb *SandboxSettings) (string, error) {
 // sandboxState is a session's sandbox: its settings, what the kernel can
 // do, and the proxy, started at the first sandboxed command with network.
 type sandboxState struct {
-	cfg      settings.Sandbox
+	cfg      *settings.Sandbox // shared with sessions that read the same (sharedSandbox): never changed
 	abi      int
-	unavail  error // why the kernel cannot sandbox; nil when it can
-	tempDir  string
+	unavail  error    // why the kernel cannot sandbox; nil when it can
 	warnings []string // shown once, after the first init message
 	noticed  atomic.Bool
 	// configPaths are the session's configuration outside its working
 	// directories, which no sandboxed command may write
 	// (sandbox_config.go).
-	configPaths []string
+	configPaths []string // shared like cfg (sharedConfigPaths): never changed
 
 	mu    sync.Mutex
 	proxy *netproxy.Proxy
@@ -119,7 +118,7 @@ const maxDenyWalk = 20000
 // installs the Bash tool's Decider. It only asks the kernel what it can
 // do: nothing is started before the first Bash command.
 func (s *Session) setupSandbox(st *settings.Settings) error {
-	sb := &sandboxState{cfg: st.Sandbox, configPaths: s.configPaths(st)}
+	sb := &sandboxState{cfg: sharedSandbox.share(&st.Sandbox), configPaths: s.sharedConfigPaths(st)}
 	sb.abi, sb.unavail = sandboxAvailable()
 	switch {
 	case sb.unavail == nil:
@@ -148,7 +147,10 @@ func (s *Session) setupSandbox(st *settings.Settings) error {
 	if sb.cfg.Disabled() {
 		s.diag.Log(DiagSandbox, fmt.Sprintf("The sandbox is off: sandbox.enabled is false in %s.", sb.cfg.EnabledSource))
 	}
-	sb.tempDir = tools.BackgroundShells(s.env).TempDir()
+	// The shells are made now, with the session's first id: their
+	// directory, which holds the sandbox's temporary one, stays that
+	// session's after a /clear (sandboxPolicy).
+	tools.BackgroundShells(s.env)
 	s.sb = sb
 	sandbox.SetDecider(s.env.State, s.decideSandbox)
 	return nil
@@ -196,7 +198,7 @@ func (s *Session) sandboxNotice() *message.System {
 // outside the sandbox: an honoured dangerouslyDisableSandbox, or an
 // excluded command.
 func (s *Session) unsandboxedByChoice(command string, disable bool) bool {
-	cfg := &s.sb.cfg
+	cfg := s.sb.cfg
 	if disable && cfg.AllowUnsandboxedCommands {
 		return true
 	}
@@ -233,7 +235,8 @@ func (s *Session) decideSandbox(ctx context.Context, req sandbox.Request) (*sand
 // read-only in plan mode. The kernel must be able to sandbox.
 func (s *Session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
 	sb := s.sb
-	if err := os.MkdirAll(sb.tempDir, 0o700); err != nil {
+	tempDir := tools.BackgroundShells(s.env).TempDir()
+	if err := os.MkdirAll(tempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("session temp dir: %w", err)
 	}
 	dirs := append([]string{s.env.Cwd}, s.env.AdditionalDirs...)
@@ -241,7 +244,7 @@ func (s *Session) sandboxPolicy(plan bool) (*sandbox.Policy, error) {
 	writeDeny, _ := sandbox.ExpandGlobs(s.checker.DenyGlobs(true), dirs, maxDenyWalk)
 	protect, existing := s.configProtect() // sandbox_config.go
 	p := &sandbox.Policy{
-		TempDir:   sb.tempDir,
+		TempDir:   tempDir,
 		ReadDeny:  append(readDeny, sb.cfg.Filesystem.DenyRead...),
 		ReadAllow: sb.cfg.Filesystem.AllowRead,
 		WriteDeny: append(append(writeDeny, sb.cfg.Filesystem.DenyWrite...), existing...),

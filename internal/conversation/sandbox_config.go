@@ -102,3 +102,11 @@ func (s *Session) configPaths(st *settings.Settings) []string {
 	}
 	return out
 }
+
+// sharedConfigPaths is configPaths, shared with the sessions that have the
+// same (sharedConfigPaths): the caller must not change it.
+func (s *Session) sharedConfigPaths(st *settings.Settings) []string {
+	p := s.configPaths(st)
+	p = slices.Clip(p) // an append by a reader copies
+	return *sharedConfigPaths.share(&p)
+}

@@ -25,7 +25,7 @@ import (
 // and adds the warnings about keys honoured in a weaker form to sb's
 // notice. setupSandbox calls it once the kernel has been asked.
 func (sb *sandboxState) checkSandboxKeys() error {
-	cfg := &sb.cfg
+	cfg := sb.cfg
 	creds := &cfg.Credentials
 	if len(creds.Refused) > 0 && !cfg.Disabled() {
 		return fmt.Errorf("%w: %s: agentloop's sandbox cannot honour it (it needs a proxy that re-signs requests with the hidden credentials); remove it or turn the sandbox off",

@@ -14,7 +14,7 @@ import (
 // is left unchanged.
 func TestSandboxCredentialsReadAllow(t *testing.T) {
 	allowRead := []string{"/home/u/.aws", "/home/u/.aws/credentials", "/home/u/.aws/credentials/x", "/home/u/.awsome", "/opt"}
-	sb := &sandboxState{cfg: settings.Sandbox{Credentials: settings.SandboxCredentials{
+	sb := &sandboxState{cfg: &settings.Sandbox{Credentials: settings.SandboxCredentials{
 		Files:   []settings.CredentialFile{{Path: "/home/u/.aws/credentials", Mode: "deny"}, {Path: "/opt/token", Mode: "mask"}},
 		EnvVars: []settings.CredentialEnvVar{{Name: "TOKEN", Mode: "mask"}},
 	}}}

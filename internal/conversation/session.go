@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/assemble"
@@ -44,8 +45,7 @@ type Session struct {
 	eng          *engine.Session
 	model        string
 	mode         PermissionMode
-	tools        []string  // the tool names of init, taken at the first (toolNames)
-	toolsOnce    sync.Once // guards tools
+	tools        []string // the tool names of init, taken at the first (toolNames)
 	apiKeySource string
 	apiProvider  string            // the built-in provider's platform; "" with Options.Provider (providers.go)
 	prices       pricing.Overrides // modelPricing and Options.ModelPricing (providers.go)
@@ -57,11 +57,8 @@ type Session struct {
 	configDir    string
 	transcript   *transcript
 	diag         *diagnostics
-	started      bool               // SessionStart hooks have run
-	ended        bool               // SessionEnd hooks have run
 	origin       string             // "resume" or "fork" when it goes on from a saved session (hookglue.go)
 	endReason    string             // the SessionEnd reason; "" is "other" (hookglue.go)
-	tempResults  bool               // env.ResultsDir is a temporary directory (results_dir.go)
 	memory       string             // the rendered CLAUDE.md block, "" for none (memory.go)
 	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
 	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
@@ -70,12 +67,25 @@ type Session struct {
 	mcp          *mcphost.Host      // the MCP servers; nil when none is configured (mcp_glue.go)
 	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
 	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
-	forkedAt     bool               // the fork already ends at ResumeSessionAt (resume_at.go)
 	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
 	policy       *settings.Managed  // the managed policy's own keys; nil when none (managed_policy.go, managed)
 	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
 	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
 	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
+
+	// toolsOnce and the flags are together so that they share two words:
+	// an idle Client keeps its Session, whose size class (with the
+	// allocator's 8-byte header, at most 1,528 bytes for the 1,536 class)
+	// this decides.
+	toolsOnce   sync.Once // guards tools
+	started     bool      // SessionStart hooks have run
+	ended       bool      // SessionEnd hooks have run
+	tempResults bool      // env.ResultsDir is a temporary directory (results_dir.go)
+	forkedAt    bool      // the fork already ends at ResumeSessionAt (resume_at.go)
+
+	// mainHP is the main loop's hook points, built by the first call of
+	// one of them (mainHooks).
+	mainHP atomic.Pointer[engine.HookPoints]
 
 	// getenv is the model client's environment: the settings' env over
 	// the process's (settings_env.go).
@@ -86,7 +96,8 @@ type Session struct {
 // validates the options, reads the settings, starts the MCP servers, the
 // sandbox and the transcript, and restores a resumed conversation. ctx
 // bounds the store I/O of that restore (Options.SessionStore). The caller
-// owns the session and must Close it.
+// owns the session and must Close it. The session copies *o and keeps no
+// reference to it.
 func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	var opts Config
 	if o != nil {
@@ -232,7 +243,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		NoToolReferences:     s.betasOff(),
 		Authorize:            s.authorize,
 		Concurrent:           s.concurrentCall,
-		Hooks:                s.backgroundHooks("", s.hookPoints()),
+		Hooks:                s.lazyMainHooks(), // agent.go
 		Record:               s.recordAll,
 		Prices:               s.prices,
 		UnknownPrice:         s.unknownPrice,

@@ -115,7 +115,11 @@ func (s *Session) toolSearch(ts []tool.Tool) ([]tool.Tool, *toolsearch.Catalog, 
 		return ts, nil, nil
 	}
 	c := toolsearch.NewCatalog(deferred)
-	return append(append([]tool.Tool(nil), ts...), tools.ToolSearch(c)), c, nil
+	// Exactly as long as needed: the engine keeps the list.
+	out := make([]tool.Tool, len(ts)+1)
+	copy(out, ts)
+	out[len(ts)] = tools.ToolSearch(c)
+	return out, c, nil
 }
 
 // infoScratch holds the scratch slices toolSearch plans in: neither the

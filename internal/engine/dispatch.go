@@ -240,6 +240,7 @@ type Fanout func(jobs []func() any, done func(v any))
 // so they stream before the calls end.
 func (r *run) goroutines(jobs []func() any, done func(any)) {
 	ch := make(chan any, len(jobs))
+	wake := r.s.notes.wakeChan()
 	for _, job := range jobs {
 		go func() { ch <- job() }()
 	}
@@ -248,7 +249,7 @@ func (r *run) goroutines(jobs []func() any, done func(any)) {
 		case v := <-ch:
 			left--
 			done(v)
-		case <-r.s.notes.wake:
+		case <-wake:
 			r.drain()
 		}
 	}

@@ -221,15 +221,6 @@ type Session struct {
 	memo model.Memo
 }
 
-// notes queues messages that other goroutines (hooks, subagents inside a
-// tool) emit into the run's stream; the loop goroutine emits them at its
-// next step, so a consumer still sees every message from one goroutine.
-type notes struct {
-	mu   sync.Mutex
-	q    []message.Message
-	wake chan struct{}
-}
-
 // toolEntry is one of the session's tools: the name its Info gave when
 // it joined, the tool and its compiled input schema. The rest of its Info
 // is asked for when needed (Tool.Info is cheap and stable while a run
@@ -273,7 +264,6 @@ func New(cfg Config) (*Session, error) {
 	}
 	tools := cfg.Tools
 	s := &Session{cfg: cfg}
-	s.notes.wake = make(chan struct{}, 1)
 	if cfg.OutputSchema != nil {
 		if err := checkOutputSchema(cfg.OutputSchema); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
@@ -301,6 +291,9 @@ func New(cfg Config) (*Session, error) {
 		}
 		s.tools = append(s.tools, toolEntry{name: info.Name, tool: t, schema: schema})
 	}
+	// The table holds them: Config gives them back from it, so that an
+	// idle session does not keep the list twice.
+	s.cfg.Tools = nil
 	return s, nil
 }
 
@@ -629,11 +622,23 @@ func (s *Session) SetModel(m string) {
 
 // Config returns the configuration the session was built from, with the
 // model, thinking and effort as they are now (SetModel, SetThinking,
-// SetEffort). Safe to call while a run streams.
+// SetEffort), and the tools as they are now: those of the configuration
+// in their order, with the tool set changes applied (toolset.go); never
+// the structured-output tool the session adds itself. Safe to call while
+// a run streams.
 func (s *Session) Config() Config {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg
+	c := s.cfg
+	tools := s.tools // replaced under mu, never changed in place
+	s.mu.Unlock()
+	c.Tools = make([]tool.Tool, 0, len(tools))
+	for i := range tools {
+		if tools[i].name == StructuredOutputTool && c.OutputSchema != nil {
+			continue
+		}
+		c.Tools = append(c.Tools, tools[i].tool)
+	}
+	return c
 }
 
 // Model returns the session's current model.
@@ -664,35 +669,6 @@ func (s *Session) settings() (models []string, thinking *model.Thinking, effort 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string{s.cfg.Model}, s.cfg.FallbackModels...), s.cfg.Thinking, s.cfg.Effort
-}
-
-// Notify emits m into the stream of the run in progress. It is safe to call
-// from any goroutine: the message is queued and the loop emits it before
-// its next message (or, while tools run, as soon as it can). Messages
-// queued with no run in progress are dropped when the next run starts.
-func (s *Session) Notify(m message.Message) {
-	s.notes.mu.Lock()
-	s.notes.q = append(s.notes.q, m)
-	s.notes.mu.Unlock()
-	select {
-	case s.notes.wake <- struct{}{}:
-	default:
-	}
-}
-
-// drain emits the queued notes; it runs on the loop goroutine.
-func (r *run) drain() {
-	n := &r.s.notes
-	n.mu.Lock()
-	q := n.q
-	n.q = nil
-	n.mu.Unlock()
-	for _, m := range q {
-		if r.stopped || !r.emit(m) {
-			r.stopped = true
-			return
-		}
-	}
 }
 
 type emitterKey struct{}

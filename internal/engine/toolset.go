@@ -111,7 +111,9 @@ func (s *Session) applyToolChange(c toolChange) {
 			deferredIn = append(deferredIn, info)
 		}
 	}
+	s.mu.Lock() // Config reads the table from other goroutines
 	s.tools = tools
+	s.mu.Unlock()
 	if s.cfg.Deferred != nil {
 		s.cfg.Deferred.Replace(append(deferredOut, c.remove...), deferredIn)
 	}

@@ -77,7 +77,7 @@ func newBlockForms(b Block) *blockForms {
 // let the call through to the usual checks. It consults nothing else and
 // makes no classifier call.
 func (c *Checker) Blocked(call Call) Decision {
-	st := c.cur.Load()
+	st := c.state()
 	tool := canonicalToolName(call.Tool)
 	var input map[string]json.RawMessage
 	if json.Unmarshal(call.Input, &input) != nil {

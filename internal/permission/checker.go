@@ -18,7 +18,9 @@ import (
 type Config struct {
 	// Mode is the permission mode ("" means default).
 	Mode Mode
-	// Rules are the allow, deny and ask rules by source.
+	// Rules are the allow, deny and ask rules by source. The Checker
+	// keeps them (its changes work on a copy): the caller must not change
+	// them after New.
 	Rules RuleSet
 	// Dirs are the working directories: the session's working directory
 	// first, then the additional directories. They must be absolute.
@@ -49,7 +51,9 @@ type Config struct {
 	// Protected are more paths (files, or directories with all beneath
 	// them) that are protected like .git and .claude: the settings files
 	// the session read, the managed-settings path, the user's
-	// configuration directory. They must be absolute.
+	// configuration directory. They must be absolute. The Checker keeps
+	// the slice until its first use resolves their links: the caller must
+	// not change it.
 	Protected []string
 }
 
@@ -71,9 +75,36 @@ type Call struct {
 
 // Checker decides tool calls. It is safe for concurrent use: Decide reads
 // an immutable snapshot, and Apply / SetMode swap in a new one.
+//
+// A Checker compiles its rules twice: in New, which reports what is wrong
+// with them, and again at its first use (state); in between it keeps only
+// its configuration, so that a session that never decides anything (an
+// idle Client) does not keep the compiled form. The working directories'
+// physical forms are resolved at that first use.
 type Checker struct {
-	mu  sync.Mutex // serializes changes
-	cur atomic.Pointer[state]
+	mu    sync.Mutex // serializes changes
+	cur   atomic.Pointer[state]
+	ready sync.Once // compiles the first state (state)
+}
+
+// state is the current state, the first one compiled by the first call.
+func (c *Checker) state() *state {
+	c.ready.Do(func() {
+		// Every change goes through here first, so the first state is
+		// still the current one; the accessors that need nothing
+		// compiled (Mode, Dirs, Rules, Warnings, NoPrompt) may be reading
+		// it, so the compiled state is a new one.
+		n := *c.cur.Load()
+		for _, p := range n.protectIn {
+			if filepath.IsAbs(p) {
+				n.protected = addUnique(n.protected, filepath.Clean(p), resolvePhysical(filepath.Clean(p)))
+			}
+		}
+		n.protectIn = nil
+		_ = n.rebuild() // its errors were New's
+		c.cur.Store(&n)
+	})
+	return c.cur.Load()
 }
 
 // state is one immutable configuration of a Checker.
@@ -94,7 +125,8 @@ type state struct {
 	block       *blockForms    // nil when nothing is fenced (block.go); never changed after New
 	noPrompt    bool           // never changed after New
 	classifyAll bool           // ClassifyAllShell; never changed after New
-	protected   []string       // Config.Protected, clean; never changed after New
+	protected   []string       // Config.Protected, clean, with their physical forms: made by the first use (Checker.state); never changed after
+	protectIn   []string       // Config.Protected as given, until then (the caller's: never changed)
 }
 
 // New builds a Checker. Malformed rules are left out and reported in the
@@ -118,31 +150,39 @@ func New(cfg Config) (*Checker, error) {
 	}
 	st := &state{
 		mode:        mode,
-		rules:       cfg.Rules.Clone(),
+		rules:       cfg.Rules, // changes clone it first (state.clone)
 		home:        home,
 		fold:        runtime.GOOS == "darwin" || runtime.GOOS == "windows",
 		classifier:  cfg.Classifier,
 		allowBypass: cfg.AllowBypass || mode == ModeBypass,
-		disabled:    maps.Clone(cfg.Disabled),
+		disabled:    cloneDisabled(cfg.Disabled),
 		block:       newBlockForms(cfg.Block),
 		noPrompt:    cfg.NoPrompt,
 		classifyAll: cfg.ClassifyAllShell,
 	}
-	for _, p := range cfg.Protected {
-		if filepath.IsAbs(p) {
-			st.protected = addUnique(st.protected, filepath.Clean(p), resolvePhysical(filepath.Clean(p)))
-		}
-	}
+	st.protectIn = cfg.Protected
 	for _, d := range cfg.Dirs {
 		if !filepath.IsAbs(d) {
 			return nil, fmt.Errorf("permission: working directory %q is not absolute", d)
 		}
 		st.dirs = addUnique(st.dirs, filepath.Clean(d))
 	}
-	ruleErr := st.rebuild()
+	// The rules are compiled for their errors and warnings only: the
+	// first use (Checker.state) compiles them again and keeps them, with
+	// what else derives from the dirs (rebuild).
+	_, warnings, ruleErr := st.rules.compile(st.cwd(), st.home, st.fold)
+	st.warnings = warnings
 	c := &Checker{}
 	c.cur.Store(st)
 	return c, ruleErr
+}
+
+// cloneDisabled is a copy of m, nil when m is empty.
+func cloneDisabled(m map[Mode]error) map[Mode]error {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
 }
 
 // rebuild recomputes what derives from the dirs and rules.
@@ -175,7 +215,7 @@ func (st *state) clone() *state {
 // and asks canUseTool (or refuses, when nobody can be asked) when it
 // returns Ask.
 func (c *Checker) Decide(ctx context.Context, call Call) Decision {
-	return c.cur.Load().decide(ctx, call)
+	return c.state().decide(ctx, call)
 }
 
 // Mode returns the current permission mode.
@@ -202,7 +242,7 @@ func (c *Checker) SetMode(m Mode) error {
 func (c *Checker) Apply(updates ...Update) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.cur.Load().clone()
+	st := c.state().clone()
 	for _, u := range updates {
 		if err := st.apply(u); err != nil {
 			return err

@@ -7,7 +7,7 @@ package permission
 func (c *Checker) SetCommandRules(rules []RuleValue) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.cur.Load().clone()
+	st := c.state().clone()
 	if err := st.rules.Replace(SourceCommand, Allow, rules...); err != nil {
 		return err
 	}

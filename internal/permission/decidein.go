@@ -7,7 +7,7 @@ import "context"
 // ones. It serves subagents whose definition sets their own mode; the
 // caller decides which mode a subagent may have (see Narrower).
 func (c *Checker) DecideIn(ctx context.Context, mode Mode, call Call) Decision {
-	st := c.cur.Load()
+	st := c.state()
 	if mode != "" && mode != st.mode {
 		n := *st
 		n.mode = mode

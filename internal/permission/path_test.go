@@ -170,6 +170,7 @@ func TestJudgePathWalksOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.state() // the first use resolves the working directories: not counted
 	var mu sync.Mutex
 	seen := map[string]int{}
 	hook := func(p string) {

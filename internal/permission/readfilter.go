@@ -23,7 +23,7 @@ func (c *Checker) ReadDenied(tool, p string) bool {
 	if p == "" || !filepath.IsAbs(p) {
 		return true
 	}
-	st := c.cur.Load()
+	st := c.state()
 	rules := st.readDenyRules(tool)
 	if len(rules) == 0 {
 		return false
@@ -39,7 +39,7 @@ func (c *Checker) ReadDenied(tool, p string) bool {
 // root joined with the same relative path). A name that is not absolute
 // denies.
 func (c *Checker) ReadDeniedAs(tool string, names ...string) bool {
-	st := c.cur.Load()
+	st := c.state()
 	rules := st.readDenyRules(tool)
 	for _, n := range names {
 		if !filepath.IsAbs(n) {
@@ -58,7 +58,7 @@ func (c *Checker) ReadDeniedAs(tool string, names ...string) bool {
 // HasReadDenyRules reports whether any deny rule governs reading with
 // tool. Callers may skip the filter altogether when it is false.
 func (c *Checker) HasReadDenyRules(tool string) bool {
-	st := c.cur.Load()
+	st := c.state()
 	return len(st.readDenyRules(tool)) > 0 || st.blockReadDenied(tool, []string{"/"})
 }
 
@@ -94,7 +94,7 @@ func (st *state) buildReadDeny() {
 // for inputs without a usable path. Decide reports the same path, resolved
 // during the check, in Decision.Path.
 func (c *Checker) FilePath(tool string, input json.RawMessage) (string, bool) {
-	st := c.cur.Load()
+	st := c.state()
 	tool = canonicalToolName(tool)
 	if !isFileTool(tool) {
 		return "", false

@@ -97,11 +97,17 @@ func ParseRule(s string) (RuleValue, error) {
 // unescapeContent undoes the escaping of a rule specifier and checks that
 // unescaped parentheses balance.
 func unescapeContent(s string) (string, error) {
+	// Without a backslash there is nothing to unescape: s itself is the
+	// content, and no copy is made.
+	plain := !strings.Contains(s, `\`)
 	var b strings.Builder
+	if !plain {
+		b.Grow(len(s))
+	}
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '\\' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == ')' || s[i+1] == '\\') {
+		if !plain && c == '\\' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == ')' || s[i+1] == '\\') {
 			b.WriteByte(s[i+1])
 			i++
 			continue
@@ -115,10 +121,15 @@ func unescapeContent(s string) (string, error) {
 				return "", errors.New("unbalanced ')' in the specifier (escape it as \\))")
 			}
 		}
-		b.WriteByte(c)
+		if !plain {
+			b.WriteByte(c)
+		}
 	}
 	if depth != 0 {
 		return "", errors.New("unbalanced '(' in the specifier (escape it as \\()")
+	}
+	if plain {
+		return s, nil
 	}
 	return b.String(), nil
 }

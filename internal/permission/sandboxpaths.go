@@ -7,7 +7,7 @@ package permission
 // everything below it. The Bash sandbox turns them into the paths a
 // sandboxed command may not read or write.
 func (c *Checker) DenyGlobs(write bool) []string {
-	st := c.cur.Load()
+	st := c.state()
 	var rules []*rule
 	if write {
 		rules = st.pathRulesFor(Deny, true, "Edit")

@@ -23,10 +23,18 @@ import (
 //     end of the run stops what it started; notices of subagents that the
 //     end of the previous run stopped go to the model with the next prompt.
 func (r *Registry) Hooks(owner string, hp engine.HookPoints) engine.HookPoints {
+	return HooksOf(func() *Registry { return r }, owner, hp)
+}
+
+// HooksOf is Registry.Hooks for the registry reg returns when a hook
+// fires: a session's main loop passes a function that makes its registry
+// on first use (For), so that a session that never runs keeps none.
+func HooksOf(reg func() *Registry, owner string, hp engine.HookPoints) engine.HookPoints {
 	out := hp
 	if owner == "" {
 		prev := hp.PromptSubmit
 		out.PromptSubmit = func(ctx context.Context, prompt string) engine.PromptVerdict {
+			r := reg()
 			r.SetRun(ctx)
 			var v engine.PromptVerdict
 			if prev != nil {
@@ -42,11 +50,12 @@ func (r *Registry) Hooks(owner string, hp engine.HookPoints) engine.HookPoints {
 		if after != nil {
 			h = after(ctx, call, o)
 		}
-		o.Context = append(o.Context, r.Take(owner)...)
+		o.Context = append(o.Context, reg().Take(owner)...)
 		return h
 	}
 	stop := hp.BeforeStop
 	out.BeforeStop = func(ctx context.Context, active bool) engine.StopVerdict {
+		r := reg()
 		r.Wait(ctx, owner)
 		if notes := r.Take(owner); len(notes) > 0 {
 			return engine.StopVerdict{Continue: true, Text: strings.Join(notes, "\n\n")}

@@ -132,15 +132,59 @@ var schema = json.RawMessage(`{"type":"object","properties":{"description":{"typ
 // Tool is the Agent tool of the loop parent, whose own tools parentTools
 // returns: a subagent gets no tool its parent lacks.
 func (sp *Spawner) Tool(parent lineage.Agent, parentTools func() []string) tool.Tool {
-	var names []string
-	for n, d := range sp.Agents() {
-		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
-	}
-	sort.Strings(names)
-	desc := agentDescription(strings.Join(names, "\n"))
+	return sp.tool(toolDescription(sp.Agents()), parent, parentTools)
+}
+
+func (sp *Spawner) tool(desc string, parent lineage.Agent, parentTools func() []string) tool.Tool {
 	return tool.New("Agent", desc, func(ctx context.Context, in call, c *tool.Call) (tool.Result, error) {
 		return sp.run(ctx, in, c, parent, parentTools())
 	}, &tool.Options{Schema: schema})
+}
+
+// toolDescription is the Agent tool's description listing agents.
+func toolDescription(agents map[string]Definition) string {
+	var names []string
+	for n, d := range agents {
+		names = append(names, fmt.Sprintf("- %s: %s", n, d.Description))
+	}
+	sort.Strings(names)
+	return agentDescription(strings.Join(names, "\n"))
+}
+
+// ToolSource is what LazyTool asks of its loop: the agent definitions the
+// description lists (at once), and at the tool's first call the spawner
+// (which must list the same agents), the loop and its tools (as
+// Spawner.Tool's parent and parentTools).
+type ToolSource interface {
+	Agents() map[string]Definition
+	Spawner() *Spawner
+	Parent() lineage.Agent
+	ParentTools() []string
+}
+
+// LazyTool is Spawner.Tool for src's spawner, made by the tool's first
+// call: a loop that never delegates keeps the tool's description (shared,
+// see agentDescription) and src, not the spawner and its handler. Its Info
+// is Spawner.Tool's; it is safe for concurrent use.
+func LazyTool(src ToolSource) tool.Tool {
+	return &lazyTool{desc: toolDescription(src.Agents()), src: src}
+}
+
+// lazyTool is the Agent tool whose spawner is made by its first call.
+type lazyTool struct {
+	desc string
+	src  ToolSource
+	once sync.Once
+	t    tool.Tool // the built tool, once made
+}
+
+func (l *lazyTool) Info() tool.Info {
+	return tool.Info{Name: "Agent", Description: l.desc, InputSchema: schema}
+}
+
+func (l *lazyTool) Run(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	l.once.Do(func() { l.t = l.src.Spawner().tool(l.desc, l.src.Parent(), l.src.ParentTools) })
+	return l.t.Run(ctx, c)
 }
 
 // start is one subagent being started.
