@@ -129,9 +129,9 @@ type config struct {
 	// client: "" runs the sessions on newTransport's transport (as many
 	// connections as sessions); clientShipped on the one each library
 	// makes when given no client.
-	client string
-	idle            bool
-	timeout         time.Duration
+	client  string
+	idle    bool
+	timeout time.Duration
 	// profileDir, when set, receives cpu.pprof for the whole inproc run
 	// and heap.pprof and goroutine.pprof taken at profileAt after the
 	// sessions start (inproc only).
