@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/internal/sandbox"
+	"github.com/agentloop/agentloop/internal/taskline"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -148,7 +149,7 @@ func (s *Shells) start(environ []string, shell, dir, command string, lifetime ti
 		done:     make(chan struct{}),
 		exitCode: -1,
 
-		toolUseID: toolUseID, description: description, runID: NewRunID(), emit: emit,
+		toolUseID: toolUseID, description: description, runID: taskline.NewRunID(), emit: emit,
 	}
 	s.mu.Lock()
 	if s.shells == nil {

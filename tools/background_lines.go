@@ -1,14 +1,9 @@
 package tools
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/agentloop/agentloop/internal/taskline"
 	"github.com/agentloop/agentloop/message"
 )
 
@@ -77,30 +72,7 @@ func BackgroundTasksChanged(sessionID string, tasks []BackgroundTask) *message.S
 	if tasks == nil {
 		tasks = []BackgroundTask{}
 	}
-	return TaskLine(sessionID, "background_tasks_changed", map[string]any{"tasks": tasks})
-}
-
-// TaskLine is a system line of subtype about a session's tasks, with
-// fields as its data. Each field must marshal to JSON (strings, numbers,
-// booleans, maps and slices of them, the types of this package).
-func TaskLine(sessionID, subtype string, fields map[string]any) *message.System {
-	data := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		b, err := json.Marshal(v)
-		if err != nil {
-			b, _ = json.Marshal(err.Error()) // not reached with the types above
-		}
-		data[k] = b
-	}
-	return &message.System{Subtype: subtype, SessionID: sessionID, UUID: uuid.NewString(), Data: data}
-}
-
-// NewRunID returns a fresh run id for a task line (run_id): the time in
-// base 36 and random hex, the reference's form.
-func NewRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "0" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(b[:])
+	return taskline.New(sessionID, "background_tasks_changed", map[string]any{"tasks": tasks})
 }
 
 // task is sh as the live set lists it.
@@ -124,7 +96,7 @@ func (s *Shells) startedLines(sh *bgShell) {
 		return
 	}
 	s.EmitLive(sh.emit)
-	sh.emit(TaskLine(s.session, "task_started", map[string]any{
+	sh.emit(taskline.New(s.session, "task_started", map[string]any{
 		"task_id": sh.info.ID, "run_id": sh.runID, "tool_use_id": sh.toolUseID, "description": sh.what(),
 		"is_backgrounded": true, "task_type": "local_bash"}))
 }
@@ -140,9 +112,9 @@ func (s *Shells) endedLines(sh *bgShell, status, summary string) {
 	if patch == "stopped" {
 		patch = "killed"
 	}
-	sh.emit(TaskLine(s.session, "task_updated", map[string]any{
+	sh.emit(taskline.New(s.session, "task_updated", map[string]any{
 		"task_id": sh.info.ID, "run_id": sh.runID, "patch": map[string]any{"status": patch, "end_time": time.Now().UnixMilli()}}))
-	sh.emit(TaskLine(s.session, "task_notification", map[string]any{
+	sh.emit(taskline.New(s.session, "task_notification", map[string]any{
 		"task_id": sh.info.ID, "run_id": sh.runID, "tool_use_id": sh.toolUseID, "status": status,
 		"output_file": sh.info.StdoutPath, "summary": summary}))
 	s.EmitLive(sh.emit)

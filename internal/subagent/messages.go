@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/taskline"
 	"github.com/agentloop/agentloop/message"
-	"github.com/agentloop/agentloop/tools"
 )
 
 // Task describes one subagent run, as its stream messages report it.
@@ -107,8 +107,8 @@ func Activity(name string, input json.RawMessage) string {
 	return name
 }
 
-// newRunID is a fresh run id (tools.NewRunID).
-func newRunID() string { return tools.NewRunID() }
+// newRunID is a fresh run id (taskline.NewRunID).
+func newRunID() string { return taskline.NewRunID() }
 
 // NoticeText is what the parent loop's model is told when the background
 // subagent t has ended as o says: its status, the output file and the
@@ -132,7 +132,7 @@ func NoticeText(t Task, o Outcome) string {
 }
 
 func system(sessionID, subtype string, fields map[string]any) *message.System {
-	return tools.TaskLine(sessionID, subtype, fields)
+	return taskline.New(sessionID, subtype, fields)
 }
 
 // IndentLines prefixes every line of s with pre.
