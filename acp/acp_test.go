@@ -496,3 +496,17 @@ func errText(err error) string {
 	b, _ := json.Marshal(err)
 	return err.Error() + string(b)
 }
+
+// TestServeEmptyInput: an editor that closes the stream at once ends
+// Serve cleanly. The connection reads (and logs the close) while Serve is
+// still setting it up; under -race this caught the logger being installed
+// unsynchronised.
+func TestServeEmptyInput(t *testing.T) {
+	opts := &agentloop.Options{Provider: agentlooptest.NewTB(t).Provider(), ConfigDir: t.TempDir(),
+		SettingSources: []settings.SettingSource{}}
+	for range 20 {
+		if err := acp.Serve(context.Background(), strings.NewReader(""), io.Discard, acp.Config{Options: opts}); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+}

@@ -50,9 +50,14 @@ type peer interface {
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	a := newAgent(cfg)
 	a.out = &watchWriter{w: out}
-	conn := sdk.NewAgentSideConnection(a, a.out, in)
+	// The connection starts reading at once, and what it reads may log or
+	// reach the agent; the gate holds its first read until the logger and
+	// the peer are in place (the SDK's SetLogger is not synchronised).
+	gate := &gatedReader{r: in, open: make(chan struct{})}
+	conn := sdk.NewAgentSideConnection(a, a.out, gate)
 	conn.SetLogger(a.log)
 	a.peer = conn
+	close(gate.open)
 	var err error
 	select {
 	case <-conn.Done():
@@ -289,4 +294,15 @@ func (a *agent) closeAll() {
 	if err := errors.Join(errs...); err != nil {
 		a.log.Warn("closing sessions", "error", err)
 	}
+}
+
+// gatedReader is a reader whose reads wait until open is closed.
+type gatedReader struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }

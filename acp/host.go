@@ -76,7 +76,8 @@ func (s *session) writeTextFile(ctx context.Context, path string, data []byte) e
 // runInTerminal runs a Bash command in a terminal of the editor:
 // terminal/create, the terminal embedded in the call's content, then
 // terminal/wait_for_exit; when ctx ends first (timeout or cancel),
-// terminal/kill. The output comes from terminal/output, and the terminal
+// terminal/kill. A create in flight when ctx ends is awaited (at most
+// editorStopTimeout) so that its terminal is killed and released too. The output comes from terminal/output, and the terminal
 // is released in every case.
 func (s *session) runInTerminal(ctx context.Context, req tool.TerminalRequest) (tool.TerminalResult, error) {
 	p, sid := s.agent.peer, sdk.SessionId(s.id)
@@ -88,7 +89,15 @@ func (s *session) runInTerminal(ctx context.Context, req tool.TerminalRequest) (
 	if req.OutputLimit > 0 {
 		create.OutputByteLimit = sdk.Ptr(req.OutputLimit)
 	}
-	created, err := p.CreateTerminal(ctx, create)
+	// The create is awaited even when ctx ends meanwhile: an editor that
+	// made the terminal names it only in its answer, and a terminal left
+	// unnamed could be neither killed nor released.
+	if err := ctx.Err(); err != nil {
+		return tool.TerminalResult{}, fmt.Errorf("terminal/create: %w", context.Cause(ctx))
+	}
+	made, cancelMade := context.WithTimeout(context.WithoutCancel(ctx), editorStopTimeout)
+	created, err := p.CreateTerminal(made, create)
+	cancelMade()
 	if err != nil {
 		return tool.TerminalResult{}, fmt.Errorf("terminal/create: %w", err)
 	}

@@ -36,6 +36,11 @@ type richEditor struct {
 	hang      bool
 	exits     map[string]chan struct{}
 	createdCh chan string // when set, receives each new terminal's id
+	// When holdCreate is set, terminal/create answers only once it is
+	// closed; if the agent cancels the request first, the editor still
+	// made the terminal and closes createDropped.
+	holdCreate    chan struct{}
+	createDropped chan struct{}
 }
 
 func newRichEditor() *richEditor {
@@ -67,7 +72,7 @@ func (e *richEditor) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest
 	return sdk.WriteTextFileResponse{}, nil
 }
 
-func (e *richEditor) CreateTerminal(_ context.Context, r sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+func (e *richEditor) CreateTerminal(ctx context.Context, r sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	e.fmu.Lock()
 	e.creates = append(e.creates, r)
 	id := fmt.Sprintf("term-%d", len(e.creates))
@@ -80,6 +85,13 @@ func (e *richEditor) CreateTerminal(_ context.Context, r sdk.CreateTerminalReque
 	e.fmu.Unlock()
 	if ch != nil {
 		ch <- id
+	}
+	if e.holdCreate != nil {
+		select {
+		case <-e.holdCreate:
+		case <-ctx.Done():
+			close(e.createDropped)
+		}
 	}
 	return sdk.CreateTerminalResponse{TerminalId: id}, nil
 }
@@ -290,9 +302,19 @@ func TestEditorDenied(t *testing.T) {
 }
 
 // TestEditorTerminalCancel: session/cancel while a command runs in the
-// editor's terminal kills and releases the terminal, and the prompt ends
-// cancelled.
+// editor's terminal, or while the terminal is being created, kills and
+// releases the terminal, and the prompt ends cancelled.
 func TestEditorTerminalCancel(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		name := "while running"
+		if during {
+			name = "while being created"
+		}
+		t.Run(name, func(t *testing.T) { testEditorTerminalCancel(t, during) })
+	}
+}
+
+func testEditorTerminalCancel(t *testing.T, duringCreate bool) {
 	srv := agentlooptest.NewTB(t,
 		agentlooptest.ToolUse("toolu_1", "Bash", map[string]any{"command": "sleep 600"}),
 		agentlooptest.Text("after the cancel"))
@@ -300,6 +322,9 @@ func TestEditorTerminalCancel(t *testing.T) {
 	ed.hang = true
 	ed.output = "started\n"
 	ed.createdCh = make(chan string, 1)
+	if duringCreate {
+		ed.holdCreate, ed.createDropped = make(chan struct{}), make(chan struct{})
+	}
 	r := startWith(t, srv, t.TempDir(), t.TempDir(), ed.editor, ed, everything, noSandbox)
 	s := r.newSession()
 	done := make(chan sdk.PromptResponse, 1)
@@ -313,6 +338,15 @@ func TestEditorTerminalCancel(t *testing.T) {
 	id := <-ed.createdCh
 	if err := r.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
+	}
+	if ed.holdCreate != nil {
+		// The editor answers terminal/create only after the cancel; an
+		// agent that gave up on the request never learns the id.
+		select {
+		case <-ed.createDropped:
+		case <-time.After(time.Second):
+		}
+		close(ed.holdCreate)
 	}
 	select {
 	case resp := <-done:
