@@ -21,7 +21,8 @@ type Host struct {
 	// as UTF-8; an editor returns the text of an unsaved buffer. Read,
 	// Edit and Write use it for text files once a stat on disk showed a
 	// regular file there; images, PDFs and notebooks are still read from
-	// disk.
+	// disk. The bytes returned are the tool's from then on: the Host must
+	// not keep them to change later.
 	ReadTextFile func(ctx context.Context, path string) ([]byte, error)
 	// WriteTextFile replaces the text of the file at path (as for
 	// ReadTextFile), creating it when missing. Edit and Write use it in

@@ -169,7 +169,11 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	window := lineWindow(text, start, end, total)
 
 	var b strings.Builder
-	b.Grow(min(len(window)+8*(end-start), readMaxOutput+1024)) // a number, a tab and a newline per line
+	size := len(window) + numberedSize(start+1, end) // the lines, a number and a tab for each
+	if in.Limit == nil && end < total {
+		size += 128 // the note on the partial view
+	}
+	b.Grow(min(size, readMaxOutput+1024))
 	var num [20]byte
 	rest := window
 	for i := start; i < end; i++ {
@@ -197,6 +201,21 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 	r := tool.Text(b.String())
 	r.Structured = res
 	return r, nil
+}
+
+// numberedSize is how many bytes the numbers of lines from to to (both
+// counted from 1) take in Read's output, with the tab after each: the
+// exact size of what the output adds to the lines, so that the string it
+// is built in, which the history keeps, has no spare capacity.
+func numberedSize(from, to int) int {
+	n := 0
+	for lo, digits := 1, 1; lo <= to; lo, digits = lo*10, digits+1 {
+		hi := lo*10 - 1
+		if a, b := max(from, lo), min(to, hi); a <= b {
+			n += (b - a + 1) * (digits + 1)
+		}
+	}
+	return n
 }
 
 // displayLine prepares one line for the model: valid UTF-8, cut at

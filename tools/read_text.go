@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // textEncoding is how a text file stores its characters. Edit and Write keep
@@ -29,16 +30,29 @@ var (
 // decodeText splits a file's bytes into its encoding and its text. The text
 // of a UTF-8 file is its bytes unchanged (minus a BOM), so that bytes that
 // are not valid UTF-8 survive an edit; UTF-16 is converted to UTF-8.
+// decodeText takes data: the text may share its bytes, so the caller must
+// not change them afterwards.
 func decodeText(data []byte) (textEncoding, string) {
 	switch {
 	case bytes.HasPrefix(data, bomUTF8):
-		return encUTF8BOM, string(data[len(bomUTF8):])
+		return encUTF8BOM, sharedString(data[len(bomUTF8):])
 	case bytes.HasPrefix(data, bomUTF16LE):
 		return encUTF16LE, decodeUTF16(data[2:], binary.LittleEndian)
 	case bytes.HasPrefix(data, bomUTF16BE):
 		return encUTF16BE, decodeUTF16(data[2:], binary.BigEndian)
 	}
-	return encUTF8, string(data)
+	return encUTF8, sharedString(data)
+}
+
+// sharedString returns b as a string without copying it. The string
+// shares b's bytes, so b must never change after; the callers of
+// decodeText hand it buffers nobody else holds (a file just read, or a
+// host's answer, which [tool.Host] gives away).
+func sharedString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func decodeUTF16(b []byte, order binary.ByteOrder) string {

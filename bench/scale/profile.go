@@ -12,7 +12,8 @@ import (
 
 // startProfiles starts a CPU profile of the run and schedules heap and
 // goroutine profiles at cfg.profileAt, when cfg.profileDir is set; stop
-// ends the CPU profile. Profiles are for finding where the time and the
+// ends the CPU profile and writes heap-end.pprof, whose alloc_space is
+// what the whole run allocated. Profiles are for finding where the time and the
 // memory go; the run's numbers are taken with them on.
 func startProfiles(ctx context.Context, cfg *config) (stop func(), err error) {
 	if cfg.profileDir == "" {
@@ -59,5 +60,15 @@ func startProfiles(ctx context.Context, cfg *config) (stop func(), err error) {
 		t.Stop()
 		pprof.StopCPUProfile()
 		f.Close()
+		// What the whole run allocated (alloc_space), for the bytes per turn.
+		w, err := os.Create(filepath.Join(cfg.profileDir, "heap-end.pprof"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale: profile:", err)
+			return
+		}
+		defer w.Close()
+		if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "scale: profile:", err)
+		}
 	}, nil
 }

@@ -18,11 +18,12 @@ import (
 // spliced onto its bytes, not encoded with them, so the message is reused
 // as it is when the breakpoint moves on.
 //
-// The JSON is kept in chunks, each filled to its capacity and never
-// reallocated: a message is encoded apart and copied into the last chunk
-// if it fits, into a new one otherwise. So a growing history is never
-// copied to grow, holds at most a chunk of spare capacity, and leaves no
-// garbage of outgrown buffers. The bytes of a chunk up to its length are
+// The JSON is kept in chunks of chunkSize bytes, each filled to its
+// capacity and never reallocated: a message is encoded apart and copied
+// into what is left of the last chunk, going on in new chunks as needed,
+// so that a message may span chunks. So a growing history is never
+// copied to grow, holds less than a chunk of spare capacity, and leaves
+// no garbage of outgrown buffers. The bytes of a chunk up to its length are
 // never written again: bodies of earlier requests, perhaps still being
 // sent, share them. A history that differs earlier on (compaction,
 // /clear, a rewind, a message edited in place) keeps the chunks before the
@@ -37,13 +38,15 @@ type history struct {
 	encoded int
 }
 
-// Chunk capacities: a history's first chunk holds minChunk bytes and each
-// next one twice the last, up to maxChunk, or the message it is made for
-// if that is larger.
-const (
-	minChunk = 2 << 10
-	maxChunk = 32 << 10
-)
+// chunkSize is the capacity of a history's chunks: small, so that what a
+// history holds beyond its JSON stays small (a thousand sessions hold a
+// thousand last chunks), and a size class of the allocator, so that a
+// chunk wastes nothing there either. A body shares a history as one
+// segment per chunk, written with one vectored write.
+const chunkSize = 4 << 10
+
+// maxEncScratch is the largest encoding buffer encScratch keeps.
+const maxEncScratch = 32 << 10
 
 // size is the length of the history's JSON.
 func (h *history) size() int {
@@ -54,21 +57,21 @@ func (h *history) size() int {
 	return h.starts[k] + len(h.chunks[k])
 }
 
-// add appends enc (a message's JSON, with its leading comma) to the last
-// chunk, or to a new one if it does not fit, and returns the offset where
-// it ends.
+// add appends enc (a message's JSON, with its leading comma) to the
+// history: into what is left of the last chunk, then into new chunks. It
+// returns the offset where enc ends.
 func (h *history) add(enc []byte) int {
-	k := len(h.chunks) - 1
-	if k < 0 || cap(h.chunks[k])-len(h.chunks[k]) < len(enc) {
-		c := minChunk
-		if k >= 0 {
-			c = min(2*cap(h.chunks[k]), maxChunk)
+	for len(enc) > 0 {
+		k := len(h.chunks) - 1
+		if k < 0 || len(h.chunks[k]) == cap(h.chunks[k]) {
+			h.starts = append(h.starts, h.size())
+			h.chunks = append(h.chunks, make([]byte, 0, chunkSize))
+			k++
 		}
-		h.starts = append(h.starts, h.size())
-		h.chunks = append(h.chunks, make([]byte, 0, max(c, len(enc))))
-		k++
+		c := h.chunks[k]
+		n := min(cap(c)-len(c), len(enc))
+		h.chunks[k], enc = append(c, enc[:n]...), enc[n:]
 	}
-	h.chunks[k] = append(h.chunks[k], enc...)
 	return h.size()
 }
 
@@ -164,7 +167,7 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 	if same < keep {
 		sp := encScratch.Get().(*[]byte)
 		defer func() {
-			if cap(*sp) <= maxChunk {
+			if cap(*sp) <= maxEncScratch {
 				encScratch.Put(sp)
 			}
 		}()

@@ -185,9 +185,10 @@ func TestHistoryKeepsSharedBytes(t *testing.T) {
 }
 
 // TestHistoryChunks shows that a long history is kept without outgrown
-// buffers: its chunks are never reallocated, so its spare capacity stays
-// under one chunk whatever its length, and a request's body shares each
-// chunk as it is.
+// buffers: its chunks are never reallocated and each is filled before the
+// next, messages spanning them, so its spare capacity stays under one
+// chunk whatever its length, and a request's body shares each chunk as it
+// is.
 func TestHistoryChunks(t *testing.T) {
 	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}}
 	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Go.")}}}
@@ -221,11 +222,16 @@ func TestHistoryChunks(t *testing.T) {
 	if used != h.size() || used < 150_000 {
 		t.Fatalf("%d bytes in chunks, size %d: want the history's JSON, over 150 KB", used, h.size())
 	}
-	if spare := held - used; spare > maxChunk {
-		t.Errorf("%d bytes of spare capacity for a history of %d: want at most a chunk (%d)", spare, used, maxChunk)
+	if spare := held - used; spare >= chunkSize {
+		t.Errorf("%d bytes of spare capacity for a history of %d: want less than a chunk (%d)", spare, used, chunkSize)
 	}
-	if len(h.chunks) < used/maxChunk {
-		t.Errorf("%d chunks for %d bytes", len(h.chunks), used)
+	for k, c := range h.chunks {
+		if cap(c) != chunkSize {
+			t.Errorf("chunk %d holds %d bytes, want %d", k, cap(c), chunkSize)
+		}
+		if k < len(h.chunks)-1 && len(c) != cap(c) {
+			t.Errorf("chunk %d is filled to %d of %d bytes before the next", k, len(c), cap(c))
+		}
 	}
 }
 
