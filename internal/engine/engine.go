@@ -216,6 +216,8 @@ type Session struct {
 	budget budgetScope
 	// meta is the request metadata of the current session id (request.go).
 	meta atomic.Pointer[sessionMeta]
+	// sys is the system blocks requests share (request.go).
+	sys atomic.Pointer[systemCache]
 	// memo is where the provider keeps what the loop's last request can
 	// save the next (its encoded history).
 	memo model.Memo

@@ -86,6 +86,32 @@ func TestBuildRequest(t *testing.T) {
 	}
 }
 
+// TestSystemBlocksShared: the requests of a session share one slice of
+// system blocks rather than each copying the configured ones; the last
+// carries the breakpoint, the configured blocks themselves stay unmarked.
+func TestSystemBlocksShared(t *testing.T) {
+	s := newSession(t, &scripted{})
+	s.cfg.System = []model.Content{model.TextBlock("one"), model.TextBlock("two")}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("hi")}}}
+	first, second := s.buildRequest("claude-opus-5-5"), s.buildRequest("claude-opus-5-5")
+	want := []model.Content{model.TextBlock("one"), model.TextBlock("two")}
+	want[1].CacheControl = ephemeral
+	if d := cmp.Diff(want, first.System); d != "" {
+		t.Fatalf("system (-want +got):\n%s", d)
+	}
+	if &first.System[0] != &second.System[0] {
+		t.Error("each request copied the system blocks")
+	}
+	if s.cfg.System[1].CacheControl != nil {
+		t.Error("the configured system blocks were marked")
+	}
+	s.cfg.System = []model.Content{model.TextBlock("three")}
+	third := s.buildRequest("claude-opus-5-5")
+	if len(third.System) != 1 || third.System[0].Text != "three" || third.System[0].CacheControl == nil {
+		t.Errorf("after a change, system = %+v", third.System)
+	}
+}
+
 // TestHistoryReplay checks the invariant that nothing the model was told is
 // lost: after a tool turn, the next request carries the assistant turn with
 // every block and one user message pairing each tool_use with its result.

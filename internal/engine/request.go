@@ -54,12 +54,7 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 			req.MaxTokens = 32000
 		}
 	}
-	req.System = append(append([]model.Content(nil), s.cfg.System...), s.deferredSystem()...)
-	if n := len(req.System); n > 0 {
-		req.System[n-1].CacheControl = ephemeral
-	} else {
-		req.System = nil
-	}
+	req.System = s.systemBlocks()
 	req.Tools = s.declaredTools()
 	req.Metadata = s.metadata()
 	req.Messages = make([]model.Message, len(s.history))
@@ -76,6 +71,36 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 		}
 	}
 	return req
+}
+
+// systemBlocks returns the system blocks of a request: the configured
+// ones and the deferred tools' announcement, the last one with a cache
+// breakpoint; nil when there are none. The slice is made once and shared
+// by the session's requests while its parts stay the same (requests only
+// read it), rather than copied for each request.
+func (s *Session) systemBlocks() []model.Content {
+	base, ann := s.cfg.System, s.deferredText()
+	if c := s.sys.Load(); c != nil && len(c.base) == len(base) && (len(base) == 0 || &c.base[0] == &base[0]) && c.ann == ann {
+		return c.blocks
+	}
+	var blocks []model.Content
+	if n := len(base); n > 0 || ann != "" {
+		blocks = make([]model.Content, 0, n+1)
+		blocks = append(blocks, base...)
+		if ann != "" {
+			blocks = append(blocks, model.TextBlock(ann))
+		}
+		blocks[len(blocks)-1].CacheControl = ephemeral
+	}
+	s.sys.Store(&systemCache{base: base, ann: ann, blocks: blocks})
+	return blocks
+}
+
+// systemCache is what systemBlocks made last, and from what.
+type systemCache struct {
+	base   []model.Content // Config.System
+	ann    string          // the deferred tools' announcement
+	blocks []model.Content
 }
 
 // requestFeatures decides the thinking and effort fields of a request from

@@ -93,7 +93,7 @@ func (s *Session) declaredTools() []model.ToolDef {
 		loaded = toolsearch.Loaded(s.history, deferred)
 	}
 	refs := s.toolRefs()
-	var out []model.ToolDef
+	out := make([]model.ToolDef, 0, len(s.tools))
 	for i := range s.tools {
 		name := s.tools[i].name
 		_, isDeferred := deferred.Lookup(name)
@@ -106,16 +106,19 @@ func (s *Session) declaredTools() []model.ToolDef {
 			DeferLoading: isDeferred && refs,
 		})
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
-// deferredSystem is the system block that names the deferred tools and
-// says how to load them, or nothing when no tool is deferred.
-func (s *Session) deferredSystem() []model.Content {
+// deferredText is the text of the system block that names the deferred
+// tools and says how to load them, or "" when no tool is deferred.
+func (s *Session) deferredText() string {
 	if s.cfg.Deferred.Len() == 0 {
-		return nil
+		return ""
 	}
-	return []model.Content{model.TextBlock(toolsearch.Announcement(s.cfg.Deferred))}
+	return toolsearch.Announcement(s.cfg.Deferred)
 }
 
 // noteUnloaded adds toolsearch.Note (the input schema, and how to load the
