@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agentloop/agentloop/agentlooptest"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session/postgres"
@@ -23,12 +20,12 @@ import (
 // pgPool connects to the test PostgreSQL ($AGENTLOOP_TEST_POSTGRES, else
 // the CI's 127.0.0.1:5432 database test), skipping when it is unreachable
 // unless $CI is set.
-func pgPool(t testing.TB) *pgxpool.Pool {
+func pgPool(t testing.TB) *postgres.Pool {
 	t.Helper()
 	conn := pgConnString()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, conn)
+	pool, err := postgres.NewPool(ctx, conn)
 	if err == nil {
 		if err = pool.Ping(ctx); err != nil {
 			pool.Close()
@@ -53,14 +50,14 @@ func pgConnString() string {
 }
 
 // pgTable returns a fresh table name, dropped at the end of the test.
-func pgTable(t testing.TB, pool *pgxpool.Pool) string {
+func pgTable(t testing.TB, pool *postgres.Pool) string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	name := "agentloop_serve_test_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+		pool.Exec(ctx, `DROP TABLE IF EXISTS "`+name+`"`)
 	})
 	return name
 }
@@ -74,7 +71,7 @@ func pgTable(t testing.TB, pool *pgxpool.Pool) string {
 func TestReplicasShareSessions(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
-	store, err := postgres.New(ctx, pool, &postgres.Options{Table: pgTable(t, pool)})
+	store, err := postgres.NewWithPool(ctx, pool, &postgres.Options{Table: pgTable(t, pool)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func benchStreams(b *testing.B, mode string, n int) {
 	} = session.NewMemoryStore()
 	if *storeFlag == "postgres" {
 		pool := pgPool(b)
-		pg, err := postgres.New(context.Background(), pool, &postgres.Options{Table: pgTable(b, pool)})
+		pg, err := postgres.NewWithPool(context.Background(), pool, &postgres.Options{Table: pgTable(b, pool)})
 		if err != nil {
 			b.Fatal(err)
 		}

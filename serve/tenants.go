@@ -12,9 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/agentloop/agentloop/session/postgres"
 )
 
@@ -119,42 +116,46 @@ func LoadTenantsFile(path string) (*MemoryTenants, error) {
 
 // PostgresTenants is a TenantStore in a PostgreSQL table (default
 // agentloop_serve_tokens) with columns token_sha256 (primary key), tenant,
-// max_concurrent and daily_budget_usd. NewPostgresTenants and
-// NewPostgresTenantsPool create the table when it is missing; rows are
-// managed with SQL.
+// max_concurrent and daily_budget_usd. Its constructors create the table
+// when it is missing; rows are managed with SQL. (Package pgxtenants makes
+// one on a pgxpool.Pool.)
 type PostgresTenants struct {
-	db    tenantsDB
+	db    TenantsDB
 	table string // quoted
 }
 
-// tenantsDB runs the statements of a PostgresTenants: on a pgxpool.Pool
-// or on a postgres.Pool. (An interface so that a program that never
-// passes a pgxpool.Pool does not link pgx's type system.)
-type tenantsDB interface {
-	exec(ctx context.Context, sql string, args ...any) error
-	// lookup runs a query of one row of tenant, max_concurrent and
-	// daily_budget_usd; no row is ErrUnknownToken.
-	lookup(ctx context.Context, sql, hash string) (Tenant, error)
+// TenantsDB runs the statements of a [PostgresTenants]. A
+// *postgres.Pool is one; package pgxtenants wraps a pgxpool.Pool as one.
+// It must be safe for concurrent use.
+type TenantsDB interface {
+	// Exec runs one statement with args ($1, $2, ...: strings, ints and
+	// float64s).
+	Exec(ctx context.Context, sql string, args ...any) error
+	// Query runs one statement with args and returns its rows, each
+	// value in PostgreSQL's text format and NULL as nil.
+	Query(ctx context.Context, sql string, args ...any) ([][][]byte, error)
 }
 
-// NewPostgresTenants returns a PostgresTenants on table (empty means
-// agentloop_serve_tokens) of pool, creating the table if needed.
-func NewPostgresTenants(ctx context.Context, pool *pgxpool.Pool, table string) (*PostgresTenants, error) {
-	return newPostgresTenants(ctx, pgxTenants{pool}, table)
-}
-
-// NewPostgresTenantsPool is [NewPostgresTenants] on a postgres.Pool (the
-// session store's pool, without pgx's type system).
+// NewPostgresTenantsPool returns a PostgresTenants on table (empty means
+// agentloop_serve_tokens) of pool's database (the session store's pool,
+// say), creating the table if needed.
 func NewPostgresTenantsPool(ctx context.Context, pool *postgres.Pool, table string) (*PostgresTenants, error) {
-	return newPostgresTenants(ctx, poolTenants{pool}, table)
+	if pool == nil {
+		return nil, errors.New("serve: nil postgres pool")
+	}
+	return NewPostgresTenantsDB(ctx, pool, table)
 }
 
-func newPostgresTenants(ctx context.Context, db tenantsDB, table string) (*PostgresTenants, error) {
+// NewPostgresTenantsDB is [NewPostgresTenantsPool] on any TenantsDB.
+func NewPostgresTenantsDB(ctx context.Context, db TenantsDB, table string) (*PostgresTenants, error) {
+	if db == nil {
+		return nil, errors.New("serve: nil TenantsDB")
+	}
 	if table == "" {
 		table = "agentloop_serve_tokens"
 	}
 	id := quoteIdent(table)
-	err := db.exec(ctx, `CREATE TABLE IF NOT EXISTS `+id+` (
+	err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+id+` (
 		token_sha256 text PRIMARY KEY,
 		tenant text NOT NULL,
 		max_concurrent integer NOT NULL DEFAULT 0,
@@ -172,7 +173,7 @@ func quoteIdent(s string) string {
 
 // Add inserts or replaces the row of token (stored as its hash).
 func (p *PostgresTenants) Add(ctx context.Context, token string, t Tenant) error {
-	err := p.db.exec(ctx, `INSERT INTO `+p.table+` (token_sha256, tenant, max_concurrent, daily_budget_usd)
+	err := p.db.Exec(ctx, `INSERT INTO `+p.table+` (token_sha256, tenant, max_concurrent, daily_budget_usd)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (token_sha256)
 		DO UPDATE SET tenant = $2, max_concurrent = $3, daily_budget_usd = $4`,
 		HashToken(token), t.ID, t.MaxConcurrent, t.DailyBudgetUSD)
@@ -184,52 +185,28 @@ func (p *PostgresTenants) Add(ctx context.Context, token string, t Tenant) error
 
 // Lookup implements TenantStore.
 func (p *PostgresTenants) Lookup(ctx context.Context, tokenHash string) (Tenant, error) {
-	t, err := p.db.lookup(ctx, `SELECT tenant, max_concurrent, daily_budget_usd FROM `+p.table+
+	rows, err := p.db.Query(ctx, `SELECT tenant, max_concurrent, daily_budget_usd FROM `+p.table+
 		` WHERE token_sha256 = $1`, tokenHash)
-	if errors.Is(err, ErrUnknownToken) {
-		return Tenant{}, err
+	if err != nil {
+		return Tenant{}, fmt.Errorf("serve: looking up a token: %w", err)
 	}
+	if len(rows) == 0 {
+		return Tenant{}, ErrUnknownToken
+	}
+	t, err := tenantOfRow(rows[0])
 	if err != nil {
 		return Tenant{}, fmt.Errorf("serve: looking up a token: %w", err)
 	}
 	return t, nil
 }
 
-type pgxTenants struct{ pool *pgxpool.Pool }
-
-func (d pgxTenants) exec(ctx context.Context, sql string, args ...any) error {
-	_, err := d.pool.Exec(ctx, sql, args...)
-	return err
-}
-
-func (d pgxTenants) lookup(ctx context.Context, sql, hash string) (Tenant, error) {
-	var t Tenant
-	err := d.pool.QueryRow(ctx, sql, hash).Scan(&t.ID, &t.MaxConcurrent, &t.DailyBudgetUSD)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Tenant{}, ErrUnknownToken
-	}
-	return t, err
-}
-
-type poolTenants struct{ pool *postgres.Pool }
-
-func (d poolTenants) exec(ctx context.Context, sql string, args ...any) error {
-	return d.pool.Exec(ctx, sql, args...)
-}
-
-func (d poolTenants) lookup(ctx context.Context, sql, hash string) (Tenant, error) {
-	rows, err := d.pool.Query(ctx, sql, hash)
-	if err != nil {
-		return Tenant{}, err
-	}
-	if len(rows) == 0 {
-		return Tenant{}, ErrUnknownToken
-	}
-	r := rows[0]
+// tenantOfRow reads a row of tenant, max_concurrent and daily_budget_usd.
+func tenantOfRow(r [][]byte) (Tenant, error) {
 	if len(r) != 3 {
 		return Tenant{}, fmt.Errorf("%d columns, want 3", len(r))
 	}
 	t := Tenant{ID: string(r[0])}
+	var err error
 	if t.MaxConcurrent, err = strconv.Atoi(string(r[1])); err != nil {
 		return Tenant{}, fmt.Errorf("max_concurrent %q: %w", r[1], err)
 	}

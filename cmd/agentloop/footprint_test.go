@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,40 @@ func checkFootprint(t *testing.T, bin string) {
 	}
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" && fi.Size() > maxBinaryBytes {
 		t.Errorf("the command is %d bytes as built, want at most %d (scripts/bench-size.sh attributes them)", fi.Size(), maxBinaryBytes)
+	}
+}
+
+// notImported are modules and packages that only the constructors taking
+// a library caller's pgxpool.Pool or go-redis client need: they live in
+// sub-packages the command does not import (session/postgres/pgxstore,
+// session/redis/goredisstore, serve/pgxtenants), so that a fresh build of
+// the command does not download these modules.
+var notImported = []string{
+	"github.com/jackc/pgx/v5/pgxpool",
+	"github.com/jackc/puddle/v2",
+	"github.com/redis/go-redis/v9",
+	"go.uber.org/atomic",
+}
+
+// TestFootprintDeps reads the command's dependency graph: no package of
+// notImported (or below it) may be in it.
+func TestFootprintDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := strings.Fields(string(out))
+	if len(pkgs) < 100 {
+		t.Fatalf("go list -deps listed %d packages: %q", len(pkgs), pkgs)
+	}
+	for _, p := range pkgs {
+		for _, bad := range notImported {
+			if p == bad || strings.HasPrefix(p, bad+"/") {
+				t.Errorf("the command imports %s", p)
+			}
+		}
 	}
 }

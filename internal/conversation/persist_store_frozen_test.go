@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/session/postgres"
-	"github.com/agentloop/agentloop/session/redis"
+	"github.com/agentloop/agentloop/session/postgres/pgxstore"
+	"github.com/agentloop/agentloop/session/redis/goredisstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
@@ -85,7 +86,10 @@ func TestSessionStoreRedisFrozen(t *testing.T) {
 	proc, addr := startRedis(t)
 	client := goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
-	store := redis.New(client, nil)
+	store, err := goredisstore.New(client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	frozenCase(t, store,
 		func() {
 			if err := proc.Signal(syscall.SIGSTOP); err != nil {
@@ -117,7 +121,7 @@ func TestSessionStorePostgresLocked(t *testing.T) {
 	b := make([]byte, 8)
 	rand.Read(b)
 	table := "agentloop_frozen_" + hex.EncodeToString(b)
-	store, err := postgres.New(ctx, pool, &postgres.Options{Table: table})
+	store, err := pgxstore.New(ctx, pool, &postgres.Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

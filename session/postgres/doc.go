@@ -4,7 +4,7 @@
 //
 // # Using it
 //
-// Open a store (or build one on an existing [pgxpool.Pool] with [New]) and
+// Open a store (or build one on a [Pool] you share with [NewWithPool]) and
 // pass it as the loop's session store:
 //
 //	store, err := postgres.Open(ctx, "postgres://app@db.internal/app", nil)
@@ -24,7 +24,7 @@
 //
 // # Schema
 //
-// [New] creates the table if it is missing (the default name is
+// A new Store creates the table if it is missing (the default name is
 // agentloop_session_entries; [Options.Table] changes it) together with its
 // indexes, and marks it with a schema version in the table comment. A table
 // that exists with another version, or that agentloop did not create, is
@@ -57,4 +57,12 @@
 //
 // A Store is safe for concurrent use, also by many processes sharing one
 // table.
+//
+// # Connections
+//
+// The package talks to PostgreSQL through pgconn, pgx's wire protocol
+// layer, and does not import the rest of pgx, whose type system is most
+// of its size. A program that already holds a pgxpool.Pool builds its
+// Store on it with package pgxstore; other pools can lend their
+// connections through [Conns] and [NewWithConns].
 package postgres

@@ -22,8 +22,8 @@ import (
 // Unlike a pgxpool.Pool it does not link pgx's type system (pgtype),
 // whose codecs for every PostgreSQL type are most of pgx's size: values
 // go to the server as text (a []byte argument as binary, for bytea) and
-// come back as text. A program that already uses pgx can keep passing a
-// pgxpool.Pool to [New].
+// come back as text. A program that already uses pgx can build its Store
+// on its pgxpool.Pool with package pgxstore instead.
 type Pool struct {
 	cfg *pgconn.Config
 	sem chan struct{} // one token per connection that may be open
@@ -59,8 +59,8 @@ const (
 // the larger of 4 and the number of CPUs), pool_max_conn_lifetime and
 // pool_max_conn_idle_time (Go durations); any other pool_* setting, and
 // pgx's statement-cache and query-mode settings (this pool sends every
-// statement as text), are refused with an error that names them: pass a
-// pgxpool.Pool to [New] to use them.
+// statement as text), are refused with an error that names them: build
+// the Store on a pgxpool.Pool with package pgxstore to use them.
 func NewPool(ctx context.Context, connString string) (*Pool, error) {
 	cfg, err := pgconn.ParseConfig(connString)
 	if err != nil {
@@ -98,7 +98,7 @@ func NewPool(ctx context.Context, connString string) (*Pool, error) {
 		slices.Sort(refused)
 		return nil, fmt.Errorf("postgres: connection string: %s not supported by the store's own pool "+
 			"(it honours pool_max_conns, pool_max_conn_lifetime and pool_max_conn_idle_time); remove them, "+
-			"or pass a pgxpool.Pool to postgres.New", strings.Join(refused, ", "))
+			"or build the store on a pgxpool.Pool with pgxstore.New", strings.Join(refused, ", "))
 	}
 	p.sem = make(chan struct{}, n)
 	return p, nil
@@ -295,52 +295,3 @@ func quoteIdent(parts ...string) string {
 	}
 	return strings.Join(q, ".")
 }
-
-// db is what a Store runs its statements on: a Pool, or the
-// pgxpool.Pool given to [New] (pgxpool.go). Statements go through
-// pgconn either way.
-type db interface {
-	// with runs f on one connection, outside any transaction.
-	with(ctx context.Context, f func(*pgconn.PgConn) error) error
-	// listen returns a connection for LISTEN whose notifications go to
-	// notify.
-	listen(ctx context.Context, notify func(channel string)) (listenConn, error)
-	close()
-}
-
-// listenConn is the connection a Store's watches listen on.
-type listenConn interface {
-	conn() *pgconn.PgConn
-	// wait returns once a notification went to listen's notify, or with
-	// the error that ended the wait.
-	wait(ctx context.Context) error
-	// done gives the connection up: back to its pool if reusable (it
-	// listens to nothing any more), closed if not.
-	done(reusable bool)
-}
-
-func (p *Pool) close() { p.Close() }
-
-// listen opens a connection of its own (not counted in pool_max_conns):
-// pgconn hands notifications to the connection's configured handler.
-func (p *Pool) listen(ctx context.Context, notify func(channel string)) (listenConn, error) {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, errPoolClosed
-	}
-	cfg := p.cfg.Copy()
-	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) { notify(n.Channel) }
-	c, err := pgconn.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return ownListener{c}, nil
-}
-
-type ownListener struct{ c *pgconn.PgConn }
-
-func (l ownListener) conn() *pgconn.PgConn           { return l.c }
-func (l ownListener) wait(ctx context.Context) error { return l.c.WaitForNotification(ctx) }
-func (l ownListener) done(bool)                      { closeConn(l.c) }

@@ -6,13 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentloop/agentloop/session"
-	"github.com/agentloop/agentloop/session/storetest"
 )
 
-// ownPool returns a Pool on the test database (skipping as testPool
-// does), closed when the test ends.
+// ownPool returns a Pool on the test database with extra settings
+// (skipping as testPool does), closed when the test ends.
 func ownPool(t *testing.T, extra string) *Pool {
 	t.Helper()
 	testPool(t) // skips when unreachable
@@ -30,31 +27,6 @@ func ownPool(t *testing.T, extra string) *Pool {
 	}
 	t.Cleanup(p.Close)
 	return p
-}
-
-// TestConformanceOwnPool runs the store suite on stores made on a Pool;
-// reopen goes through a pgxpool.Pool, so the two kinds read each other's
-// rows and hear each other's notifications.
-func TestConformanceOwnPool(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store {
-		pool := testPool(t)
-		s, err := NewWithPool(ctx, ownPool(t, ""), &Options{Table: tempTable(t, pool)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}, reopen)
-}
-
-// And the other way round: stores on a pgxpool, reopened on a Pool.
-func TestConformanceOwnPoolReopen(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return newStore(t) }, func(t *testing.T, s session.Store) session.Store {
-		s2, err := NewWithPool(ctx, ownPool(t, ""), &Options{Table: strings.Trim(s.(*Store).Table(), `"`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s2
-	})
 }
 
 func TestPoolQuery(t *testing.T) {
@@ -146,8 +118,7 @@ func TestPoolDeadIdleConnection(t *testing.T) {
 }
 
 func testPoolExec(t *testing.T, sql string) error {
-	_, err := testPool(t).Exec(ctx, sql)
-	return err
+	return testPool(t).Exec(ctx, sql)
 }
 
 func TestPoolClosed(t *testing.T) {
@@ -165,5 +136,8 @@ func TestPoolClosed(t *testing.T) {
 func TestNewWithNilPool(t *testing.T) {
 	if _, err := NewWithPool(ctx, nil, nil); err == nil {
 		t.Error("NewWithPool(nil) succeeded")
+	}
+	if _, err := NewWithConns(ctx, nil, nil); err == nil {
+		t.Error("NewWithConns(nil) succeeded")
 	}
 }

@@ -17,11 +17,12 @@ import (
 const DefaultTable = "agentloop_session_entries"
 
 // SchemaVersion is the version of the table layout this package writes;
-// New records it in the table's comment as "agentloop session store v<N>".
+// a new Store records it in the table's comment as "agentloop session store v<N>".
 const SchemaVersion = 1
 
-// ErrSchemaVersion is returned by [New] when the table exists but was not
-// created by this version of the package.
+// ErrSchemaVersion is returned by [Open], [NewWithPool] and [NewWithConns]
+// when the table exists but was not created by this version of the
+// package.
 var ErrSchemaVersion = errors.New("postgres: session table has an unsupported schema")
 
 // Options configures a Store. The zero value (or nil) is ready to use.
@@ -36,8 +37,8 @@ type Options struct {
 // Store is a [session.Store] in a PostgreSQL table. It is safe for
 // concurrent use.
 type Store struct {
-	db     db
-	owned  bool // Close closes db
+	conns  Conns
+	owned  *Pool // the pool Open made, closed by Close; nil otherwise
 	table  string
 	q      queries
 	listen listener // watch.go
@@ -86,18 +87,28 @@ func parseTable(name string) ([]string, error) {
 
 func comment() string { return fmt.Sprintf("agentloop session store v%d", SchemaVersion) }
 
-var errNilPool = errors.New("postgres: nil pool")
-
-// NewWithPool returns a Store on pool as [New] does on a pgxpool.Pool.
-// The caller keeps ownership of pool: Close does not close it.
+// NewWithPool returns a Store keeping entries in a table of the database
+// pool connects to, creating the table and its indexes if they are
+// missing. The caller keeps ownership of pool: Close does not close it.
 func NewWithPool(ctx context.Context, pool *Pool, opts *Options) (*Store, error) {
 	if pool == nil {
-		return nil, errNilPool
+		return nil, errors.New("postgres: nil pool")
 	}
-	return makeStore(ctx, pool, opts)
+	return makeStore(ctx, poolConns{pool}, opts)
 }
 
-func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
+// NewWithConns is [NewWithPool] on the connections conns lends: the
+// seam for a pool other than [Pool] (package pgxstore passes a
+// pgxpool.Pool's). The caller keeps ownership of conns: Close does not
+// close them.
+func NewWithConns(ctx context.Context, conns Conns, opts *Options) (*Store, error) {
+	if conns == nil {
+		return nil, errors.New("postgres: nil Conns")
+	}
+	return makeStore(ctx, conns, opts)
+}
+
+func makeStore(ctx context.Context, conns Conns, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -106,7 +117,7 @@ func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: d, table: quoteIdent(id...)}
+	s := &Store{conns: conns, table: quoteIdent(id...)}
 	if err := s.migrate(ctx, id); err != nil {
 		return nil, err
 	}
@@ -127,27 +138,28 @@ func makeStore(ctx context.Context, d db, opts *Options) (*Store, error) {
 }
 
 // Open connects to the database named by connString (a URL or key=value
-// string, as [NewPool] takes it) and returns a Store on it, as [New]
-// does. Close closes the connection pool.
+// string, as [NewPool] takes it) and returns a Store on it, as
+// [NewWithPool] does. Close closes the connection pool.
 func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
 	pool, err := NewPool(ctx, connString)
 	if err != nil {
 		return nil, err
 	}
-	s, err := makeStore(ctx, pool, opts)
+	s, err := makeStore(ctx, poolConns{pool}, opts)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s.owned = true
+	s.owned = pool
 	return s, nil
 }
 
 // Close closes the connection pool if the Store was made by [Open]; a
-// Store made by [New] or [NewWithPool] leaves its pool to the caller.
+// Store made by [NewWithPool] or [NewWithConns] leaves its pool to the
+// caller.
 func (s *Store) Close() {
-	if s.owned {
-		s.db.close()
+	if s.owned != nil {
+		s.owned.Close()
 	}
 }
 
@@ -160,7 +172,7 @@ func (s *Store) migrate(ctx context.Context, id []string) error {
 	uuidIdx := quoteIdent(name + "_uuid")
 	keyIdx := quoteIdent(name + "_key")
 	t := s.table
-	err := s.db.with(ctx, func(c *pgconn.PgConn) error {
+	err := s.conns.WithConn(ctx, func(c *pgconn.PgConn) error {
 		return inTx(ctx, c, func() error {
 			// Serialize migrations of this table: concurrent CREATE TABLE IF
 			// NOT EXISTS can fail on the catalog's unique indexes.
@@ -276,7 +288,7 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 			b.ExecParams(s.q.insert, r, nil, formats, nil)
 		}
 		b.ExecParams("SELECT pg_notify($1, '')", [][]byte{[]byte(s.channel(key))}, nil, nil, nil)
-		err = s.db.with(ctx, func(c *pgconn.PgConn) error {
+		err = s.conns.WithConn(ctx, func(c *pgconn.PgConn) error {
 			results, err := c.ExecBatch(ctx, b).ReadAll()
 			if err != nil {
 				return err
@@ -345,7 +357,7 @@ var binaryResults = []int16{1}
 
 func (s *Store) query(ctx context.Context, sql string, args []any, resultFormats []int16) ([][][]byte, error) {
 	var rows [][][]byte
-	err := s.db.with(ctx, func(c *pgconn.PgConn) error {
+	err := s.conns.WithConn(ctx, func(c *pgconn.PgConn) error {
 		var err error
 		rows, err = query(ctx, c, sql, args, resultFormats)
 		return err

@@ -16,8 +16,6 @@ import (
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/storetest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 const defaultConn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -29,13 +27,14 @@ func connString() string {
 	return defaultConn
 }
 
-// testPool connects to the test database, skipping the test when the server
-// is unreachable (failing instead when $CI is set).
-func testPool(t *testing.T) *pgxpool.Pool {
+// testPool returns a Pool on the test database, closed when the test
+// ends, skipping the test when the server is unreachable (failing
+// instead when $CI is set).
+func testPool(t *testing.T) *Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, connString())
+	pool, err := NewPool(ctx, connString())
 	if err == nil {
 		if err = pool.Ping(ctx); err != nil {
 			pool.Close()
@@ -53,7 +52,7 @@ func testPool(t *testing.T) *pgxpool.Pool {
 }
 
 // tempTable returns a fresh table name, dropped when the test ends.
-func tempTable(t *testing.T, pool *pgxpool.Pool) string {
+func tempTable(t *testing.T, pool *Pool) string {
 	t.Helper()
 	b := make([]byte, 8)
 	rand.Read(b)
@@ -61,7 +60,7 @@ func tempTable(t *testing.T, pool *pgxpool.Pool) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+quoteIdent(name)); err != nil {
 			t.Errorf("drop %s: %v", name, err)
 		}
 	})
@@ -71,7 +70,7 @@ func tempTable(t *testing.T, pool *pgxpool.Pool) string {
 func newStore(t *testing.T) *Store {
 	t.Helper()
 	pool := testPool(t)
-	s, err := New(context.Background(), pool, &Options{Table: tempTable(t, pool)})
+	s, err := NewWithPool(context.Background(), pool, &Options{Table: tempTable(t, pool)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +81,7 @@ func newStore(t *testing.T) *Store {
 // another host would have.
 func reopen(t *testing.T, s session.Store) session.Store {
 	t.Helper()
-	s2, err := New(context.Background(), testPool(t), &Options{Table: strings.Trim(s.(*Store).Table(), `"`)})
+	s2, err := NewWithPool(context.Background(), testPool(t), &Options{Table: strings.Trim(s.(*Store).Table(), `"`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ var key = session.Key{ProjectKey: "-home-user-proj", SessionID: "0b7e4a8c-2d7f-4
 func TestCreateIdempotent(t *testing.T) {
 	pool := testPool(t)
 	table := tempTable(t, pool)
-	s1, err := New(ctx, pool, &Options{Table: table})
+	s1, err := NewWithPool(ctx, pool, &Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +111,7 @@ func TestCreateIdempotent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = New(ctx, pool, &Options{Table: table}) })
+		wg.Go(func() { _, errs[i] = NewWithPool(ctx, pool, &Options{Table: table}) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -120,7 +119,7 @@ func TestCreateIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s2, err := New(ctx, pool, &Options{Table: table})
+	s2, err := NewWithPool(ctx, pool, &Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,16 +135,16 @@ func TestCreateIdempotent(t *testing.T) {
 func TestSchemaVersion(t *testing.T) {
 	pool := testPool(t)
 	table := tempTable(t, pool)
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+table+" (x int)"); err != nil {
+	if err := pool.Exec(ctx, "CREATE TABLE "+table+" (x int)"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(ctx, pool, &Options{Table: table}); !errors.Is(err, ErrSchemaVersion) {
+	if _, err := NewWithPool(ctx, pool, &Options{Table: table}); !errors.Is(err, ErrSchemaVersion) {
 		t.Errorf("New on a foreign table: %v, want ErrSchemaVersion", err)
 	}
-	if _, err := pool.Exec(ctx, "COMMENT ON TABLE "+table+" IS 'agentloop session store v999'"); err != nil {
+	if err := pool.Exec(ctx, "COMMENT ON TABLE "+table+" IS 'agentloop session store v999'"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := New(ctx, pool, &Options{Table: table})
+	_, err := NewWithPool(ctx, pool, &Options{Table: table})
 	if !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), "v999") {
 		t.Errorf("New on a table of another version: %v, want ErrSchemaVersion naming v999", err)
 	}
@@ -165,8 +164,8 @@ func TestBadTableName(t *testing.T) {
 			t.Errorf("parseTable(%q): %v", name, err)
 		}
 	}
-	// New rejects the name before touching the database.
-	if _, err := New(ctx, &pgxpool.Pool{}, &Options{Table: "bad-name"}); err == nil || !strings.Contains(err.Error(), "invalid table name") {
+	// A new Store rejects the name before touching the database.
+	if _, err := NewWithPool(ctx, &Pool{}, &Options{Table: "bad-name"}); err == nil || !strings.Contains(err.Error(), "invalid table name") {
 		t.Errorf("New with a bad table name: %v", err)
 	}
 }
@@ -174,7 +173,7 @@ func TestBadTableName(t *testing.T) {
 func TestSchemaQualified(t *testing.T) {
 	pool := testPool(t)
 	table := tempTable(t, pool)
-	s, err := New(ctx, pool, &Options{Table: "public." + table})
+	s, err := NewWithPool(ctx, pool, &Options{Table: "public." + table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +195,11 @@ func textEntry(uuid, text string) session.Entry {
 func TestTwoStores(t *testing.T) {
 	p1, p2 := testPool(t), testPool(t)
 	table := tempTable(t, p1)
-	s1, err := New(ctx, p1, &Options{Table: table})
+	s1, err := NewWithPool(ctx, p1, &Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := New(ctx, p2, &Options{Table: table})
+	s2, err := NewWithPool(ctx, p2, &Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	if start {
 		// Outside the lock: notifications keep flowing to nobody yet,
 		// and other watches and unwatches do not wait for the pool.
-		conn, err := s.db.listen(ctx, s.notified)
+		conn, err := s.conns.Listen(ctx, s.notified)
 		if err != nil {
 			l.closeAll() // the watches made meanwhile watch again
 			return nil, fmt.Errorf("postgres: watch %s: %w", keyString(key), err)
@@ -165,13 +165,13 @@ func (s *Store) notified(channel string) {
 // hands to notified). When no watch is left it gives the connection up;
 // when the connection fails, it closes every watch (their owners read
 // and watch again).
-func (s *Store) listenLoop(conn listenConn) {
+func (s *Store) listenLoop(conn Listener) {
 	l := &s.listen
 	ctx := context.Background()
-	exec := func(sql string) error { return conn.conn().Exec(ctx, sql).Close() }
+	exec := func(sql string) error { return conn.Conn().Exec(ctx, sql).Close() }
 	fail := func() {
 		l.closeAll()
-		conn.done(false) // its LISTEN state must not be reused
+		conn.Release(false) // its LISTEN state must not be reused
 	}
 	for {
 		l.mu.Lock()
@@ -180,7 +180,7 @@ func (s *Store) listenLoop(conn listenConn) {
 		if len(l.subs) == 0 && len(cmds) == 0 {
 			l.running = false
 			l.mu.Unlock()
-			conn.done(exec("UNLISTEN *") == nil)
+			conn.Release(exec("UNLISTEN *") == nil)
 			return
 		}
 		l.mu.Unlock()
@@ -202,7 +202,7 @@ func (s *Store) listenLoop(conn listenConn) {
 		}
 		l.interrupt = cancel
 		l.mu.Unlock()
-		err := conn.wait(wctx)
+		err := conn.Wait(wctx)
 		interrupted := wctx.Err() != nil
 		cancel()
 		if err != nil {

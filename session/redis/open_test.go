@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentloop/agentloop/session"
-	"github.com/agentloop/agentloop/session/storetest"
 )
 
 func testURL() string {
@@ -20,7 +17,7 @@ func testURL() string {
 }
 
 // openStore returns a Store made by Open on the test server with the
-// given prefix (skipping as newClient does).
+// given prefix, closed when the test ends.
 func openStore(t *testing.T, prefix string, ttl time.Duration) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), testURL(), &Options{Prefix: prefix, TTL: ttl})
@@ -33,23 +30,6 @@ func openStore(t *testing.T, prefix string, ttl time.Duration) *Store {
 		}
 	})
 	return s
-}
-
-// The suite on stores made by Open, reopened through go-redis (and the
-// other way round): the two backends read each other's keys and hear
-// each other's notices.
-func TestConformanceOpen(t *testing.T) {
-	for _, ttl := range []time.Duration{0, time.Hour} {
-		storetest.Run(t, func(t *testing.T) session.Store {
-			return openStore(t, testPrefix(t, newClient(t)), ttl)
-		}, reopen)
-		storetest.Run(t, func(t *testing.T) session.Store {
-			s, _ := newStore(t, ttl)
-			return s
-		}, func(t *testing.T, s session.Store) session.Store {
-			return openStore(t, s.(*Store).prefix, ttl)
-		})
-	}
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -68,27 +48,8 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TTLPartlyExpired on an Open store: its script replies are read too.
-func TestOpenTTLPartlyExpired(t *testing.T) {
-	c := newClient(t)
-	s := openStore(t, testPrefix(t, c), time.Hour)
-	ctx := context.Background()
-	k1 := session.Key{ProjectKey: "-p", SessionID: sid}
-	k2 := session.Key{ProjectKey: "-p", SessionID: sid, Subpath: "subagents/agent-a2"}
-	for _, k := range []session.Key{k1, k2} {
-		if err := s.Append(ctx, k, []session.Entry{entry(1)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.Del(ctx, s.keys(k2.ProjectKey, k2.SessionID, k2.Subpath).list).Err(); err != nil {
-		t.Fatal(err)
-	}
-	subs, err := s.ListSubkeys(ctx, "-p", sid)
-	if err != nil || len(subs) != 0 {
-		t.Errorf("ListSubkeys = %q, %v; want none", subs, err)
-	}
-	ls, err := s.List(ctx, "-p")
-	if err != nil || len(ls) != 1 || ls[0].SessionID != sid {
-		t.Errorf("List = %+v, %v", ls, err)
+func TestNewWithNilBackend(t *testing.T) {
+	if s, err := NewWithBackend(nil, nil); err == nil || !strings.Contains(err.Error(), "nil Backend") {
+		t.Errorf("NewWithBackend(nil) = %v, %v; want an error", s, err)
 	}
 }

@@ -3,17 +3,21 @@
 //
 // # Using it
 //
-// Create a go-redis client (a single node, Sentinel or Cluster client: any
-// [goredis.UniversalClient] is a [Client]) and wrap it:
+// Let the store connect to one server by URL, through a small pool of
+// its own ([Open], on redigo, which costs a program a tenth of what
+// go-redis does):
+//
+//	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", &redis.Options{TTL: 30 * 24 * time.Hour})
+//
+// or, to go through a go-redis client (a single node, Sentinel or
+// Cluster client), build it with package goredisstore:
 //
 //	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
-//	store := redis.New(client, &redis.Options{TTL: 30 * 24 * time.Hour})
+//	store, err := goredisstore.New(client, &redis.Options{TTL: 30 * 24 * time.Hour})
 //
-// or let the store connect to one server by URL, through a small pool of
-// its own ([Open]; redigo, which costs a program a tenth of what go-redis
-// does):
-//
-//	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
+// That constructor lives in a package of its own so that this one does
+// not depend on go-redis: a program that only calls Open neither links
+// nor downloads it. Another client can serve a Store through [Backend].
 //
 // Then pass the store as agentloop's Options.SessionStore: the loop still
 // writes the transcript locally and mirrors every batch to Redis, and a
@@ -51,6 +55,7 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	neturl "net/url"
 	"slices"
@@ -58,7 +63,6 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/session"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // Options configure a [Store].
@@ -71,38 +75,24 @@ type Options struct {
 	TTL time.Duration
 }
 
-// Client is the part of a go-redis client the Store uses. Every
-// [goredis.UniversalClient] (*goredis.Client, *goredis.ClusterClient,
-// *goredis.Ring, a failover client) implements it.
-//
-// It is narrower than UniversalClient on purpose: converting a client to
-// an interface keeps every method of the interface in the binary, and
-// UniversalClient has hundreds (over 1 MB of code, tables and type data
-// in the agentloop command).
-type Client interface {
-	goredis.Scripter
-	Publish(ctx context.Context, channel string, message any) *goredis.IntCmd
-	Subscribe(ctx context.Context, channels ...string) *goredis.PubSub
-	LRange(ctx context.Context, key string, start, stop int64) *goredis.StringSliceCmd
-	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *goredis.ZSliceCmd
-	SMembers(ctx context.Context, key string) *goredis.StringSliceCmd
-}
-
-var _ Client = goredis.UniversalClient(nil)
-
-// Store is a [session.Store] in Redis. Create it with [New] or [Open].
+// Store is a [session.Store] in Redis. Create it with [Open] or
+// [NewWithBackend].
 type Store struct {
-	b      backend // backend.go
+	b      Backend
+	close  func() error // Open's pool's; nil for NewWithBackend
 	prefix string
 	ttl    time.Duration
 }
 
 var _ session.Store = (*Store)(nil)
 
-// New returns a Store that keeps transcripts through client. opts may be
-// nil. The Store does not close the client.
-func New(client Client, opts *Options) *Store {
-	return makeStore(&goredisBackend{c: client}, opts)
+// NewWithBackend returns a Store that sends its commands through b.
+// opts may be nil. The Store does not close b.
+func NewWithBackend(b Backend, opts *Options) (*Store, error) {
+	if b == nil {
+		return nil, errors.New("redis: nil Backend")
+	}
+	return makeStore(b, opts), nil
 }
 
 // Open returns a Store on the Redis server of url (redis:// or rediss://,
@@ -119,7 +109,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		_ = b.close()
 		return nil, fmt.Errorf("redis: open: %w", err)
 	}
-	return makeStore(b, opts), nil
+	s := makeStore(b, opts)
+	s.close = b.close
+	return s, nil
 }
 
 // checkOpenURL refuses what Open would otherwise drop in silence: the
@@ -139,19 +131,22 @@ func checkOpenURL(raw string) error {
 	}
 	slices.Sort(keys)
 	return fmt.Errorf("redis: open: the URL's options (%s) are not supported by Open; remove them, "+
-		"or make a go-redis client with them and pass it to redis.New", strings.Join(keys, ", "))
+		"or make a go-redis client with them and pass it to goredisstore.New", strings.Join(keys, ", "))
 }
 
 // Close closes the connection pool of a Store made by [Open]; a Store made
-// by [New] leaves its client to the caller.
+// by [NewWithBackend] leaves its backend to the caller.
 func (s *Store) Close() error {
-	if err := s.b.close(); err != nil {
+	if s.close == nil {
+		return nil
+	}
+	if err := s.close(); err != nil {
 		return fmt.Errorf("redis: close: %w", err)
 	}
 	return nil
 }
 
-func makeStore(b backend, opts *Options) *Store {
+func makeStore(b Backend, opts *Options) *Store {
 	s := &Store{b: b, prefix: "agentloop:"}
 	if opts != nil {
 		if opts.Prefix != "" {
@@ -212,7 +207,7 @@ func name(k session.Key) string {
 //
 // KEYS: list, uuids, project, subkeys. ARGV: ttl ms, session id, subpath,
 // then uuid and JSON of each entry.
-var appendScript = &script{src: `
+const appendScript = `
 local n = 0
 for i = 4, #ARGV, 2 do
   local id = ARGV[i]
@@ -238,13 +233,13 @@ if ttl > 0 then
   end
 end
 return n
-`}
+`
 
 // deleteScript removes a transcript, and with the main one the session.
 //
 // KEYS: list, uuids, project, subkeys. ARGV: subpath, session id, prefix
 // of sub-transcript lists, prefix of sub-transcript uuid sets.
-var deleteScript = &script{src: `
+const deleteScript = `
 redis.call('DEL', KEYS[1], KEYS[2])
 if ARGV[1] == '' then
   for _, sub in ipairs(redis.call('SMEMBERS', KEYS[4])) do
@@ -256,7 +251,7 @@ else
   redis.call('SREM', KEYS[4], ARGV[1])
 end
 return 0
-`}
+`
 
 // Append implements [session.Store]. The batch is stored atomically;
 // entries whose uuid the transcript holds are skipped.
@@ -280,13 +275,13 @@ func (s *Store) Append(ctx context.Context, key session.Key, entries []session.E
 		}
 		args = append(args, e.UUID, b)
 	}
-	_, err := s.b.eval(ctx, appendScript, []string{k.list, k.uuids, k.project, k.subkeys}, args...)
+	_, err := s.b.Eval(ctx, appendScript, []string{k.list, k.uuids, k.project, k.subkeys}, args...)
 	if err != nil {
 		return fmt.Errorf("redis: append %s: %w", name(key), err)
 	}
 	// Watchers (watch.go) read the tail; a lost notice only delays them
 	// until their next read.
-	_ = s.b.publish(ctx, s.notifyChannel(key))
+	_ = s.b.Publish(ctx, s.notifyChannel(key))
 	return nil
 }
 
@@ -297,7 +292,7 @@ func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, err
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	lines, err := s.b.lrange(ctx, k.list, 0)
+	lines, err := s.b.LRange(ctx, k.list, 0)
 	if err != nil {
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
@@ -317,22 +312,21 @@ func (s *Store) Load(ctx context.Context, key session.Key) ([]session.Entry, err
 // first, then by id.
 func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSession, error) {
 	k := s.keys(projectKey, "", "")
-	zs, err := s.b.zrangeWithScores(ctx, k.project)
+	ids, scores, err := s.b.ZRangeWithScores(ctx, k.project)
 	if err != nil {
 		return nil, fmt.Errorf("redis: list %s: %w", projectKey, err)
 	}
-	ids := make([]string, 0, len(zs))
-	for _, z := range zs {
-		ids = append(ids, z.member)
+	if len(scores) != len(ids) {
+		return nil, fmt.Errorf("redis: list %s: %d scores for %d sessions", projectKey, len(scores), len(ids))
 	}
 	live, err := s.live(ctx, ids, func(id string) string { return s.keys(projectKey, id, "").list })
 	if err != nil {
 		return nil, fmt.Errorf("redis: list %s: %w", projectKey, err)
 	}
 	var out []session.StoreSession
-	for i, z := range zs {
+	for i, id := range ids {
 		if live[i] {
-			out = append(out, session.StoreSession{SessionID: ids[i], ModTime: time.UnixMilli(int64(z.score))})
+			out = append(out, session.StoreSession{SessionID: id, ModTime: time.UnixMilli(int64(scores[i]))})
 		}
 	}
 	slices.SortFunc(out, func(a, b session.StoreSession) int {
@@ -347,7 +341,7 @@ func (s *Store) List(ctx context.Context, projectKey string) ([]session.StoreSes
 // ListSubkeys implements [session.Store]. Subpaths are sorted.
 func (s *Store) ListSubkeys(ctx context.Context, projectKey, sessionID string) ([]string, error) {
 	k := s.keys(projectKey, sessionID, "")
-	subs, err := s.b.smembers(ctx, k.subkeys)
+	subs, err := s.b.SMembers(ctx, k.subkeys)
 	if err != nil {
 		return nil, fmt.Errorf("redis: list subkeys %s/%s: %w", projectKey, sessionID, err)
 	}
@@ -381,7 +375,7 @@ func (s *Store) live(ctx context.Context, parts []string, list func(string) stri
 	for i, part := range parts {
 		keys[i] = list(part)
 	}
-	reply, err := s.b.eval(ctx, existsScript, keys)
+	reply, err := s.b.Eval(ctx, existsScript, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -402,13 +396,13 @@ func (s *Store) live(ctx context.Context, parts []string, list func(string) stri
 // (One script rather than a pipeline of EXISTS: a pipeline is a
 // goredis.Pipeliner, whose hundreds of methods every binary calling
 // Pipelined links.)
-var existsScript = &script{src: `
+const existsScript = `
 local r = {}
 for i, k in ipairs(KEYS) do
   r[i] = redis.call('EXISTS', k)
 end
 return r
-`}
+`
 
 // Delete implements [session.Store]. Deleting a main transcript removes
 // the session's sub-transcripts and its entry in List too.
@@ -417,7 +411,7 @@ func (s *Store) Delete(ctx context.Context, key session.Key) error {
 		return fmt.Errorf("redis: delete %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	_, err := s.b.eval(ctx, deleteScript, []string{k.list, k.uuids, k.project, k.subkeys},
+	_, err := s.b.Eval(ctx, deleteScript, []string{k.list, k.uuids, k.project, k.subkeys},
 		key.Subpath, key.SessionID, k.subList, k.subUUIDs)
 	if err != nil {
 		return fmt.Errorf("redis: delete %s: %w", name(key), err)

@@ -21,8 +21,9 @@ import (
 
 const sid = "0b7e4a8c-2d7f-4f8e-9b7a-1f2e3d4c5b6a"
 
-// newClient connects to the test server, or skips the test when there is
-// none (fails when $CI is set).
+// newClient connects a go-redis client, which the tests use to look at
+// the keys, to the test server, or skips the test when there is none
+// (fails when $CI is set).
 func newClient(t *testing.T) goredis.UniversalClient {
 	t.Helper()
 	addr := os.Getenv("AGENTLOOP_TEST_REDIS")
@@ -68,16 +69,18 @@ func testPrefix(t *testing.T, c goredis.UniversalClient) string {
 	return prefix
 }
 
+// newStore returns a Store made by Open on a fresh key prefix, and a
+// client to look at the keys it writes.
 func newStore(t *testing.T, ttl time.Duration) (*Store, goredis.UniversalClient) {
 	c := newClient(t)
-	return New(c, &Options{Prefix: testPrefix(t, c), TTL: ttl}), c
+	return openStore(t, testPrefix(t, c), ttl), c
 }
 
-// reopen returns a Store on s's key prefix through a client of its own,
-// as another host would have.
+// reopen returns a Store on s's key prefix through a pool of its own, as
+// another host would have.
 func reopen(t *testing.T, s session.Store) session.Store {
 	rs := s.(*Store)
-	return New(newClient(t), &Options{Prefix: rs.prefix, TTL: rs.ttl})
+	return openStore(t, rs.prefix, rs.ttl)
 }
 
 func TestConformance(t *testing.T) {
@@ -102,10 +105,8 @@ func entry(n int) session.Entry {
 // Two hosts append overlapping batches (as a retried mirror would) to one
 // transcript at once: every uuid is stored once, in order.
 func TestConcurrentOverlappingAppends(t *testing.T) {
-	c1 := newClient(t)
-	prefix := testPrefix(t, c1)
-	c2 := newClient(t)
-	stores := []*Store{New(c1, &Options{Prefix: prefix}), New(c2, &Options{Prefix: prefix})}
+	prefix := testPrefix(t, newClient(t))
+	stores := []*Store{openStore(t, prefix, 0), openStore(t, prefix, 0)}
 	key := session.Key{ProjectKey: "-p", SessionID: sid}
 	const n = 200
 	var all []session.Entry

@@ -22,7 +22,7 @@ func (s *Store) Watch(ctx context.Context, key session.Key) (<-chan struct{}, er
 	if err := key.Validate(); err != nil {
 		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
 	}
-	notices, stop, err := s.b.subscribe(ctx, s.notifyChannel(key))
+	notices, stop, err := s.b.Subscribe(ctx, s.notifyChannel(key))
 	if err != nil {
 		return nil, fmt.Errorf("redis: watch %s: %w", name(key), err)
 	}
@@ -54,7 +54,7 @@ func (s *Store) LoadFrom(ctx context.Context, key session.Key, from int) ([]sess
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
 	k := s.keys(key.ProjectKey, key.SessionID, key.Subpath)
-	lines, err := s.b.lrange(ctx, k.list, int64(max(from, 0)))
+	lines, err := s.b.LRange(ctx, k.list, int64(max(from, 0)))
 	if err != nil {
 		return nil, fmt.Errorf("redis: load %s: %w", name(key), err)
 	}
