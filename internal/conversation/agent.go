@@ -157,7 +157,7 @@ func (s *Session) backgroundHooks(owner string, hp engine.HookPoints) engine.Hoo
 func (s *Session) childEngine(c subagent.Child) (*engine.Session, error) {
 	m := c.Model
 	if m == "" {
-		m = s.eng.Model()
+		m = s.engine().Model()
 	}
 	if err := s.modelAllowed(m, "subagent model"); err != nil { // managed_policy.go
 		return nil, err
@@ -195,13 +195,13 @@ func (s *Session) childEngine(c subagent.Child) (*engine.Session, error) {
 		Budget:          s.lin,
 		Effort:          effort,
 		Betas:           s.opts.Betas, // betas.go
-		Thinking:        thinkingFor(&s.opts),
+		Thinking:        thinkingFor(s.opts),
 		Env:             &env,
 		OpeningContext:  s.subagentContext(c.Def),
 		ParentToolUseID: &parentID,
 		Authorize:       s.lin.AuthorizerFor(c.Agent),
 		Hooks:           c.Hooks,
-		Parent:          s.eng,
+		Parent:          s.engine(),
 		Compaction:      s.subagentCompaction(c.Def, c.Agent),
 		Prices:          s.prices,      // providers.go
 		APIProvider:     s.apiProvider, // providers.go

@@ -35,12 +35,12 @@ func (s *Session) noteChecked(call *engine.ToolCall, decided json.RawMessage, d 
 		}
 		path = p
 	}
-	s.checked.Store(call.ID, path)
+	s.run().checked.Store(call.ID, path)
 }
 
 // checkedPath hands a tool the path recorded for its call, once.
 func (s *Session) checkedPath(id string) (string, bool) {
-	v, ok := s.checked.LoadAndDelete(id)
+	v, ok := s.run().checked.LoadAndDelete(id)
 	if !ok {
 		return "", false
 	}

@@ -38,7 +38,7 @@ func (c modelClassifier) Classify(ctx context.Context, req permission.ClassifyRe
 	if err != nil {
 		return permission.ClassifierResult{}, fmt.Errorf("permission classifier: %w", err)
 	}
-	c.s.eng.AddUsage(resp.Model, resp.Usage)
+	c.s.engine().AddUsage(resp.Model, resp.Usage)
 	return parseVerdict(resp.Text()), nil
 }
 

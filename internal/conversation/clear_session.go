@@ -54,7 +54,7 @@ func (s *Session) ID() string {
 // afterClear is the engine's AfterClear: SessionStart (source clear) for
 // the new conversation. Its context waits for the next prompt.
 func (s *Session) afterClear(ctx context.Context) {
-	st := s.noteSessionStart("clear", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.eng.Model()}))
+	st := s.noteSessionStart("clear", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "clear", Model: s.engine().Model()}))
 	s.started = true
 	s.clearContext = append(s.clearContext, st.AdditionalContext...)
 }
@@ -86,7 +86,7 @@ func (s *Session) switchTranscript(ctx context.Context, id string) {
 // newTranscript opens the transcript of a new conversation id, with its
 // store mirror and lease when there is a SessionStore.
 func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, error) {
-	o := &s.opts
+	o := s.opts
 	lease, err := s.takeLease(ctx, id)
 	if err != nil {
 		return nil, err
@@ -118,8 +118,8 @@ func (s *Session) newTranscript(ctx context.Context, id string) (*transcript, er
 					slog.String("tag", sys.Subtype), slog.String("session_id", id),
 					slog.String("error", string(sys.Data["error"])))
 			}
-			if s.eng != nil {
-				s.eng.Notify(m)
+			if e := s.engine(); e != nil {
+				e.Notify(m)
 			}
 		}
 	}

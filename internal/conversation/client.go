@@ -206,15 +206,15 @@ func (c *Client) SetModel(name string) error {
 	if err := c.sess.modelAllowed(name, "model"); err != nil { // managed_policy.go
 		return err
 	}
-	c.sess.eng.SetModel(pricing.Resolve(name))
+	c.sess.engine().SetModel(pricing.Resolve(name))
 	return nil
 }
 
 // Model is agentloop's Client.Model; see its doc there.
-func (c *Client) Model() string { return c.sess.eng.Model() }
+func (c *Client) Model() string { return c.sess.currentModel() }
 
 // Effort is agentloop's Client.Effort; see its doc there.
-func (c *Client) Effort() string { return c.sess.eng.Effort() }
+func (c *Client) Effort() string { return c.sess.currentEffort() }
 
 // SetMaxThinkingTokens is agentloop's Client.SetMaxThinkingTokens; see its doc there.
 func (c *Client) SetMaxThinkingTokens(n int) error {
@@ -223,11 +223,11 @@ func (c *Client) SetMaxThinkingTokens(n int) error {
 	}
 	switch {
 	case n == 0:
-		c.sess.eng.SetThinking(nil)
+		c.sess.engine().SetThinking(nil)
 	case n < 1024:
 		return fmt.Errorf("%w: thinking budget %d is below 1024 tokens", ErrInvalidOption, n)
 	default:
-		c.sess.eng.SetThinking(&model.Thinking{Type: ThinkingEnabled, BudgetTokens: n})
+		c.sess.engine().SetThinking(&model.Thinking{Type: ThinkingEnabled, BudgetTokens: n})
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (c *Client) SetEffort(e string) error {
 	if e != "" && !slices.Contains(efforts, e) {
 		return fmt.Errorf("%w: %w", ErrInvalidOption, effortError(e))
 	}
-	c.sess.eng.SetEffort(e)
+	c.sess.engine().SetEffort(e)
 	return nil
 }
 

@@ -320,7 +320,7 @@ func (c *Client) Messages(ctx context.Context) Stream {
 	var used atomic.Bool
 	return func(yield func(Message, error) bool) {
 		c.exclusive(ctx, &used, yield, func(ctx context.Context, deliver func(Message, error) bool) {
-			c.sess.eng.BudgetAcrossRuns() // no run is going: the client is ours
+			c.sess.engine().BudgetAcrossRuns() // no run is going: the client is ours
 			for {
 				m, tctx, t, ok := c.in.next(ctx)
 				if !ok {
@@ -341,7 +341,7 @@ func (c *Client) Messages(ctx context.Context) Stream {
 func (c *Client) runQueued(ctx, tctx context.Context, t *turn, m queued, deliver func(Message, error) bool) bool {
 	tctx = engine.WithPromptID(tctx, m.id)
 	if !m.query {
-		if _, err := c.sess.eng.AppendPrompt(tctx, m.blocks); err != nil {
+		if _, err := c.sess.engine().AppendPrompt(tctx, m.blocks); err != nil {
 			return deliver(nil, fmt.Errorf("agentloop: message %s not added to the conversation: %w", m.id, err))
 		}
 		return true

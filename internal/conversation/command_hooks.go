@@ -46,7 +46,7 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (clear_session.go)
 	if !s.started {
 		s.started = true
-		st := s.noteSessionStart(s.startSource(), d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.eng.Model()}))
+		st := s.noteSessionStart(s.startSource(), d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.engine().Model()}))
 		v.Context = append(v.Context, st.AdditionalContext...)
 		if st.Halt {
 			v.Halt = &engine.Halt{Reason: st.StopReason}
@@ -152,7 +152,7 @@ func (s *Session) expand(inv invocation) string {
 // startCommandTurn puts c's allowed-tools (as allow rules of source
 // command) and model in force for the run of its prompt.
 func (s *Session) startCommandTurn(c projectfiles.Command) {
-	t := &s.cmdTurn
+	t := &s.run().cmdTurn
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(c.AllowedTools) > 0 && s.checker != nil && !s.policyGrantsOff("a slash command's allowed-tools") {
@@ -176,9 +176,9 @@ func (s *Session) startCommandTurn(c projectfiles.Command) {
 			s.diag.Add(DiagProjectFile, fmt.Sprintf("%v; the session's model is kept", err))
 			return
 		}
-		t.prev = s.eng.Model()
+		t.prev = s.engine().Model()
 		t.model = pricing.Resolve(m)
-		s.eng.SetModel(t.model)
+		s.engine().SetModel(t.model)
 	}
 }
 
@@ -186,7 +186,7 @@ func (s *Session) startCommandTurn(c projectfiles.Command) {
 // rules go, and the model in use before it comes back, unless the model
 // was changed during the run (Client.SetModel), which then stays.
 func (s *Session) endCommandTurn() {
-	t := &s.cmdTurn
+	t := &s.run().cmdTurn
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rules {
@@ -196,8 +196,8 @@ func (s *Session) endCommandTurn() {
 		t.rules = false
 	}
 	if t.model != "" {
-		if s.eng.Model() == t.model {
-			s.eng.SetModel(t.prev)
+		if s.engine().Model() == t.model {
+			s.engine().SetModel(t.prev)
 		}
 		t.model, t.prev = "", ""
 	}

@@ -54,7 +54,7 @@ func (s *Session) compaction(st *settings.Settings) *engine.Compaction {
 // (of this run, after an automatic compaction) sees it. continue:false
 // cannot stop a compaction that is done; it is reported.
 func (s *Session) compacted(ctx context.Context, trigger string) []string {
-	st := s.noteSessionStart("compact", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.eng.Model()}))
+	st := s.noteSessionStart("compact", s.hooks.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: "compact", Model: s.engine().Model()}))
 	if st.Halt {
 		s.diag.Add(DiagHook, "SessionStart (source compact): continue:false is not honoured after a compaction; the run goes on")
 	}

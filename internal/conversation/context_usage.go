@@ -57,7 +57,7 @@ func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
 		return nil, ErrClosed
 	case c.active != nil:
 		c.mu.Unlock()
-		req := c.sess.eng.SentRequest()
+		req := c.sess.engine().SentRequest()
 		if req == nil {
 			return nil, ErrBusy
 		}
@@ -78,7 +78,7 @@ func (c *Client) ContextUsage(ctx context.Context) (*ContextUsage, error) {
 // estimates them. It must not run while a turn does (Client measures the
 // running turn's request itself).
 func (s *Session) ContextUsage(ctx context.Context) (*ContextUsage, error) {
-	return s.contextUsage(ctx, s.eng.ContextRequest())
+	return s.contextUsage(ctx, s.engine().ContextRequest())
 }
 
 // contextUsage measures the session's context as req sends it.
@@ -103,7 +103,7 @@ func (s *Session) contextUsage(ctx context.Context, req *model.Request) (*Contex
 		AutoCompactThreshold: engine.AutoCompactThresholdPercent(compactWindow, maxOut, pct),
 		IsAutoCompactEnabled: s.autoCompactOn()}
 	u.TotalTokens = parts.total
-	if last, _, ok := s.eng.LastUsage(); ok {
+	if last, _, ok := s.engine().LastUsage(); ok {
 		u.TotalTokens = last.InputTokens + last.CacheCreationInputTokens + last.CacheReadInputTokens + last.OutputTokens
 		u.FromAPIUsage = true
 	}

@@ -62,8 +62,8 @@ func (s *Session) newDispatcher(commands map[string][]settings.HookMatcher) (*ho
 	cfg.OverflowDir = s.env.ResultsDir
 	if s.opts.IncludeHookEvents {
 		cfg.Observer = func(n hooks.Notice) {
-			if s.eng != nil {
-				s.eng.Notify(&message.System{Subtype: n.Subtype, SessionID: s.env.SessionID,
+			if e := s.engine(); e != nil {
+				e.Notify(&message.System{Subtype: n.Subtype, SessionID: s.env.SessionID,
 					UUID: uuid.NewString(), Data: n.Fields()})
 			}
 		}
@@ -125,8 +125,8 @@ func (s *Session) askModel(ctx context.Context, name, system, user string) (stri
 	if err != nil {
 		return "", fmt.Errorf("prompt hook model call: %w", err)
 	}
-	if s.eng != nil {
-		s.eng.AddUsage(resp.Model, resp.Usage)
+	if e := s.engine(); e != nil {
+		e.AddUsage(resp.Model, resp.Usage)
 	}
 	return resp.Text(), nil
 }

@@ -58,7 +58,7 @@ func shortTokens(n int64) string {
 
 // usageCommand is /usage (/cost, /stats): the session's cost and tokens.
 func (s *Session) usageCommand(context.Context, string) localOut {
-	cost, byModel := s.eng.Totals()
+	cost, byModel := s.engine().Totals()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Total cost: $%.4f\n", cost)
 	if len(byModel) == 0 {
@@ -80,7 +80,7 @@ func (s *Session) usageCommand(context.Context, string) localOut {
 func (s *Session) modelCommand(_ context.Context, args string) localOut {
 	usage := fmt.Sprintf("Usage: /model <model>: an alias (%s), default, or a model id.", strings.Join(pricing.Aliases(), ", "))
 	if args == "" {
-		return localOut{Text: fmt.Sprintf("Current model: %s\n%s", s.eng.Model(), usage)}
+		return localOut{Text: fmt.Sprintf("Current model: %s\n%s", s.engine().Model(), usage)}
 	}
 	target := args
 	if strings.EqualFold(args, "default") {
@@ -90,7 +90,7 @@ func (s *Session) modelCommand(_ context.Context, args string) localOut {
 		return localOut{Text: fmt.Sprintf("The model was not changed: %v", err)}
 	}
 	id := pricing.Resolve(target)
-	s.eng.SetModel(id)
+	s.engine().SetModel(id)
 	return localOut{Text: fmt.Sprintf("Model set to %s for the rest of this session", id)}
 }
 
@@ -100,16 +100,16 @@ func (s *Session) effortCommand(_ context.Context, args string) localOut {
 	usage := fmt.Sprintf("Usage: /effort <%s|auto>", strings.Join(efforts, "|"))
 	switch {
 	case args == "":
-		cur := s.eng.Effort()
+		cur := s.engine().Effort()
 		if cur == "" {
 			cur = "auto (the model's default)"
 		}
 		return localOut{Text: fmt.Sprintf("Effort: %s\n%s", cur, usage)}
 	case strings.EqualFold(args, "auto"):
-		s.eng.SetEffort("")
+		s.engine().SetEffort("")
 		return localOut{Text: "Effort set to auto (the model's default) for the rest of this session"}
 	case slices.Contains(efforts, strings.ToLower(args)):
-		s.eng.SetEffort(strings.ToLower(args))
+		s.engine().SetEffort(strings.ToLower(args))
 		return localOut{Text: fmt.Sprintf("Effort set to %s for the rest of this session", strings.ToLower(args))}
 	}
 	return localOut{Text: fmt.Sprintf("Unknown effort level %q.\n%s", args, usage)}
@@ -226,7 +226,7 @@ func (s *Session) renameCommand(_ context.Context, args string) localOut {
 			return localOut{Text: fmt.Sprintf("The title could not be written: %v", err)}
 		}
 	}
-	s.opts.Title = title
+	s.renamed = title
 	return localOut{Text: "Session title set to: " + title,
 		Before: []message.Message{titleChanged(s.env.SessionID, title)}}
 }

@@ -158,7 +158,7 @@ func (s *Session) policyGrantsOff(what string) bool {
 	if !s.managed().PermissionRulesOnly {
 		return false
 	}
-	if _, done := s.policyNoted.LoadOrStore("grant:"+what, struct{}{}); !done {
+	if _, done := s.run().policyNoted.LoadOrStore("grant:"+what, struct{}{}); !done {
 		s.diag.Add(DiagSettings, fmt.Sprintf("allowManagedPermissionRulesOnly (managed policy): %s grants no permission", what))
 	}
 	return true

@@ -288,7 +288,7 @@ func (s *Session) envLookup(key string) (string, bool) {
 func (s *Session) retryMCP() { s.mcp.Retry() }
 
 // watchMCP makes the main loop follow the servers' tool changes.
-func (s *Session) watchMCP() { s.mcp.Watch(s.eng) }
+func (s *Session) watchMCP() { s.mcp.Watch(s.engine()) }
 
 // followMCP makes the subagent agent of the loop parent, running on child
 // with the definition def, follow the servers' tools until the function

@@ -71,7 +71,7 @@ func (t *transcript) ready() *rec.Recorder {
 // could not grant for another reason is a diagnostic, and the session runs
 // without it.
 func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, err error) {
-	o := &s.opts
+	o := s.opts
 	dir := o.ConfigDir
 	if dir == "" {
 		dir = sessions.DefaultConfigDir()
@@ -229,8 +229,8 @@ func (s *Session) openTranscript(ctx context.Context) (_ *sessions.Transcript, e
 					slog.String("tag", sys.Subtype), slog.String("session_id", s.env.SessionID),
 					slog.String("error", string(sys.Data["error"])))
 			}
-			if s.eng != nil {
-				s.eng.Notify(m)
+			if e := s.engine(); e != nil {
+				e.Notify(m)
 			}
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Session) newRecorder(w *sessions.Writer) *rec.Recorder {
 // does not answer by then costs the session its lease (a diagnostic), not
 // its start; a claim that lands later is released.
 func (s *Session) takeLease(ctx context.Context, id string) (*sessions.Lease, error) {
-	o := &s.opts
+	o := s.opts
 	if o.SessionStore == nil || o.NoSessionPersistence {
 		return nil, nil
 	}
@@ -342,8 +342,8 @@ func (s *Session) record(m message.Message) {
 	// a turn lost with its host keeps its prompt).
 	for _, n := range r.AfterPrompt(context.Background()) {
 		s.logMirrorError(n) // held back from cfg.Notify, so not logged yet
-		if s.eng != nil {
-			s.eng.Notify(n)
+		if e := s.engine(); e != nil {
+			e.Notify(n)
 		}
 	}
 	if notice == nil {
@@ -352,8 +352,8 @@ func (s *Session) record(m message.Message) {
 	if l := r.WritesLost(); l != nil {
 		s.diag.Log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode))
 	}
-	if s.eng != nil {
-		s.eng.Notify(notice)
+	if e := s.engine(); e != nil {
+		e.Notify(notice)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // pluginSession is the part of a session loadPlugins uses.
 func pluginSession(t *testing.T, plugins ...PluginConfig) *Session {
 	t.Helper()
-	return &Session{opts: Config{Plugins: plugins}, env: &tool.Env{Cwd: t.TempDir(), Environ: []string{"HOME=/h"}},
+	return &Session{opts: &Config{Plugins: plugins}, env: &tool.Env{Cwd: t.TempDir(), Environ: []string{"HOME=/h"}},
 		diag: &diagnostics{}}
 }
 

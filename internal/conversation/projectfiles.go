@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agentloop/agentloop/internal/authorize"
 	"github.com/agentloop/agentloop/internal/lineage"
@@ -43,8 +42,6 @@ type projectFiles struct {
 	skills   []projectfiles.Skill
 	commands []projectfiles.Command
 	agents   map[string]AgentDefinition // from .claude/agents; Options.Agents win (agent.go)
-	granted  sync.Map                   // skill name → struct{}: its allowed-tools were granted
-	modes    sync.Map                   // subagent id → permission.Mode: a subagent's own mode
 	// plugins are Options.Plugins, loaded (plugins.go); their commands,
 	// agents and skills join those of the .claude directories.
 	plugins       []*plugin
@@ -229,7 +226,7 @@ func (s *Session) grantSkillTools(sk projectfiles.Skill) {
 	if len(sk.AllowedTools) == 0 || s.checker == nil || s.policyGrantsOff("a skill's allowed-tools") {
 		return
 	}
-	if _, done := s.files.granted.LoadOrStore(sk.Name, struct{}{}); done {
+	if _, done := s.run().granted.LoadOrStore(sk.Name, struct{}{}); done {
 		return
 	}
 	var rules []permission.RuleValue
@@ -319,7 +316,7 @@ func (s *Session) subagentContext(def AgentDefinition) []model.Content {
 
 // agentMode is the permission mode the loop a runs in.
 func (s *Session) agentMode(a lineage.Agent) permission.Mode {
-	if m, ok := s.files.modes.Load(a.ID); ok && !a.Main() {
+	if m, ok := s.run().modes.Load(a.ID); ok && !a.Main() {
 		return m.(permission.Mode)
 	}
 	return permission.Mode(s.currentMode())
@@ -344,8 +341,8 @@ func (s *Session) setAgentMode(parent, agent lineage.Agent, want PermissionMode)
 			m = w
 		}
 	}
-	if _, own := s.files.modes.Load(parent.ID); own && !parent.Main() || m != pm {
-		s.files.modes.Store(agent.ID, m)
+	if _, own := s.run().modes.Load(parent.ID); own && !parent.Main() || m != pm {
+		s.run().modes.Store(agent.ID, m)
 	}
 }
 
@@ -355,7 +352,7 @@ func (s *Session) checkerFor(a lineage.Agent) authorize.Checker {
 	if a.Main() {
 		return s.checker
 	}
-	m, ok := s.files.modes.Load(a.ID)
+	m, ok := s.run().modes.Load(a.ID)
 	if !ok {
 		return s.checker
 	}

@@ -68,6 +68,11 @@ func runTurn(ctx context.Context, sess *Session, prompt string, yield func(Messa
 func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.engine() // made at the first run of an idle session (engine_lazy.go)
+	if err := s.engineErr(); err != nil {
+		yield(nil, err)
+		return
+	}
 	// The transcript's file and lock first (persist.go): a run that cannot
 	// write its transcript, or whose session another process is writing,
 	// fails before it starts, as a session that cannot start does. They go
@@ -84,7 +89,7 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 	if n := s.sandboxNotice(); n != nil && !yield(n, nil) {
 		return
 	}
-	for _, m := range s.diag.Take(s.eng.Notify) {
+	for _, m := range s.diag.Take(s.engine().Notify) {
 		if !yield(m, nil) {
 			return
 		}
@@ -100,7 +105,7 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 		return
 	}
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
-	res, err := s.eng.Run(ctx, prompt, func(m message.Message) bool {
+	res, err := s.engine().Run(ctx, prompt, func(m message.Message) bool {
 		if r, ok := m.(*message.Result); ok { // the store catches up first (persist.go)
 			r.SubagentStats = subagent.StatsFor(s.env).Snapshot()
 			// Even when ctx is cancelled (an interrupt, a closed Client):

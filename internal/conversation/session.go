@@ -31,7 +31,9 @@ import (
 // Session is one live conversation: the engine session of the main loop
 // with everything its options resolved to (settings, permissions, hooks,
 // sandbox, MCP servers, subagents, transcript and store). Query makes one
-// per run and Client one per client; it outlives its runs.
+// per run and Client one per client; it outlives its runs. The engine
+// session is made at its first use (engine_lazy.go): an idle session
+// keeps what it will be made from.
 //
 // NewSession builds it; Run takes a prompt through the loop; Clear,
 // Compact, Rewind and ContextUsage are the session's controls; ID is its
@@ -39,10 +41,12 @@ import (
 // ContextUsage must not overlap (the caller serialises them: Client holds
 // one active query at a time); ID may be called at any time.
 type Session struct {
-	opts         Config
+	opts         *Config // the resolved options, read-only once set up; shared (config_share.go)
 	env          *tool.Env
-	idMu         sync.Mutex // guards env.SessionID against a /clear while Client.SessionID reads it
-	eng          *engine.Session
+	idMu         sync.Mutex                     // guards env.SessionID against a /clear while Client.SessionID reads it
+	engMu        sync.Mutex                     // guards engPend and the making of eng (engine_lazy.go)
+	eng          atomic.Pointer[engine.Session] // the main loop; made at its first use (engine)
+	engPend      *pendingEngine                 // what eng is made from; nil once it is (unless it failed)
 	model        string
 	mode         PermissionMode
 	tools        []string // the tool names of init, taken at the first (toolNames)
@@ -53,29 +57,28 @@ type Session struct {
 	checker      *permission.Checker
 	sb           *sandboxState    // the Bash sandbox (sandbox.go)
 	lin          *lineage.Lineage // shared with every subagent (agent.go)
-	checked      sync.Map         // tool_use id → the path its permission check resolved (file tools)
 	configDir    string
 	transcript   *transcript
 	diag         *diagnostics
-	origin       string             // "resume" or "fork" when it goes on from a saved session (hookglue.go)
-	endReason    string             // the SessionEnd reason; "" is "other" (hookglue.go)
-	memory       string             // the rendered CLAUDE.md block, "" for none (memory.go)
-	compactCfg   *engine.Compaction // the engine's compaction settings (compaction.go)
-	clearContext []string           // SessionStart context after /clear, for the next prompt (compaction.go)
-	files        projectFiles       // skills, commands and agents from .claude directories (projectfiles.go)
-	cmdTurn      commandTurn        // a file command's allowed-tools and model for its run (command_hooks.go)
-	mcp          *mcphost.Host      // the MCP servers; nil when none is configured (mcp_glue.go)
-	ckpt         *fileCheckpoints   // file checkpoints; nil when off (checkpoint.go)
-	main         *mainAgent         // the main-thread agent; nil without Options.Agent (agent_main.go)
-	refusal      string             // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
-	policy       *settings.Managed  // the managed policy's own keys; nil when none (managed_policy.go, managed)
-	autoMode     *autoModeRules     // the settings' autoMode object, nil when unset (classifier_rules.go)
-	policyNoted  sync.Map           // what the policy made ignored, reported once (managed_policy.go)
-	mcpBlocked   []MCPServerStatus  // the MCP servers the policy stopped (managed_policy.go)
+	origin       string                   // "resume" or "fork" when it goes on from a saved session (hookglue.go)
+	endReason    string                   // the SessionEnd reason; "" is "other" (hookglue.go)
+	renamed      string                   // the title /rename set, "" for none (title.go)
+	memory       string                   // the rendered CLAUDE.md block, "" for none (memory.go)
+	compactCfg   *engine.Compaction       // the engine's compaction settings (compaction.go)
+	clearContext []string                 // SessionStart context after /clear, for the next prompt (compaction.go)
+	files        projectFiles             // skills, commands and agents from .claude directories (projectfiles.go)
+	mcp          *mcphost.Host            // the MCP servers; nil when none is configured (mcp_glue.go)
+	ckpt         *fileCheckpoints         // file checkpoints; nil when off (checkpoint.go)
+	main         *mainAgent               // the main-thread agent; nil without Options.Agent (agent_main.go)
+	refusal      string                   // why ResumeDropsTurn refused the resume; "" when it did not (resume_at.go)
+	policy       *settings.Managed        // the managed policy's own keys; nil when none (managed_policy.go, managed)
+	autoMode     *autoModeRules           // the settings' autoMode object, nil when unset (classifier_rules.go)
+	rs           atomic.Pointer[runState] // what runs fill; made by the first (run_state.go)
+	mcpBlocked   []MCPServerStatus        // the MCP servers the policy stopped (managed_policy.go)
 
 	// toolsOnce and the flags are together so that they share two words:
-	// an idle Client keeps its Session, whose size class (with the
-	// allocator's 8-byte header, at most 1,528 bytes for the 1,536 class)
+	// an idle Client keeps its Session, whose size class (at most 512
+	// bytes, the largest class without the allocator's 8-byte header)
 	// this decides.
 	toolsOnce   sync.Once // guards tools
 	started     bool      // SessionStart hooks have run
@@ -99,9 +102,9 @@ type Session struct {
 // owns the session and must Close it. The session copies *o and keeps no
 // reference to it.
 func NewSession(ctx context.Context, o *Config) (*Session, error) {
-	var opts Config
+	opts := new(Config) // shared with other sessions once resolved (config_share.go)
 	if o != nil {
-		opts = *o
+		*opts = *o
 	}
 	if testForceAllow.Load() {
 		opts.DisallowedTools = nil // the permission layer is off (test seam)
@@ -199,6 +202,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	if err := s.checkSessionModels(); err != nil { // managed_policy.go
 		return nil, err
 	}
+	s.opts = shareConfig(s.opts) // resolved: read-only from here on
 	opts = s.opts
 	s.lin = s.newLineage()
 	mcpTools, err := s.startMCP(ctx, st)
@@ -216,47 +220,24 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 		s.closeMCP()
 		return nil, err
 	}
-	fallbacks := assemble.Fallbacks(s.model, opts.FallbackModels)
-	eng, err := engine.New(engine.Config{
-		Provider:             provider,
-		Model:                s.model,
-		FallbackModels:       fallbacks,
-		System:               systemPrompt(&opts, s.env, s.model, s.mainAgentPrompt()),
-		Tools:                toolset,
-		MaxTurns:             opts.MaxTurns,
-		MaxBudgetUSD:         opts.MaxBudgetUSD,
-		Budget:               s.lin,
-		MaxTokens:            opts.MaxTokens,
-		ContextManagement:    opts.ContextManagement,
-		Effort:               opts.Effort,
-		Betas:                opts.Betas,
-		TaskBudget:           taskBudgetTokens(opts.TaskBudget),
-		Thinking:             thinkingFor(&opts),
-		Partial:              opts.IncludePartialMessages,
-		OutputSchema:         outputSchema(&opts),
-		MaxStructuredRetries: opts.MaxStructuredOutputRetries,
-		Env:                  s.env,
-		OpeningContext:       append(s.loadContext(st), s.skillListing()...),
-		Compaction:           s.setCompaction(st),
-		LocalCommand:         s.localCommand, // builtin_commands.go
-		Deferred:             deferred,
-		NoToolReferences:     s.betasOff(),
-		Authorize:            s.authorize,
-		Concurrent:           s.concurrentCall,
-		Hooks:                s.lazyMainHooks(), // agent.go
-		Record:               s.recordAll,
-		Prices:               s.prices,
-		UnknownPrice:         s.unknownPrice,
-		APIProvider:          s.apiProvider,
-		Observer:             opts.Observer,
-	})
-	if err != nil {
-		s.closeMCP()
-		return nil, fmt.Errorf("agentloop: %w", err)
+	p := &pendingEngine{
+		system:  systemPrompt(opts, s.env, s.model, s.mainAgentPrompt()),
+		tools:   toolset,
+		opening: append(s.loadContext(st), s.skillListing()...),
 	}
-	s.eng = eng
-	s.watchMCP()
+	s.setCompaction(st)
+	p.deferred, p.noToolRefs = deferred, s.betasOff()
+	if err := s.deferEngine(p); err != nil { // engine_lazy.go
+		s.closeMCP()
+		return nil, err
+	}
+	// The MCP servers' watcher and a restored conversation need the
+	// engine now; an idle new session makes it at its first use.
+	if s.mcp != nil {
+		s.watchMCP()
+	}
 	if tr != nil {
+		eng := s.engine()
 		if h, crashed := resumeHistory(tr); crashed {
 			eng.SetHistoryInterrupted(h)
 		} else {
@@ -319,7 +300,7 @@ func (s *Session) initMessage() *message.System {
 	return &message.System{
 		Subtype: message.SubtypeInit, SessionID: s.env.SessionID, UUID: uuid.NewString(),
 		Init: &message.Init{
-			Cwd: s.env.Cwd, Tools: s.toolNames(), MCPServers: s.mcpInit(), Model: s.eng.Model(),
+			Cwd: s.env.Cwd, Tools: s.toolNames(), MCPServers: s.mcpInit(), Model: s.engine().Model(),
 			PermissionMode: string(s.currentMode()), SlashCommands: s.slashCommandNames(), APIKeySource: s.apiKeySource,
 			Version: Version, OutputStyle: "default", Agents: s.agentNames(), Skills: s.skillNames(),
 			Plugins: s.pluginInit(), AdditionalDirectories: orEmpty(s.env.AdditionalDirs), Effort: s.opts.Effort,
@@ -331,7 +312,7 @@ func (s *Session) initMessage() *message.System {
 // toolNames are the session's tool names as the first init message gave
 // them (the first run's start, before any tool change the run applies).
 func (s *Session) toolNames() []string {
-	s.toolsOnce.Do(func() { s.tools = s.eng.ToolNames() })
+	s.toolsOnce.Do(func() { s.tools = s.engine().ToolNames() })
 	return s.tools
 }
 
@@ -383,7 +364,7 @@ func outputSchema(o *Config) json.RawMessage {
 // tools in it belong to the session: they stop working after Close. The
 // model, thinking and effort are the current ones (the engine keeps the
 // configuration; the session does not keep a copy).
-func (s *Session) EngineConfig() engine.Config { return s.eng.Config() }
+func (s *Session) EngineConfig() engine.Config { return s.engine().Config() }
 
 // InitMessage is the system/init message Run starts with: the session's
 // id, model, mode, tools, MCP servers and the rest of what it resolved.

@@ -35,8 +35,10 @@ func (s *Session) openSubagentTranscript(c subagent.Child, t subagent.Task) suba
 	sid := main.w.SessionID()
 	path := sessions.SubagentPath(main.w.Path(), t.ID)
 	mdl := c.Model
-	if mdl == "" && s.eng != nil {
-		mdl = s.eng.Model()
+	if mdl == "" {
+		if e := s.engine(); e != nil {
+			mdl = e.Model()
+		}
 	}
 	shape := "foreground"
 	if t.Background {
@@ -60,13 +62,13 @@ func (s *Session) openSubagentTranscript(c subagent.Child, t subagent.Task) suba
 	}
 	cfg := rec.Config{Writer: w, Mode: func() string { return string(s.currentMode()) },
 		CloseTimeout: mirrorCloseTimeout, Sidechain: true}
-	if o := &s.opts; o.SessionStore != nil {
+	if o := s.opts; o.SessionStore != nil {
 		cfg.Store = o.SessionStore
 		cfg.Key = sessions.Key{ProjectKey: sessions.ProjectKey(s.env.Cwd), SessionID: sid,
 			Subpath: "subagents/agent-" + t.ID}
 		cfg.Notify = func(m message.Message) {
-			if s.eng != nil {
-				s.eng.Notify(m)
+			if e := s.engine(); e != nil {
+				e.Notify(m)
 			}
 		}
 	}
@@ -88,8 +90,8 @@ func (st *subagentTranscript) Record(m message.Message) {
 		st.s.diag.Log(DiagWritesLost, writesLostText(l), slog.String("error_code", l.ErrorCode),
 			slog.String("path", st.path))
 	}
-	if st.s.eng != nil {
-		st.s.eng.Notify(notice)
+	if e := st.s.engine(); e != nil {
+		e.Notify(notice)
 	}
 }
 

@@ -41,6 +41,12 @@ func (s *Session) writeTitle(w *sessions.Writer) {
 	}
 }
 
-// title is Options.Title without surrounding space; a title of spaces
-// alone is none, as session.Rename has it.
-func (s *Session) title() string { return strings.TrimSpace(s.opts.Title) }
+// title is the title /rename set or else Options.Title, without
+// surrounding space; a title of spaces alone is none, as session.Rename
+// has it.
+func (s *Session) title() string {
+	if s.renamed != "" {
+		return s.renamed
+	}
+	return strings.TrimSpace(s.opts.Title)
+}

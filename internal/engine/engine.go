@@ -247,6 +247,15 @@ func (s *Session) lookup(name string) (*toolEntry, bool) {
 	return nil, false
 }
 
+// Check reports the error New would return for cfg, without keeping a
+// session: a host that makes the session later (at its first use) checks
+// its configuration up front. New(cfg) then fails only if a tool's Info
+// changed in between.
+func Check(cfg Config) error {
+	_, err := New(cfg)
+	return err
+}
+
 // New checks the configuration and returns a session with an empty history.
 func New(cfg Config) (*Session, error) {
 	if cfg.Provider == nil {
