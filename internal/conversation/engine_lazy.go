@@ -69,8 +69,17 @@ func (s *Session) engineConfig(p *pendingEngine) engine.Config {
 
 // deferEngine checks the engine configuration of p and keeps p for the
 // engine's first use (engine): NewSession reports what engine.New would
-// refuse.
-func (s *Session) deferEngine(p *pendingEngine) error {
+// refuse. With now set (a run follows at once), the engine the check
+// makes is kept instead.
+func (s *Session) deferEngine(p *pendingEngine, now bool) error {
+	if now {
+		e, err := engine.New(s.engineConfig(p))
+		if err != nil {
+			return fmt.Errorf("agentloop: %w", err)
+		}
+		s.eng.Store(e)
+		return nil
+	}
 	if err := engine.Check(s.engineConfig(p)); err != nil {
 		return fmt.Errorf("agentloop: %w", err)
 	}

@@ -36,7 +36,7 @@ func Query(ctx context.Context, prompt string, opts *Config) Stream {
 			yield(nil, ErrStreamUsed)
 			return
 		}
-		sess, err := NewSession(ctx, opts)
+		sess, err := newSession(ctx, opts, true)
 		if err != nil {
 			yield(nil, err)
 			return

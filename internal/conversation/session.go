@@ -102,6 +102,13 @@ type Session struct {
 // owns the session and must Close it. The session copies *o and keeps no
 // reference to it.
 func NewSession(ctx context.Context, o *Config) (*Session, error) {
+	return newSession(ctx, o, false)
+}
+
+// newSession is NewSession; runNow tells that a run follows at once (a
+// one-shot Query), so the main loop's engine is made now rather than
+// checked now and made again at the first run.
+func newSession(ctx context.Context, o *Config, runNow bool) (*Session, error) {
 	opts := new(Config) // shared with other sessions once resolved (config_share.go)
 	if o != nil {
 		*opts = *o
@@ -227,7 +234,7 @@ func NewSession(ctx context.Context, o *Config) (*Session, error) {
 	}
 	s.setCompaction(st)
 	p.deferred, p.noToolRefs = deferred, s.betasOff()
-	if err := s.deferEngine(p); err != nil { // engine_lazy.go
+	if err := s.deferEngine(p, runNow); err != nil { // engine_lazy.go
 		s.closeMCP()
 		return nil, err
 	}
