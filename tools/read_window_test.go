@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,14 +79,20 @@ func TestReadAllocatesLittle(t *testing.T) {
 			}
 		}
 		read()
+		// The least of three measures: what other goroutines of the test
+		// binary allocate meanwhile can only add to one.
 		const n = 20
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range n {
-			read()
+		least := math.Inf(1)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range n {
+				read()
+			}
+			runtime.ReadMemStats(&after)
+			least = min(least, float64(after.TotalAlloc-before.TotalAlloc)/n)
 		}
-		runtime.ReadMemStats(&after)
-		return float64(after.TotalAlloc-before.TotalAlloc) / n
+		return least
 	}
 	base := allocs("one.txt", "x\n")
 	long := strings.Repeat("0123456789 the quick brown fox jumps over the lazy dog 0123\n", 1500)
