@@ -2,17 +2,14 @@ package serve_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/session/postgres"
 )
@@ -32,28 +29,17 @@ func pgPool(t testing.TB) *postgres.Pool {
 		}
 	}
 	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", conn, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.PostgresUnreachable(t, conn, err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
 }
 
-func pgConnString() string {
-	if conn := os.Getenv("AGENTLOOP_TEST_POSTGRES"); conn != "" {
-		return conn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func pgConnString() string { return testdb.PostgresURL() }
 
 // pgTable returns a fresh table name, dropped at the end of the test.
 func pgTable(t testing.TB, pool *postgres.Pool) string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "agentloop_serve_test_" + hex.EncodeToString(b)
+	name := "agentloop_serve_test_" + testdb.Suffix()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

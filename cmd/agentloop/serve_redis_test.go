@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/serve"
 )
 
@@ -26,25 +25,15 @@ func TestServeRedisStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr := os.Getenv("AGENTLOOP_TEST_REDIS")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
+	addr := testdb.RedisAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	client := goredis.NewClient(&goredis.Options{Addr: addr})
 	defer client.Close()
 	if err := client.Ping(ctx).Err(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("Redis unreachable: %v", err)
-		}
-		t.Skipf("Redis unreachable: %v", err)
+		testdb.RedisUnreachable(t, addr, err)
 	}
-	var b [8]byte
-	for i := range b {
-		b[i] = byte(rand.IntN(256))
-	}
-	prefix := "agentloop-serve-test-" + hex.EncodeToString(b[:]) + ":"
+	prefix := "agentloop-serve-test-" + testdb.Suffix() + ":"
 	t.Cleanup(func() {
 		keys, _ := client.Keys(context.Background(), prefix+"*").Result()
 		if len(keys) > 0 {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentloop/agentloop/agentlooptest"
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/serve"
 )
 
@@ -96,10 +95,7 @@ func TestServeProcessesTakeover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	conn := os.Getenv("AGENTLOOP_TEST_POSTGRES")
-	if conn == "" {
-		conn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
+	conn := testdb.PostgresURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, conn)
@@ -109,15 +105,10 @@ func TestServeProcessesTakeover(t *testing.T) {
 		}
 	}
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL unreachable: %v", err)
-		}
-		t.Skipf("PostgreSQL unreachable: %v", err)
+		testdb.PostgresUnreachable(t, conn, err)
 	}
 	defer pool.Close()
-	b := make([]byte, 8)
-	rand.Read(b)
-	table := "agentloop_serve_proc_" + hex.EncodeToString(b)
+	table := "agentloop_serve_proc_" + testdb.Suffix()
 	t.Cleanup(func() { pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()) })
 
 	srv := agentlooptest.NewTB(t,

@@ -2,8 +2,6 @@ package conversation_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/session/postgres"
 	"github.com/agentloop/agentloop/session/postgres/pgxstore"
 	"github.com/agentloop/agentloop/session/redis/goredisstore"
@@ -102,10 +101,7 @@ func TestSessionStoreRedisFrozen(t *testing.T) {
 // PostgreSQL with the store's table locked (ACCESS EXCLUSIVE, held by
 // another connection) mid-run: the same as a frozen Redis.
 func TestSessionStorePostgresLocked(t *testing.T) {
-	conn := os.Getenv("AGENTLOOP_TEST_POSTGRES")
-	if conn == "" {
-		conn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
+	conn := testdb.PostgresURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, conn)
@@ -115,12 +111,10 @@ func TestSessionStorePostgresLocked(t *testing.T) {
 		}
 	}
 	if err != nil {
-		needServer(t, "PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", conn, err)
+		testdb.PostgresUnreachable(t, conn, err)
 	}
 	t.Cleanup(pool.Close)
-	b := make([]byte, 8)
-	rand.Read(b)
-	table := "agentloop_frozen_" + hex.EncodeToString(b)
+	table := "agentloop_frozen_" + testdb.Suffix()
 	store, err := pgxstore.New(ctx, pool, &postgres.Options{Table: table})
 	if err != nil {
 		t.Fatal(err)

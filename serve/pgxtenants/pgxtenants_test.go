@@ -2,11 +2,7 @@ package pgxtenants_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,17 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/serve"
 	"github.com/agentloop/agentloop/serve/pgxtenants"
 	"github.com/agentloop/agentloop/session/postgres"
 )
 
-func connString() string {
-	if conn := os.Getenv("AGENTLOOP_TEST_POSTGRES"); conn != "" {
-		return conn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func connString() string { return testdb.PostgresURL() }
 
 // pgxPool connects to the test database with extra settings, skipping
 // when it is unreachable unless $CI is set.
@@ -47,11 +39,7 @@ func pgxPool(t *testing.T, extra string) *pgxpool.Pool {
 		}
 	}
 	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", conn, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.PostgresUnreachable(t, conn, err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
@@ -68,9 +56,7 @@ func TestPostgresTenants(t *testing.T) {
 				extra = "default_query_exec_mode=" + mode
 			}
 			pool := pgxPool(t, extra)
-			b := make([]byte, 8)
-			rand.Read(b)
-			tbl := "agentloop_pgxtenants_test_" + hex.EncodeToString(b)
+			tbl := "agentloop_pgxtenants_test_" + testdb.Suffix()
 			t.Cleanup(func() { pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{tbl}.Sanitize()) })
 			pgxTS, err := pgxtenants.New(ctx, pool, tbl)
 			if err != nil {

@@ -2,30 +2,21 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/storetest"
 	"github.com/google/go-cmp/cmp"
 )
 
-const defaultConn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-func connString() string {
-	if s := os.Getenv("AGENTLOOP_TEST_POSTGRES"); s != "" {
-		return s
-	}
-	return defaultConn
-}
+func connString() string { return testdb.PostgresURL() }
 
 // testPool returns a Pool on the test database, closed when the test
 // ends, skipping the test when the server is unreachable (failing
@@ -41,11 +32,7 @@ func testPool(t *testing.T) *Pool {
 		}
 	}
 	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", connString(), err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.PostgresUnreachable(t, connString(), err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
@@ -54,9 +41,7 @@ func testPool(t *testing.T) *Pool {
 // tempTable returns a fresh table name, dropped when the test ends.
 func tempTable(t *testing.T, pool *Pool) string {
 	t.Helper()
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "agentloop_test_" + hex.EncodeToString(b)
+	name := "agentloop_test_" + testdb.Suffix()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -2,18 +2,15 @@ package redis
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentloop/agentloop/internal/testdb"
 )
 
 func testURL() string {
-	addr := os.Getenv("AGENTLOOP_TEST_REDIS")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	return "redis://" + addr
+	return "redis://" + testdb.RedisAddr()
 }
 
 // openStore returns a Store made by Open on the test server with the

@@ -2,16 +2,14 @@ package redis
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/storetest"
@@ -26,20 +24,13 @@ const sid = "0b7e4a8c-2d7f-4f8e-9b7a-1f2e3d4c5b6a"
 // (fails when $CI is set).
 func newClient(t *testing.T) goredis.UniversalClient {
 	t.Helper()
-	addr := os.Getenv("AGENTLOOP_TEST_REDIS")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
+	addr := testdb.RedisAddr()
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		msg := fmt.Sprintf("no Redis server at %s (set AGENTLOOP_TEST_REDIS): %v", addr, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.RedisUnreachable(t, addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -49,9 +40,7 @@ func newClient(t *testing.T) goredis.UniversalClient {
 // test ends.
 func testPrefix(t *testing.T, c goredis.UniversalClient) string {
 	t.Helper()
-	b := make([]byte, 8)
-	rand.Read(b)
-	prefix := "agentloop-test:" + hex.EncodeToString(b) + ":"
+	prefix := "agentloop-test:" + testdb.Suffix() + ":"
 	t.Cleanup(func() {
 		ctx := context.Background()
 		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()

@@ -2,10 +2,6 @@ package pgxstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,18 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/postgres"
 	"github.com/agentloop/agentloop/session/postgres/pgxstore"
 	"github.com/agentloop/agentloop/session/storetest"
 )
 
-func connString() string {
-	if s := os.Getenv("AGENTLOOP_TEST_POSTGRES"); s != "" {
-		return s
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func connString() string { return testdb.PostgresURL() }
 
 // testPool connects to the test database, skipping the test when the
 // server is unreachable (failing instead when $CI is set).
@@ -39,11 +31,7 @@ func testPool(t *testing.T) *pgxpool.Pool {
 		}
 	}
 	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", connString(), err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.PostgresUnreachable(t, connString(), err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
@@ -52,9 +40,7 @@ func testPool(t *testing.T) *pgxpool.Pool {
 // tempTable returns a fresh table name, dropped when the test ends.
 func tempTable(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "agentloop_test_" + hex.EncodeToString(b)
+	name := "agentloop_test_" + testdb.Suffix()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -2,10 +2,7 @@ package goredisstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/agentloop/agentloop/internal/testdb"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/session"
 	"github.com/agentloop/agentloop/session/redis"
@@ -20,12 +18,7 @@ import (
 	"github.com/agentloop/agentloop/session/storetest"
 )
 
-func addr() string {
-	if a := os.Getenv("AGENTLOOP_TEST_REDIS"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
+func addr() string { return testdb.RedisAddr() }
 
 // newClient connects to the test server, or skips the test when there is
 // none (fails when $CI is set).
@@ -36,11 +29,7 @@ func newClient(t *testing.T) *goredis.Client {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		msg := fmt.Sprintf("no Redis server at %s (set AGENTLOOP_TEST_REDIS): %v", addr(), err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdb.RedisUnreachable(t, addr(), err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -50,9 +39,7 @@ func newClient(t *testing.T) *goredis.Client {
 // test ends.
 func testPrefix(t *testing.T, c *goredis.Client) string {
 	t.Helper()
-	b := make([]byte, 8)
-	rand.Read(b)
-	prefix := "agentloop-test:" + hex.EncodeToString(b) + ":"
+	prefix := "agentloop-test:" + testdb.Suffix() + ":"
 	t.Cleanup(func() {
 		ctx := context.Background()
 		ks, err := c.Keys(ctx, prefix+"*").Result()
