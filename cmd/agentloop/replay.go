@@ -35,11 +35,16 @@ func (r *replays) sendAndAdd(send func() (string, error), line func(id string) a
 	return id, err
 }
 
-// drop forgets the echo of a message withdrawn before it ran.
-func (r *replays) drop(id string) {
+// withdraw runs remove, which takes messages out of the conversation's
+// queue and returns their ids, and forgets their echoes, in one step
+// under the lock taken holds. Were they two steps, a turn ending between
+// them would find the messages gone from the queue, take them for run,
+// and echo what never ran.
+func (r *replays) withdraw(remove func() []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = slices.DeleteFunc(r.pending, func(p pendingReplay) bool { return p.id == id })
+	ids := remove()
+	r.pending = slices.DeleteFunc(r.pending, func(p pendingReplay) bool { return slices.Contains(ids, p.id) })
 }
 
 // taken returns, in the order they were read, the echoes of the messages

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -68,11 +69,50 @@ func TestReplaysTaken(t *testing.T) {
 	if got := r.taken(queued("a", "b", "c")); len(got) != 0 {
 		t.Errorf("taken with all queued = %v", got)
 	}
-	r.drop("b")
+	r.withdraw(func() []string {
+		if r.mu.TryLock() {
+			r.mu.Unlock()
+			t.Error("withdraw's remove runs outside the lock taken holds: a turn ending meanwhile would echo what was withdrawn")
+		}
+		return []string{"b"}
+	})
 	if got := r.taken(queued("c")); !slices.Equal(got, []any{"A"}) {
 		t.Errorf("taken = %v, want [A]", got)
 	}
 	if got := r.taken(queued()); !slices.Equal(got, []any{"C"}) {
 		t.Errorf("taken = %v, want [C]", got)
+	}
+}
+
+// TestReplaySIGINTQueued: SIGINT ends the running turn and drops the
+// queued messages; they never ran, so they are never echoed.
+func TestReplaySIGINTQueued(t *testing.T) {
+	reply, arrived := stalled()
+	srv := agentlooptest.NewTB(t, reply, agentlooptest.Text("must not run"))
+	ctx, hooks := withSignalHooks(context.Background())
+	s := startSJContext(t, ctx, srv, "--replay-user-messages")
+	s.send(initLine("init1", ""))
+	s.until(`"request_id":"init1"`)
+	s.send(userLine("first"))
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first request did not arrive")
+	}
+	s.send(userLine("queued"))
+	// Lines are handled in order: once this is answered, "queued" is queued.
+	s.send(`{"request_id":"u1","type":"control_request","request":{"subtype":"get_frobnicator"}}`)
+	s.until(`"request_id":"u1"`)
+	if !hooks.sigint() {
+		t.Fatal("no interrupt hook registered")
+	}
+	s.finish()
+	for _, l := range s.seen {
+		if containsAll(l, []string{`"isReplay":true`, `"text":"queued"`}) {
+			t.Errorf("the dropped message was echoed: %s", l)
+		}
+	}
+	if n := srv.Len(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
 }

@@ -442,7 +442,10 @@ wait:
 		sigOnce.Do(func() {
 			// The running turn ends as an interrupt does, the queued
 			// ones do not run, and no more input is read.
-			_, _ = d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: true})
+			d.replay.withdraw(func() []string { // never ran: never echoed
+				res, _ := d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: true})
+				return res.Cancelled
+			})
 			close(sigint)
 		})
 		return true

@@ -117,10 +117,13 @@ func (d *streamDriver) control(ctx context.Context, r *wire.ControlRequest) {
 			_ = d.out.wire(wire.Failure(r.RequestID, "cancel_async_message: message_uuid is missing or not a string", ""))
 			return
 		}
-		withdrawn := d.client.Withdraw(body.MessageUUID)
-		if withdrawn {
-			d.replay.drop(body.MessageUUID)
-		}
+		var withdrawn bool
+		d.replay.withdraw(func() []string {
+			if withdrawn = d.client.Withdraw(body.MessageUUID); withdrawn {
+				return []string{body.MessageUUID}
+			}
+			return nil
+		})
 		payload = map[string]bool{"cancelled": withdrawn}
 	default:
 		_ = d.out.wire(wire.Unsupported(r.RequestID, r.Request.Subtype()))
@@ -151,14 +154,18 @@ func (d *streamDriver) reply(id string, payload any, err error) {
 func (d *streamDriver) interrupt(ctx context.Context, id string, q *wire.InterruptRequest) {
 	d.out.mu.Lock()
 	defer d.out.mu.Unlock()
-	res, err := d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
+	var (
+		res agentloop.InterruptResult
+		err error
+	)
+	d.replay.withdraw(func() []string { // the cancelled never ran: never echoed
+		res, err = d.client.Interrupt(canceledContext(), &agentloop.InterruptOptions{CancelQueued: q.CancelQueued != nil && *q.CancelQueued})
+		return res.Cancelled
+	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		b, _ := wire.Encode(wire.Failure(id, strings.TrimPrefix(err.Error(), "agentloop: "), ""))
 		_ = d.out.lineLocked(b)
 		return
-	}
-	for _, c := range res.Cancelled {
-		d.replay.drop(c) // never ran: never echoed
 	}
 	// The permission requests the turn was waiting on are withdrawn
 	// first, as the reference does.

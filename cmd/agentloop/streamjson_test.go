@@ -59,6 +59,13 @@ func (l *lockedBuffer) String() string {
 // startSJ runs the command with the SDK's flags and args against srv.
 func startSJ(t *testing.T, srv *agentlooptest.Server, args ...string) *sjSession {
 	t.Helper()
+	return startSJContext(t, context.Background(), srv, args...)
+}
+
+// startSJContext is startSJ with the command run under ctx (one carrying
+// signal hooks, say).
+func startSJContext(t *testing.T, ctx context.Context, srv *agentlooptest.Server, args ...string) *sjSession {
+	t.Helper()
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
 	dir := t.TempDir()
@@ -67,7 +74,7 @@ func startSJ(t *testing.T, srv *agentlooptest.Server, args ...string) *sjSession
 	outR, outW := io.Pipe()
 	s := &sjSession{t: t, in: inW, lines: make(chan string, 1024), code: make(chan int, 1), stderr: &lockedBuffer{}, dir: dir}
 	go func() {
-		code := run(context.Background(), append(slices.Clone(sdkArgs), args...), inR, outW, s.stderr)
+		code := run(ctx, append(slices.Clone(sdkArgs), args...), inR, outW, s.stderr)
 		outW.Close()
 		inR.Close()
 		s.code <- code
