@@ -56,7 +56,11 @@ func AutoCompactThresholdPercent(window, maxOutput int64, pct float64) int64 {
 // send with the history as it is (system prompt, tools, messages), for
 // measuring it. The request is the caller's to change.
 func (s *Session) ContextRequest() *model.Request {
-	return s.buildRequest(s.Model())
+	r := s.buildRequest(s.Model())
+	// The system blocks and tool definitions are shared with the
+	// session's requests (systemBlocks, declaredTools).
+	r.System, r.Tools = slices.Clone(r.System), slices.Clone(r.Tools)
+	return r
 }
 
 // SentRequest returns a copy of the request of the session's latest

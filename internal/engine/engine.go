@@ -218,6 +218,9 @@ type Session struct {
 	meta atomic.Pointer[sessionMeta]
 	// sys is the system blocks requests share (request.go).
 	sys atomic.Pointer[systemCache]
+	// toolDefs is what declaredTools returned last, shared by the
+	// requests while it stays the same.
+	toolDefs atomic.Pointer[[]model.ToolDef]
 	// memo is where the provider keeps what the loop's last request can
 	// save the next (its encoded history).
 	memo model.Memo

@@ -105,10 +105,69 @@ func TestSystemBlocksShared(t *testing.T) {
 	if s.cfg.System[1].CacheControl != nil {
 		t.Error("the configured system blocks were marked")
 	}
+	other := newSession(t, &scripted{})
+	other.cfg.System = s.cfg.System // sessions made from the same options share it
+	other.history = s.history
+	if o := other.buildRequest("claude-opus-5-5"); &o.System[0] != &first.System[0] {
+		t.Error("a session with the same system blocks copied them")
+	}
 	s.cfg.System = []model.Content{model.TextBlock("three")}
 	third := s.buildRequest("claude-opus-5-5")
 	if len(third.System) != 1 || third.System[0].Text != "three" || third.System[0].CacheControl == nil {
 		t.Errorf("after a change, system = %+v", third.System)
+	}
+	if d := cmp.Diff(want, other.buildRequest("claude-opus-5-5").System); d != "" {
+		t.Errorf("the other session's system after the first changed (-want +got):\n%s", d)
+	}
+}
+
+// varInfo is a tool whose description the test changes between requests
+// (between runs, as tool.Tool allows).
+type varInfo struct{ desc *string }
+
+func (v varInfo) Info() tool.Info {
+	return tool.Info{Name: "var", Description: *v.desc, InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+func (varInfo) Run(context.Context, *tool.Call) (tool.Result, error) { return tool.Text("ok"), nil }
+
+// TestToolDefsShared: the requests of a session share one slice of tool
+// definitions while they stay the same, and get a new one when a tool's
+// definition changes; ContextRequest's copy is the caller's to change.
+func TestToolDefsShared(t *testing.T) {
+	desc := "first"
+	echo := tool.New("echo", "Echo.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}, c *tool.Call) (tool.Result, error) {
+		return tool.Text(in.Text), nil
+	}, &tool.Options{ReadOnly: true})
+	s := newSession(t, &scripted{}, echo, varInfo{&desc})
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("hi")}}}
+	names := func(defs []model.ToolDef) (out []string) {
+		for _, d := range defs {
+			out = append(out, d.Name+": "+d.Description)
+		}
+		return out
+	}
+	first, second := s.buildRequest("claude-opus-5-5"), s.buildRequest("claude-opus-5-5")
+	if d := cmp.Diff([]string{"echo: Echo.", "var: first"}, names(first.Tools)); d != "" {
+		t.Fatalf("tools (-want +got):\n%s", d)
+	}
+	if &first.Tools[0] != &second.Tools[0] {
+		t.Error("each request copied the tool definitions")
+	}
+	desc = "second"
+	third := s.buildRequest("claude-opus-5-5")
+	if d := cmp.Diff([]string{"echo: Echo.", "var: second"}, names(third.Tools)); d != "" {
+		t.Errorf("after a change (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"echo: Echo.", "var: first"}, names(first.Tools)); d != "" {
+		t.Errorf("the change reached an earlier request (-want +got):\n%s", d)
+	}
+	own := s.ContextRequest()
+	own.Tools[0].Name = "changed"
+	own.System[0].Text = "changed"
+	if next := s.buildRequest("claude-opus-5-5"); next.Tools[0].Name != "echo" || next.System[0].Text != "sys one" {
+		t.Errorf("a change to ContextRequest's request reached the next one: %q, %q", next.Tools[0].Name, next.System[0].Text)
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
@@ -80,7 +81,13 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 // read it), rather than copied for each request.
 func (s *Session) systemBlocks() []model.Content {
 	base, ann := s.cfg.System, s.deferredText()
-	if c := s.sys.Load(); c != nil && len(c.base) == len(base) && (len(base) == 0 || &c.base[0] == &base[0]) && c.ann == ann {
+	if c := s.sys.Load(); c.from(base, ann) {
+		return c.blocks
+	}
+	// Sessions made from the same options share Config.System: the one
+	// made last is shared by them all.
+	if c := lastSystem.Load(); c.from(base, ann) {
+		s.sys.Store(c)
 		return c.blocks
 	}
 	var blocks []model.Content
@@ -92,8 +99,20 @@ func (s *Session) systemBlocks() []model.Content {
 		}
 		blocks[len(blocks)-1].CacheControl = ephemeral
 	}
-	s.sys.Store(&systemCache{base: base, ann: ann, blocks: blocks})
+	c := &systemCache{base: base, ann: ann, blocks: blocks}
+	s.sys.Store(c)
+	lastSystem.Store(c)
 	return blocks
+}
+
+// lastSystem is the systemCache a session made last, for the next
+// session with the same system blocks. It keeps one system prompt alive.
+var lastSystem atomic.Pointer[systemCache]
+
+// from reports whether c was made from base and ann: the same configured
+// blocks (the same slice) and the same announcement.
+func (c *systemCache) from(base []model.Content, ann string) bool {
+	return c != nil && len(c.base) == len(base) && (len(base) == 0 || &c.base[0] == &base[0]) && c.ann == ann
 }
 
 // systemCache is what systemBlocks made last, and from what.

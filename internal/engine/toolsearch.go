@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/model"
 )
@@ -85,7 +87,10 @@ func hasReferences(blocks []model.Content) bool {
 // declaredTools returns the tool definitions of the next request: every
 // tool in declaration order, less the deferred tools not loaded yet; a
 // loaded deferred tool is declared with DeferLoading when the provider
-// takes tool_reference blocks.
+// takes tool_reference blocks. The slice is shared by the session's
+// requests while the definitions stay the same (requests only read it):
+// a session keeps its latest request (SentRequest), so a copy per request
+// would be a copy per session.
 func (s *Session) declaredTools() []model.ToolDef {
 	var loaded map[string]bool
 	deferred := s.cfg.Deferred
@@ -93,23 +98,54 @@ func (s *Session) declaredTools() []model.ToolDef {
 		loaded = toolsearch.Loaded(s.history, deferred)
 	}
 	refs := s.toolRefs()
-	out := make([]model.ToolDef, 0, len(s.tools))
-	for i := range s.tools {
+	def := func(i int) (model.ToolDef, bool) {
 		name := s.tools[i].name
 		_, isDeferred := deferred.Lookup(name)
 		if isDeferred && !loaded[name] {
-			continue
+			return model.ToolDef{}, false
 		}
 		info := s.tools[i].info()
-		out = append(out, model.ToolDef{
+		return model.ToolDef{
 			Name: name, Description: info.Description, InputSchema: info.InputSchema,
 			DeferLoading: isDeferred && refs,
-		})
+		}, true
+	}
+	if last := s.toolDefs.Load(); last != nil {
+		j, same := 0, true
+		for i := range s.tools {
+			d, ok := def(i)
+			if !ok {
+				continue
+			}
+			if j == len(*last) || !sameToolDef(&(*last)[j], &d) {
+				same = false
+				break
+			}
+			j++
+		}
+		if same && j == len(*last) {
+			return *last
+		}
+	}
+	out := make([]model.ToolDef, 0, len(s.tools))
+	for i := range s.tools {
+		if d, ok := def(i); ok {
+			out = append(out, d)
+		}
 	}
 	if len(out) == 0 {
-		return nil
+		out = nil
 	}
+	s.toolDefs.Store(&out)
 	return out
+}
+
+// sameToolDef reports whether a and b, as declaredTools makes them, are
+// the same definition. Strings and schemas that share their bytes compare
+// in constant time.
+func sameToolDef(a, b *model.ToolDef) bool {
+	return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.InputSchema, b.InputSchema) &&
+		a.DeferLoading == b.DeferLoading && a.Type == b.Type && len(a.Extra) == 0 && len(b.Extra) == 0
 }
 
 // deferredText is the text of the system block that names the deferred
