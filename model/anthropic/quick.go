@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
 // The API streams a reply as many small content_block_delta events, one
@@ -162,4 +164,93 @@ func deltaType(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+// readQuickType reads the type of an event of one of the kinds handle
+// decodes whole anyway (message_start, content_block_start,
+// message_delta), so that it is not decoded once more only to learn its
+// type. It accepts data that begins {"type":"T" with T one of those and
+// whose other top-level keys cannot be read as "type" by encoding/json
+// (which matches keys regardless of case, escapes included): no other key
+// folds to it and none has an escape. It does not validate the rest: the
+// caller decodes the event, and that fails on invalid JSON.
+func readQuickType(data []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"`))
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	var typ string
+	switch string(rest[:end]) {
+	case "message_start":
+		typ = "message_start"
+	case "content_block_start":
+		typ = "content_block_start"
+	case "message_delta":
+		typ = "message_delta"
+	default:
+		return "", false
+	}
+	b, i := rest, end+1
+	for {
+		i = jsonscan.SkipSpace(b, i)
+		if i >= len(b) {
+			return "", false
+		}
+		if b[i] == '}' {
+			return typ, jsonscan.SkipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return "", false
+		}
+		i = jsonscan.SkipSpace(b, i+1)
+		if i >= len(b) || b[i] != '"' {
+			return "", false
+		}
+		keyEnd, ok := jsonscan.StringEnd(b, i)
+		if !ok {
+			return "", false
+		}
+		key := b[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 || bytes.EqualFold(key, []byte("type")) {
+			return "", false
+		}
+		i = jsonscan.SkipSpace(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return "", false
+		}
+		if i, ok = jsonscan.ValueEnd(b, jsonscan.SkipSpace(b, i+1)); !ok {
+			return "", false
+		}
+	}
+}
+
+const blockStartPrefix = `{"type":"content_block_start","index":`
+
+// readQuickBlockStart reads data of exactly the shape
+//
+//	{"type":"content_block_start","index":N,"content_block":B}
+//
+// returning N and B's bytes, which it delimits without validating: the
+// caller decodes B, and that fails if B is not valid JSON, in which case
+// neither is data. So what it accepts, encoding/json reads alike.
+func readQuickBlockStart(data []byte) (index int, block []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(blockStartPrefix))
+	if !ok {
+		return 0, nil, false
+	}
+	if index, rest, ok = readIndex(rest); !ok {
+		return 0, nil, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content_block":`)); !ok || len(rest) == 0 || rest[0] != '{' {
+		return 0, nil, false
+	}
+	end, ok := jsonscan.ValueEnd(rest, 0)
+	if !ok || string(rest[end:]) != "}" {
+		return 0, nil, false
+	}
+	return index, rest[:end], true
 }

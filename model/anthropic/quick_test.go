@@ -36,6 +36,20 @@ func quickCases() []string {
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"esc\q"}}`,
 		blockStop(0), blockStop(7), `{"type":"content_block_stop","index":0 }`, `{"type":"content_block_stop","index":00}`,
 		`{"type":"content_block_stop","index":3,"x":1}`, `{"type":"content_block_stop"}`,
+		// Event types read by hand, the events then decoded whole.
+		`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":3}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`,
+		`{"type":"message_delta" , "delta" : {} }` + "\n",
+		// Left to encoding/json: another key it would read as the type.
+		`{"type":"message_start","message":{},"Type":"ping"}`,
+		`{"type":"message_start","message":{},"typ\u0065":"ping"}`,
+		`{"type":"message_start","TYPE":"content_block_stop"}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Read","input":{}}}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"a}\"{"}}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"x"}} `,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text"]}`,
+		`{"type":"message_stop"}`, `{"type":"message_start"`, `{"type":"message_start",}`, `{"type":"message_start"}x`,
 	}
 }
 
@@ -69,6 +83,21 @@ func checkQuick(t *testing.T, data []byte) {
 				data, d, *ev.Index, ev.Delta.Type, diff)
 		}
 	}
+	if typ, ok := readQuickType(data); ok && json.Unmarshal(data, &head) == nil && head.Type != typ {
+		t.Fatalf("readQuickType(%q) = %q; encoding/json reads type %q", data, typ, head.Type)
+	}
+	if i, block, ok := readQuickBlockStart(data); ok {
+		// blockStart decodes the block, which fails unless it is valid
+		// JSON: then so must data be.
+		var ev blockStartEvent
+		err := json.Unmarshal(data, &ev)
+		if json.Valid(block) != (err == nil) {
+			t.Fatalf("readQuickBlockStart(%q): block %s valid: %v; the event decodes with %v", data, block, json.Valid(block), err)
+		}
+		if err == nil && (json.Unmarshal(data, &head) != nil || head.Type != "content_block_start" || ev.Index == nil || *ev.Index != i || string(ev.ContentBlock) != string(block)) {
+			t.Fatalf("readQuickBlockStart(%q) = %d, %s; encoding/json: type %q, index %v, block %s", data, i, block, head.Type, ev.Index, ev.ContentBlock)
+		}
+	}
 	if i, ok := readQuickStop(data); ok {
 		var ev blockStopEvent
 		if err := json.Unmarshal(data, &ev); err != nil || json.Unmarshal(data, &head) != nil {
@@ -95,6 +124,17 @@ func TestQuickReaders(t *testing.T) {
 	for _, c := range quickCases()[7:21] {
 		if d, ok := readQuickDelta([]byte(c)); ok {
 			t.Errorf("readQuickDelta accepted %q as %+v; it should leave it to encoding/json", c, d)
+		}
+	}
+	for i, c := range quickCases() {
+		_, ok := readQuickType([]byte(c))
+		if want := i >= 27 && i < 31 || i >= 34 && i < 38; ok != want { // the four type cases, the four block starts
+			t.Errorf("readQuickType(%s) ok = %v, want %v", c, ok, want)
+		}
+	}
+	for _, c := range []string{quickCases()[28], quickCases()[34], quickCases()[35]} {
+		if _, _, ok := readQuickBlockStart([]byte(c)); !ok {
+			t.Errorf("readQuickBlockStart rejected %s", c)
 		}
 	}
 	if _, ok := readQuickStop([]byte(blockStop(7))); !ok {

@@ -165,6 +165,26 @@ func (s *streamState) handle(name string, data []byte) error {
 		}
 		return s.applied(typ, data, s.stopBlock(&i))
 	}
+	if typ, ok := readQuickType(data); ok && (name == "" || name == typ) {
+		// An event decoded whole below: its type read by hand, not by a
+		// decoding of its own (quick.go).
+		if err := s.checkStarted(typ); err != nil {
+			return err
+		}
+		var err error
+		switch typ {
+		case "message_start":
+			err = s.messageStart(data)
+		case "content_block_start":
+			err = s.blockStart(data)
+		case "message_delta":
+			err = s.messageDelta(data)
+		}
+		if _, bad := errors.AsType[*json.SyntaxError](err); bad {
+			err = fmt.Errorf("invalid JSON: %w", err)
+		}
+		return s.applied(typ, data, err)
+	}
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -299,7 +319,9 @@ func (s *streamState) messageStart(data []byte) error {
 
 func (s *streamState) blockStart(data []byte) error {
 	var ev blockStartEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
+	if i, block, ok := readQuickBlockStart(data); ok {
+		ev.Index, ev.ContentBlock = &i, block // the block is decoded below
+	} else if err := json.Unmarshal(data, &ev); err != nil {
 		return err
 	}
 	if ev.Index == nil {
