@@ -117,8 +117,9 @@ func (r *run) closeInterrupted() {
 // the blocks not complete yet, so that an interrupted reply keeps the text
 // that was streamed (see keepPartial).
 type partialReply struct {
-	id, model string
-	usage     json.RawMessage
+	// start is a copy of the message_start event's data, decoded only
+	// when an interrupt needs it (head): most replies are not cut short.
+	start []byte
 	text      map[int]*strings.Builder // by block index, text blocks only
 	// open are the blocks started and not stopped, started the number
 	// of blocks started, ended whether message_stop came (see
@@ -132,15 +133,7 @@ type partialReply struct {
 func (p *partialReply) event(ev model.StreamEvent) {
 	switch ev.Type {
 	case "message_start":
-		var ms struct {
-			Message struct {
-				ID    string          `json:"id"`
-				Model string          `json:"model"`
-				Usage json.RawMessage `json:"usage"`
-			} `json:"message"`
-		}
-		_ = json.Unmarshal(ev.Data, &ms)
-		*p = partialReply{id: ms.Message.ID, model: ms.Message.Model, usage: ms.Message.Usage}
+		*p = partialReply{start: bytes.Clone(ev.Data)}
 	case "content_block_start":
 		var bs struct {
 			Index        int `json:"index"`
@@ -195,6 +188,25 @@ func (p *partialReply) event(ev model.StreamEvent) {
 	}
 }
 
+// replyHead is what an interrupted reply's message_start said of it.
+type replyHead struct {
+	ID    string          `json:"id"`
+	Model string          `json:"model"`
+	Usage json.RawMessage `json:"usage"`
+}
+
+// head decodes the message_start event kept; the zero replyHead when there
+// was none or it does not decode.
+func (p *partialReply) head() replyHead {
+	var ms struct {
+		Message replyHead `json:"message"`
+	}
+	if len(p.start) > 0 {
+		_ = json.Unmarshal(p.start, &ms)
+	}
+	return ms.Message
+}
+
 // done forgets block index, which is complete (and shown).
 func (p *partialReply) done(index int) { delete(p.text, index) }
 
@@ -210,10 +222,11 @@ func (r *run) keepPartial(h *handler) {
 		}
 	}
 	sort.Ints(idx)
+	head := p.head()
 	for _, i := range idx {
 		var usage model.Usage
-		_ = json.Unmarshal(p.usage, &usage)
-		resp := &model.Response{ID: p.id, Model: p.model, StartUsage: usage, RequestID: h.requestID}
+		_ = json.Unmarshal(head.Usage, &usage)
+		resp := &model.Response{ID: head.ID, Model: head.Model, StartUsage: usage, RequestID: h.requestID}
 		if resp.Model == "" {
 			resp.Model = h.modelID
 		}

@@ -16,14 +16,15 @@ import (
 // or had already ended.
 func (h *handler) closingEvents() []*message.StreamEvent {
 	p := &h.partial
-	if p.id == "" || p.ended {
+	head := p.head()
+	if head.ID == "" || p.ended {
 		return nil
 	}
 	r := h.r
 	event := func(v any) *message.StreamEvent {
 		b, _ := json.Marshal(v) // plain values always marshal
 		return &message.StreamEvent{Event: b, SessionID: r.s.cfg.Env.SessionID,
-			ParentToolUseID: r.s.cfg.ParentToolUseID, UUID: r.s.cfg.NewID(), APIMessageID: p.id}
+			ParentToolUseID: r.s.cfg.ParentToolUseID, UUID: r.s.cfg.NewID(), APIMessageID: head.ID}
 	}
 	var out []*message.StreamEvent
 	open := make([]int, 0, len(p.open))
@@ -38,7 +39,7 @@ func (h *handler) closingEvents() []*message.StreamEvent {
 		}{"content_block_stop", i}))
 	}
 	usage := map[string]any{}
-	_ = json.Unmarshal(p.usage, &usage) // the message_start's usage, if any
+	_ = json.Unmarshal(head.Usage, &usage) // the message_start's usage, if any
 	defaults := map[string]any{
 		"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
 		"output_tokens_details": map[string]any{"thinking_tokens": 0}, "iterations": []any{},
@@ -56,6 +57,6 @@ func (h *handler) closingEvents() []*message.StreamEvent {
 		Usage             map[string]any `json:"usage"`
 	}{"message_delta", nil, map[string]any{"container": nil, "stop_details": nil, "stop_reason": nil, "stop_sequence": nil}, usage}))
 	stop := event(map[string]any{"type": "message_stop"})
-	stop.AbandonedBlocks = &message.AbandonedBlocks{APIMessageID: p.id, FromBlockIndex: p.started}
+	stop.AbandonedBlocks = &message.AbandonedBlocks{APIMessageID: head.ID, FromBlockIndex: p.started}
 	return append(out, stop)
 }
