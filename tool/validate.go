@@ -45,7 +45,8 @@ type Schema struct {
 	resolved *jsonschema.Resolved
 	props    map[string]string // property name -> JSON type, "" when unknown
 	required []string
-	closed   bool // additionalProperties false
+	closed   bool        // additionalProperties false
+	flat     *flatSchema // nil unless the schema is flat (validate_flat.go)
 }
 
 // CompileSchema parses and resolves a JSON schema for tool input. The
@@ -72,7 +73,7 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	c := &Schema{raw: raw, resolved: rs, props: map[string]string{}, required: s.Required}
+	c := &Schema{raw: raw, resolved: rs, props: map[string]string{}, required: s.Required, flat: newFlatSchema(generic)}
 	for name, p := range s.Properties {
 		c.props[name] = p.Type
 	}
@@ -122,7 +123,8 @@ func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessa
 			issues = append(issues, fmt.Sprintf("The parameter `%s` type is expected as `%s` but provided as `%s`", k, want, got))
 		}
 	}
-	if len(issues) == 0 {
+	flat := len(issues) == 0 && s.flat != nil && s.flat.valid(obj)
+	if len(issues) == 0 && !flat {
 		if err := s.resolved.Validate(obj); err != nil {
 			issues = append(issues, err.Error())
 		}
@@ -130,8 +132,10 @@ func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessa
 	if len(issues) > 0 {
 		return nil, &ValidationError{Tool: toolName, Issues: issues}
 	}
-	if err := s.resolved.ApplyDefaults(&obj); err != nil {
-		return input, nil
+	if !flat { // a flat schema's valid input has every default already
+		if err := s.resolved.ApplyDefaults(&obj); err != nil {
+			return input, nil
+		}
 	}
 	if len(obj) == len(keys) && compactJSON(input) {
 		// No default was added: the input is already what the
