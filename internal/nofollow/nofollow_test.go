@@ -21,6 +21,9 @@ func TestOpenDir(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "real", "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(outside, "there"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +35,7 @@ func TestOpenDir(t *testing.T) {
 	}{
 		{"plain", filepath.Join(root, "real", "sub"), false, nil},
 		{"link on the way", filepath.Join(root, "link", "x"), false, ErrLink},
+		{"link on the way to a directory", filepath.Join(root, "link", "there"), false, ErrLink},
 		{"link at the end", filepath.Join(root, "link"), false, ErrLink},
 		{"link on the way, create", filepath.Join(root, "link", "new"), true, ErrLink},
 		{"missing", filepath.Join(root, "nope", "x"), false, fs.ErrNotExist},
@@ -40,7 +44,11 @@ func TestOpenDir(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			walked := walks.Load()
 			fd, err := OpenDir(c.dir, c.create)
+			if c.name == "plain" && openat2Works() && walks.Load() != walked {
+				t.Error("a plain directory was opened by walking its path, not in one call")
+			}
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("OpenDir(%s) = %v", c.dir, err)
@@ -81,4 +89,42 @@ func TestLinkCause(t *testing.T) {
 	if !IsLink(dfd, "l") || IsLink(dfd, "f") {
 		t.Error("IsLink")
 	}
+}
+
+// TestOpenDirWalkOnly: OpenDir gives the same answers with the one-call
+// open unavailable (an older kernel), by walking.
+func TestOpenDirWalkOnly(t *testing.T) {
+	if !setNoOpenat2(true) {
+		t.Skip("OpenDir always walks here")
+	}
+	t.Cleanup(func() { setNoOpenat2(false) })
+	TestOpenDir(t)
+}
+
+// BenchmarkOpenDir opens a directory six components deep, in one call and
+// by walking.
+func BenchmarkOpenDir(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "a", "b", "c")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, walk := range []bool{false, true} {
+		name := "one call"
+		if walk {
+			name = "walk"
+			if !setNoOpenat2(true) {
+				b.Skip("always walks here")
+			}
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				fd, err := OpenDir(dir, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				unix.Close(fd)
+			}
+		})
+	}
+	setNoOpenat2(false)
 }

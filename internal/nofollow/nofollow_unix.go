@@ -5,6 +5,7 @@ package nofollow
 import (
 	"io/fs"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,6 +17,10 @@ import (
 // *fs.PathError; a link on the way has cause ErrLink, and a missing
 // directory without create wraps fs.ErrNotExist.
 func OpenDir(dir string, create bool) (int, error) {
+	if fd, ok := openDirResolved(dir); ok {
+		return fd, nil
+	}
+	walks.Add(1)
 	fd, err := Openat(unix.AT_FDCWD, "/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|dirOpenFlags, 0)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: "/", Err: err}
@@ -46,6 +51,9 @@ func OpenDir(dir string, create bool) (int, error) {
 	}
 	return fd, nil
 }
+
+// walks counts the OpenDir calls that walked the path (for the tests).
+var walks atomic.Int64
 
 // LinkCause turns the error of an O_NOFOLLOW open of name in dirfd into
 // ErrLink when name is a symbolic link; other errors are returned as

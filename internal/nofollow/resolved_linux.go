@@ -1,0 +1,41 @@
+//go:build linux
+
+package nofollow
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// noOpenat2 is set once openat2 turned out to be missing (a kernel before
+// 5.6, or a seccomp filter that refuses it): OpenDir walks from then on.
+var noOpenat2 atomic.Bool
+
+// openDirResolved opens dir in one openat2 call that the kernel fails if
+// any component is a symbolic link (RESOLVE_NO_SYMLINKS): what OpenDir's
+// walk promises, without a system call per component. It reports false
+// whenever it did not open dir, for the walk to do it and name the cause
+// (a link on the way, a missing directory to create, a dot-dot).
+func openDirResolved(dir string) (int, bool) {
+	if noOpenat2.Load() || !strings.HasPrefix(dir, "/") || strings.Contains(dir+"/", "/../") {
+		return -1, false
+	}
+	how := unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC | dirOpenFlags,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, dir, &how)
+		switch err {
+		case nil:
+			return fd, true
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS, unix.EPERM:
+			noOpenat2.Store(true)
+		}
+		return -1, false
+	}
+}
