@@ -57,6 +57,15 @@ func HooksOf(reg func() *Registry, owner string, hp engine.HookPoints) engine.Ho
 	out.BeforeStop = func(ctx context.Context, active bool) engine.StopVerdict {
 		r := reg()
 		r.Wait(ctx, owner)
+		// A run that was cancelled while it waited takes no notice: it
+		// would never reach the model, and left in place it goes with the
+		// next prompt (PromptSubmit).
+		if ctx.Err() != nil {
+			if stop == nil {
+				return engine.StopVerdict{}
+			}
+			return stop(ctx, active)
+		}
 		if notes := r.Take(owner); len(notes) > 0 {
 			return engine.StopVerdict{Continue: true, Text: strings.Join(notes, "\n\n")}
 		}

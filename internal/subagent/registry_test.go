@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/engine"
 	"github.com/agentloop/agentloop/message"
 )
 
@@ -89,5 +90,29 @@ func TestRegistryRunEnd(t *testing.T) {
 	}
 	if r.Running("") != 0 {
 		t.Fatal("the end of the run did not stop the task")
+	}
+}
+
+// TestHooksCancelledStopKeepsNotice: a run cancelled while it waits for
+// its subagents at the stop takes no notice (it would never reach the
+// model); the notice goes with the next prompt instead.
+func TestHooksCancelledStopKeepsNotice(t *testing.T) {
+	r := NewRegistry(t.TempDir())
+	if _, err := r.Start(Launch{Task: Task{ID: "a1", Type: "worker"}, Run: answering("all done")}); err != nil {
+		t.Fatal(err)
+	}
+	r.Wait(context.Background(), "")
+	hp := r.Hooks("", engine.HookPoints{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if v := hp.BeforeStop(ctx, false); v.Continue {
+		t.Errorf("the cancelled run continued with %q", v.Text)
+	}
+	v := hp.PromptSubmit(context.Background(), "next")
+	if len(v.Context) != 1 || !strings.Contains(v.Context[0], "has ended: completed") {
+		t.Errorf("the next prompt's context = %q, want the notice", v.Context)
+	}
+	if v := hp.BeforeStop(context.Background(), false); v.Continue {
+		t.Errorf("the notice was given twice: %q", v.Text)
 	}
 }
