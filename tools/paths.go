@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentloop/agentloop/internal/nofollow"
 	"github.com/agentloop/agentloop/tool"
 )
 
@@ -86,8 +87,13 @@ func expandTildePath(env *tool.Env, p string) string {
 }
 
 // resolveSymlinks evaluates symbolic links in the longest existing prefix of
-// the absolute, clean path p and appends the missing rest.
+// the absolute, clean path p and appends the missing rest. A path the
+// kernel reaches without any link (nofollow.NoLinks, one system call) is
+// returned as it is, as filepath.EvalSymlinks would return it.
 func resolveSymlinks(p string) string {
+	if filepath.Clean(p) == p && nofollow.NoLinks(p) {
+		return p
+	}
 	rest := ""
 	cur := p
 	for {

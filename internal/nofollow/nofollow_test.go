@@ -128,3 +128,41 @@ func BenchmarkOpenDir(b *testing.B) {
 	}
 	setNoOpenat2(false)
 }
+
+// TestNoLinks: true only for an existing path reached without a link; a
+// link anywhere, a missing file, or no openat2, and it cannot tell.
+func TestNoLinks(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "dir", "f")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "dir"), filepath.Join(root, "ldir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, filepath.Join(root, "lf")); err != nil {
+		t.Fatal(err)
+	}
+	works := openat2Works()
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{file, works},
+		{filepath.Join(root, "dir"), works},
+		{filepath.Join(root, "ldir", "f"), false},
+		{filepath.Join(root, "lf"), false},
+		{filepath.Join(root, "missing"), false},
+		{"dir/f", false},
+	} {
+		if got := NoLinks(c.path); got != c.want {
+			t.Errorf("NoLinks(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}

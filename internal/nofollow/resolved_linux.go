@@ -39,3 +39,29 @@ func openDirResolved(dir string) (int, bool) {
 		return -1, false
 	}
 }
+
+// NoLinks reports whether path, absolute and clean, names an existing file
+// that is reached without any symbolic link (its own name included),
+// which the kernel checks in one openat2 call. False means it could not
+// tell: a component is a link, is missing or cannot be searched, or the
+// system has no openat2. It opens nothing but an O_PATH descriptor, which
+// it closes.
+func NoLinks(path string) bool {
+	if noOpenat2.Load() || !strings.HasPrefix(path, "/") {
+		return false
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, path, &how)
+		switch err {
+		case nil:
+			unix.Close(fd)
+			return true
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS, unix.EPERM:
+			noOpenat2.Store(true)
+		}
+		return false
+	}
+}

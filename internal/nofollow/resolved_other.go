@@ -1,6 +1,9 @@
-//go:build unix && !linux
+//go:build !linux
 
 package nofollow
 
 // openDirResolved has no one-call form here: OpenDir walks.
 func openDirResolved(string) (int, bool) { return -1, false }
+
+// NoLinks cannot tell here: false (see the Linux version).
+func NoLinks(string) bool { return false }

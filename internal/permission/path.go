@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/agentloop/agentloop/internal/nofollow"
 )
 
 // Resolve returns the absolute path that a file operation on p would
@@ -58,7 +60,13 @@ func absolute(cwd, home, p string) (string, error) {
 var lstatHook atomic.Pointer[func(string)]
 
 // resolvePhysical follows symbolic links in an absolute path (see Resolve).
+// A clean path the kernel reaches without any link (nofollow.NoLinks, one
+// system call) is its own physical path; other paths are walked a
+// component at a time.
 func resolvePhysical(p string) string {
+	if filepath.Clean(p) == p && nofollow.NoLinks(p) {
+		return p
+	}
 	parts := strings.Split(p, "/")
 	cur := "/"
 	links := 0
