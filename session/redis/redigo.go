@@ -49,8 +49,13 @@ func newRedigoBackend(url string) *redigoBackend {
 	}}
 }
 
-// do runs one command on a pooled connection.
+// do runs one command on a pooled connection. A context already done
+// fails it at once: redigo would otherwise run it on an idle connection
+// and race the reply against the context.
 func (r *redigoBackend) do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c, err := r.pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
@@ -70,6 +75,9 @@ func (r *redigoBackend) Eval(ctx context.Context, src string, keys []string, arg
 		r.scripts[src] = rs
 	}
 	r.mu.Unlock()
+	if err := ctx.Err(); err != nil { // as in do
+		return nil, err
+	}
 	c, err := r.pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
