@@ -163,6 +163,11 @@ func TestToolDefsShared(t *testing.T) {
 	if d := cmp.Diff([]string{"echo: Echo.", "var: first"}, names(first.Tools)); d != "" {
 		t.Errorf("the change reached an earlier request (-want +got):\n%s", d)
 	}
+	other := newSession(t, &scripted{}, echo, varInfo{&desc})
+	other.history = s.history
+	if o := other.buildRequest("claude-opus-5-5"); &o.Tools[0] != &third.Tools[0] {
+		t.Error("a session with the same tool definitions copied them")
+	}
 	own := s.ContextRequest()
 	own.Tools[0].Name = "changed"
 	own.System[0].Text = "changed"

@@ -120,7 +120,7 @@ type partialReply struct {
 	// start is a copy of the message_start event's data, decoded only
 	// when an interrupt needs it (head): most replies are not cut short.
 	start []byte
-	text      map[int]*strings.Builder // by block index, text blocks only
+	text  map[int]*strings.Builder // by block index, text blocks only
 	// open are the blocks started and not stopped, started the number
 	// of blocks started, ended whether message_stop came (see
 	// closingEvents).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/model"
@@ -110,22 +111,31 @@ func (s *Session) declaredTools() []model.ToolDef {
 			DeferLoading: isDeferred && refs,
 		}, true
 	}
-	if last := s.toolDefs.Load(); last != nil {
-		j, same := 0, true
+	same := func(last *[]model.ToolDef) bool {
+		if last == nil {
+			return false
+		}
+		j := 0
 		for i := range s.tools {
 			d, ok := def(i)
 			if !ok {
 				continue
 			}
 			if j == len(*last) || !sameToolDef(&(*last)[j], &d) {
-				same = false
-				break
+				return false
 			}
 			j++
 		}
-		if same && j == len(*last) {
-			return *last
-		}
+		return j == len(*last)
+	}
+	if last := s.toolDefs.Load(); same(last) {
+		return *last
+	}
+	// Sessions with the same tools declare the same definitions: the
+	// slice made last, by any session, is shared when it fits.
+	if last := lastToolDefs.Load(); same(last) {
+		s.toolDefs.Store(last)
+		return *last
 	}
 	out := make([]model.ToolDef, 0, len(s.tools))
 	for i := range s.tools {
@@ -137,8 +147,13 @@ func (s *Session) declaredTools() []model.ToolDef {
 		out = nil
 	}
 	s.toolDefs.Store(&out)
+	lastToolDefs.Store(&out)
 	return out
 }
+
+// lastToolDefs is the slice of tool definitions a session made last, for
+// the next session with the same definitions. It keeps one list alive.
+var lastToolDefs atomic.Pointer[[]model.ToolDef]
 
 // sameToolDef reports whether a and b, as declaredTools makes them, are
 // the same definition. Strings and schemas that share their bytes compare
