@@ -3,6 +3,8 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,4 +204,24 @@ func FuzzAppendRawJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkRaw)
+}
+
+// BenchmarkAppendString escapes a Read result (numbered lines of Go code:
+// a tab and a newline on every line, and some <, > and &) and a run of
+// prose without escapes.
+func BenchmarkAppendString(b *testing.B) {
+	var code strings.Builder
+	for i := 1; code.Len() < 3500; i++ {
+		fmt.Fprintf(&code, "%6d\t%s\n", i, "	if err := json.Unmarshal(data, &v); err != nil && n < 3 { return err }")
+	}
+	prose := strings.Repeat("The quick brown fox jumps over the lazy dog; it was not amused. ", 60)
+	for _, c := range []struct{ name, s string }{{"read", code.String()}, {"prose", prose}} {
+		b.Run(c.name, func(b *testing.B) {
+			dst := make([]byte, 0, 2*len(c.s))
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				dst = AppendString(dst[:0], c.s)
+			}
+		})
+	}
 }
