@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,16 +57,30 @@ func absolute(cwd, home, p string) (string, error) {
 	return cwd + "/" + p, nil
 }
 
-// lstatHook, set only by tests, sees each path resolvePhysical lstats.
-var lstatHook atomic.Pointer[func(string)]
+// resolveHook, set only by tests, sees each path resolvePhysical is asked
+// to resolve.
+var resolveHook atomic.Pointer[func(string)]
 
 // resolvePhysical follows symbolic links in an absolute path (see Resolve).
 // A clean path the kernel reaches without any link (nofollow.NoLinks, one
 // system call) is its own physical path; other paths are walked a
 // component at a time.
 func resolvePhysical(p string) string {
-	if filepath.Clean(p) == p && nofollow.NoLinks(p) {
-		return p
+	if h := resolveHook.Load(); h != nil {
+		(*h)(p)
+	}
+	if filepath.Clean(p) == p {
+		if nofollow.NoLinks(p) {
+			return p
+		}
+		// A missing file in a directory reached without links (a
+		// protected file not made yet, say) is its own physical path too,
+		// as the walk would find: it stops at the missing name.
+		if dir := filepath.Dir(p); dir != p && nofollow.NoLinks(dir) {
+			if _, err := isSymlink(p); errors.Is(err, fs.ErrNotExist) {
+				return p
+			}
+		}
 	}
 	parts := strings.Split(p, "/")
 	cur := "/"
@@ -80,9 +95,6 @@ func resolvePhysical(p string) string {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		if h := lstatHook.Load(); h != nil {
-			(*h)(next)
-		}
 		link, err := isSymlink(next)
 		if err != nil || !link || links >= 40 {
 			if err != nil || links >= 40 {
