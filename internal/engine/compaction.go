@@ -132,6 +132,17 @@ func (s *Session) contextEstimate() int64 {
 	return s.fixedEstimate() + compact.Estimate(s.history)
 }
 
+// contextBound is a bound on contextEstimate from lengths alone
+// (compact.UpperBound): when it is under the threshold, so is the
+// estimate, and the new messages need not be encoded to know it.
+func (s *Session) contextBound() int64 {
+	m := s.ctxMark
+	if m.known && m.mark <= len(s.history) {
+		return m.base + compact.UpperBound(s.history[m.mark:])
+	}
+	return s.fixedEstimate() + compact.UpperBound(s.history)
+}
+
 // fixedEstimate estimates the system prompt and tool definitions.
 // It adds up the lengths of their texts and schemas, plus a little for the
 // JSON around each, instead of encoding them: an estimate at four bytes a
@@ -159,7 +170,7 @@ func (r *run) autoCompact() (ending, bool) {
 		return ending{}, false
 	}
 	_, threshold := r.s.compactWindow(r.s.Model())
-	if threshold <= 0 || r.s.contextEstimate() <= threshold {
+	if threshold <= 0 || r.s.contextBound() <= threshold || r.s.contextEstimate() <= threshold {
 		return ending{}, false
 	}
 	return r.compactNow(compact.TriggerAuto, nil)
