@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// noOpenat2 is set once openat2 turned out to be missing (a kernel before
-// 5.6, or a seccomp filter that refuses it): OpenDir walks from then on.
+// noOpenat2 is set once openat2 turned out to be missing or unusable (a
+// kernel before 5.6, a seccomp filter that refuses it, a kernel that does
+// not take the struct's size): OpenDir walks from then on.
 var noOpenat2 atomic.Bool
 
 // openDirResolved opens dir in one openat2 call that the kernel fails if
@@ -33,7 +34,7 @@ func openDirResolved(dir string) (int, bool) {
 			return fd, true
 		case unix.EINTR, unix.EAGAIN:
 			continue
-		case unix.ENOSYS, unix.EPERM:
+		case unix.ENOSYS, unix.EPERM, unix.E2BIG:
 			noOpenat2.Store(true)
 		}
 		return -1, false
@@ -59,7 +60,7 @@ func NoLinks(path string) bool {
 			return true
 		case unix.EINTR, unix.EAGAIN:
 			continue
-		case unix.ENOSYS, unix.EPERM:
+		case unix.ENOSYS, unix.EPERM, unix.E2BIG:
 			noOpenat2.Store(true)
 		}
 		return false
