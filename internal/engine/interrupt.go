@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/quickev"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 )
@@ -142,7 +143,16 @@ func (p *partialReply) event(ev model.StreamEvent) {
 				Text string `json:"text"`
 			} `json:"content_block"`
 		}
-		if json.Unmarshal(ev.Data, &bs) != nil {
+		if i, block, ok := quickev.ReadBlockStart(ev.Data); ok {
+			// Only a text block's text is needed: the others go
+			// undecoded.
+			bs.Index = i
+			if typ, ok := quickev.FirstType(block); ok && typ != model.TypeText {
+				bs.ContentBlock.Type = typ
+			} else if json.Unmarshal(block, &bs.ContentBlock) != nil {
+				return
+			}
+		} else if json.Unmarshal(ev.Data, &bs) != nil {
 			return
 		}
 		if p.open == nil {
@@ -163,7 +173,9 @@ func (p *partialReply) event(ev model.StreamEvent) {
 		var bs struct {
 			Index int `json:"index"`
 		}
-		if json.Unmarshal(ev.Data, &bs) == nil {
+		if i, ok := quickev.ReadStop(ev.Data); ok {
+			delete(p.open, i)
+		} else if json.Unmarshal(ev.Data, &bs) == nil {
 			delete(p.open, bs.Index)
 		}
 	case "message_stop":
@@ -179,7 +191,12 @@ func (p *partialReply) event(ev model.StreamEvent) {
 				Text string `json:"text"`
 			} `json:"delta"`
 		}
-		if json.Unmarshal(ev.Data, &bd) != nil || bd.Delta.Type != "text_delta" {
+		if d, ok := quickev.ReadDelta(ev.Data); ok {
+			if d.Type != "text_delta" || d.Field != "text" {
+				return
+			}
+			bd.Index, bd.Delta.Text = d.Index, d.Value
+		} else if json.Unmarshal(ev.Data, &bd) != nil || bd.Delta.Type != "text_delta" {
 			return
 		}
 		if b := p.text[bd.Index]; b != nil {
