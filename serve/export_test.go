@@ -35,3 +35,11 @@ func SetSandboxAvailable(f func() (int, error)) (restore func()) {
 	sandboxAvailable = f
 	return func() { sandboxAvailable = old }
 }
+
+// SetAfterGetLoad makes GET /v1/sessions/{id} call f between loading the
+// record and reporting it.
+func SetAfterGetLoad(f func()) (restore func()) {
+	old := afterGetLoad
+	afterGetLoad = f
+	return func() { afterGetLoad = old }
+}

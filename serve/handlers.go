@@ -121,6 +121,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, t Tenant) 
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, t Tenant) {
+	states := s.liveStates(t.ID)
 	recs, err := s.listRecords(r.Context(), t.ID)
 	if err != nil {
 		s.fail(w, err)
@@ -128,26 +129,67 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, t Tenant) {
 	}
 	out := make([]Record, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, s.withLiveState(rec).public())
+		out = append(out, states.apply(rec).public())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
-// withLiveState sets the state of a session open here from memory.
-func (s *Server) withLiveState(rec *record) *record {
-	if l := s.getLive(rec.ID); l != nil && l.tenant.ID == rec.Tenant {
-		rec.State = l.currentState()
+// afterGetLoad, set only by tests before a server starts, runs in GET
+// /v1/sessions/{id} between loading the record and reporting it.
+var afterGetLoad func()
+
+// liveState is the states of the sessions of a tenant open here, read from
+// memory BEFORE their records are loaded: a turn's end stores its cost and
+// turns in the record and only then makes the session idle (live.onResult),
+// so a reader that reports a session idle reports what its turns cost.
+// Read the other way round, a turn ending in between showed idle with the
+// cost from before it.
+type liveState map[string]string
+
+// liveStates reads the states of tenant's sessions open here, or of the
+// ones in ids when given.
+func (s *Server) liveStates(tenant string, ids ...string) liveState {
+	s.mu.Lock()
+	var ls []*live
+	if ids == nil {
+		for _, l := range s.live {
+			ls = append(ls, l)
+		}
+	}
+	for _, id := range ids {
+		if l := s.live[id]; l != nil {
+			ls = append(ls, l)
+		}
+	}
+	s.mu.Unlock()
+	out := liveState{}
+	for _, l := range ls {
+		if l.tenant.ID == tenant {
+			out[l.id] = l.currentState()
+		}
+	}
+	return out
+}
+
+// apply sets rec's state from st when its session is open here.
+func (st liveState) apply(rec *record) *record {
+	if v, ok := st[rec.ID]; ok {
+		rec.State = v
 	}
 	return rec
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, t Tenant) {
+	states := s.liveStates(t.ID, r.PathValue("id"))
 	rec, err := s.loadRecord(r.Context(), t.ID, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	p := s.withLiveState(rec).public()
+	if afterGetLoad != nil {
+		afterGetLoad()
+	}
+	p := states.apply(rec).public()
 	pending := []json.RawMessage{}
 	if l := s.getLive(rec.ID); l != nil {
 		pending = l.pendingList()
@@ -184,12 +226,13 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, t Tenant) {
 		s.fail(w, err)
 		return
 	}
+	states := s.liveStates(t.ID, id)
 	rec, err := s.loadRecord(r.Context(), t.ID, id)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.withLiveState(rec).public())
+	writeJSON(w, http.StatusOK, states.apply(rec).public())
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, t Tenant) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,6 +88,40 @@ func TestTenantDailyBudget(t *testing.T) {
 	}
 	if strings.Contains(metricsText(t, e), "agentloop_serve_cost_usd_total 0\n") {
 		t.Error("the cost metric did not count the turn")
+	}
+}
+
+// A GET that reports a session idle reports what its turns cost, even
+// when the turn ends while the GET reads the record: the state is read
+// before the record (the turn's end stores the cost, then turns idle).
+func TestGetIdleHasCost(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	held := agentlooptest.Reply{Content: agentlooptest.Text("pricey").Content,
+		Usage: model.Usage{InputTokens: 1_000_000, OutputTokens: 10},
+		Expect: func(*agentlooptest.Request) error {
+			close(arrived)
+			<-release
+			return nil
+		}}
+	e := newEnv(t, nil, held)
+	id := e.create(tokenA, map[string]any{"model": "claude-sonnet-4-5"})
+	s := e.subscribe(id, tokenA, "")
+	e.must(http.StatusAccepted, "POST", "/v1/sessions/"+id+"/messages", tokenA, map[string]string{"text": "spend"})
+	<-arrived
+	var once sync.Once
+	t.Cleanup(serve.SetAfterGetLoad(func() {
+		once.Do(func() { // the first GET: the turn ends while it reads
+			close(release)
+			s.until(isResult)
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(metricsText(t, e), "agentloop_serve_sessions_running 0") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}))
+	rec := e.must(http.StatusOK, "GET", "/v1/sessions/"+id, tokenA, nil)
+	if c, _ := rec["cost_usd"].(float64); rec["state"] == "idle" && c == 0 {
+		t.Errorf("GET reported the session idle with cost %v: the cost of the turn that just ended is missing", rec["cost_usd"])
 	}
 }
 
