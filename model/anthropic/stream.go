@@ -166,24 +166,9 @@ func (s *streamState) handle(name string, data []byte) error {
 		return s.applied(typ, data, s.stopBlock(&i))
 	}
 	if typ, ok := readQuickType(data); ok && (name == "" || name == typ) {
-		// An event decoded whole below: its type read by hand, not by a
-		// decoding of its own (quick.go).
-		if err := s.checkStarted(typ); err != nil {
-			return err
-		}
-		var err error
-		switch typ {
-		case "message_start":
-			err = s.messageStart(data)
-		case "content_block_start":
-			err = s.blockStart(data)
-		case "message_delta":
-			err = s.messageDelta(data)
-		}
-		if _, bad := errors.AsType[*json.SyntaxError](err); bad {
-			err = fmt.Errorf("invalid JSON: %w", err)
-		}
-		return s.applied(typ, data, err)
+		// An event decoded whole by apply: its type read by hand, not by
+		// a decoding of its own (quick.go).
+		return s.apply(typ, data)
 	}
 	var head struct {
 		Type string `json:"type"`
@@ -208,6 +193,13 @@ func (s *streamState) handle(name string, data []byte) error {
 		s.h.Event(model.StreamEvent{Type: typ, Data: data})
 		return nil
 	}
+	return s.apply(typ, data)
+}
+
+// apply applies an event of a known type typ (not ping or error) and passes
+// it on (applied). data's type may have been read by hand without the rest
+// being checked: a decoding that finds data is not JSON says so.
+func (s *streamState) apply(typ string, data []byte) error {
 	if err := s.checkStarted(typ); err != nil {
 		return err
 	}
@@ -225,6 +217,9 @@ func (s *streamState) handle(name string, data []byte) error {
 		err = s.messageDelta(data)
 	case "message_stop":
 		err = s.messageStop()
+	}
+	if _, bad := errors.AsType[*json.SyntaxError](err); bad {
+		err = fmt.Errorf("invalid JSON: %w", err)
 	}
 	return s.applied(typ, data, err)
 }
