@@ -20,18 +20,7 @@ import (
 func pgPool(t testing.TB) *postgres.Pool {
 	t.Helper()
 	conn := pgConnString()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := postgres.NewPool(ctx, conn)
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, conn, err)
-	}
-	t.Cleanup(pool.Close)
+	pool := testdb.OpenPostgres(t, conn, postgres.NewPool)
 	return pool
 }
 

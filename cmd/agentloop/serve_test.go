@@ -96,18 +96,7 @@ func TestServeProcessesTakeover(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	conn := testdb.PostgresURL()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := pgxpool.New(ctx, conn)
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, conn, err)
-	}
-	defer pool.Close()
+	pool := testdb.OpenPostgres(t, conn, pgxpool.New)
 	table := "agentloop_serve_proc_" + testdb.Suffix()
 	t.Cleanup(func() { pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()) })
 

@@ -102,18 +102,9 @@ func TestSessionStoreRedisFrozen(t *testing.T) {
 // another connection) mid-run: the same as a frozen Redis.
 func TestSessionStorePostgresLocked(t *testing.T) {
 	conn := testdb.PostgresURL()
+	pool := testdb.OpenPostgres(t, conn, pgxpool.New)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, conn)
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, conn, err)
-	}
-	t.Cleanup(pool.Close)
 	table := "agentloop_frozen_" + testdb.Suffix()
 	store, err := pgxstore.New(ctx, pool, &postgres.Options{Table: table})
 	if err != nil {

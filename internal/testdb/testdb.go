@@ -9,11 +9,13 @@
 package testdb
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // PostgresURL is the connection string of the test database.
@@ -37,6 +39,34 @@ func RedisAddr() string {
 func PostgresUnreachable(tb testing.TB, conn string, err error) {
 	tb.Helper()
 	unreachable(tb, fmt.Sprintf("PostgreSQL unreachable at %s (set AGENTLOOP_TEST_POSTGRES): %v", conn, err))
+}
+
+// Pool is what OpenPostgres needs of a connection pool: pgxpool.Pool and
+// session/postgres.Pool both are one.
+type Pool interface {
+	Ping(ctx context.Context) error
+	Close()
+}
+
+// OpenPostgres opens a pool on the database at conn with open (pgxpool.New,
+// postgres.NewPool), checks that it answers, and closes it when tb ends,
+// after the cleanups registered later (which may still use it). A server
+// that does not answer ends tb as PostgresUnreachable does.
+func OpenPostgres[P Pool](tb testing.TB, conn string, open func(ctx context.Context, conn string) (P, error)) P {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pool, err := open(ctx, conn)
+	if err == nil {
+		if err = pool.Ping(ctx); err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		PostgresUnreachable(tb, conn, err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
 }
 
 // RedisUnreachable ends tb because the test Redis server at addr did not

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,18 +29,7 @@ func pgxPool(t *testing.T, extra string) *pgxpool.Pool {
 		}
 		conn += sep + extra
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := pgxpool.New(ctx, conn)
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, conn, err)
-	}
-	t.Cleanup(pool.Close)
+	pool := testdb.OpenPostgres(t, conn, pgxpool.New)
 	return pool
 }
 

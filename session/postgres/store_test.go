@@ -23,18 +23,7 @@ func connString() string { return testdb.PostgresURL() }
 // instead when $CI is set).
 func testPool(t *testing.T) *Pool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := NewPool(ctx, connString())
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, connString(), err)
-	}
-	t.Cleanup(pool.Close)
+	pool := testdb.OpenPostgres(t, connString(), NewPool)
 	return pool
 }
 

@@ -22,18 +22,7 @@ func connString() string { return testdb.PostgresURL() }
 // server is unreachable (failing instead when $CI is set).
 func testPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pool, err := pgxpool.New(ctx, connString())
-	if err == nil {
-		if err = pool.Ping(ctx); err != nil {
-			pool.Close()
-		}
-	}
-	if err != nil {
-		testdb.PostgresUnreachable(t, connString(), err)
-	}
-	t.Cleanup(pool.Close)
+	pool := testdb.OpenPostgres(t, connString(), pgxpool.New)
 	return pool
 }
 
