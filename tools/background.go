@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,6 +43,10 @@ var (
 // otherwise.
 type Shells struct {
 	session string
+	// named is set once Dir or TempDir has handed out a path: until then
+	// nothing of this process can have made the directories, and Close
+	// need not look for them (most sessions never start a command).
+	named atomic.Bool
 
 	mu      sync.Mutex
 	next    int
@@ -105,6 +110,11 @@ func newShells(session string) *Shells {
 // Dir is the directory that holds the output files of the session's
 // background shells. It may not exist yet.
 func (s *Shells) Dir() string {
+	s.named.Store(true)
+	return s.dir()
+}
+
+func (s *Shells) dir() string {
 	name := strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			return r
@@ -418,16 +428,23 @@ func (s *Shells) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	if !s.named.Load() {
+		// No path was handed out, so no command of this session made
+		// them: three system calls saved for the many sessions that
+		// never ran one.
+		return errors.Join(errs...)
+	}
 	// The session's temporary directory is its own; left behind, one per
 	// session that ran a sandboxed command piled up in the system's
 	// temporary directory (and a directory of thousands of entries is more
 	// than the sandbox can carve a denied path out of).
-	if err := os.RemoveAll(s.TempDir()); err != nil {
+	dir := s.dir()
+	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
 		errs = append(errs, fmt.Errorf("removing the session's temporary directory: %w", err))
 	}
 	// Only when empty: other processes may share it. rmdir alone, where
 	// os.Remove would try unlink first: most sessions never made it.
-	_ = syscall.Rmdir(s.Dir())
+	_ = syscall.Rmdir(dir)
 	return errors.Join(errs...)
 }
 

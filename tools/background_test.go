@@ -296,3 +296,30 @@ func TestTaskStopInfo(t *testing.T) {
 		`{"type":"object","properties":{"task_id":{"type":"string"},"shell_id":{"type":"string"}},"additionalProperties":false}`)
 	bashCompareKeyOrder(t, info.InputSchema, []string{"task_id", "shell_id"})
 }
+
+// TestShellsCloseLeavesUnnamedDirs: a session that never asked for its
+// directories (it started no command) leaves them to whoever made them, as
+// another process resuming the same session does, and costs Close no
+// system call; once asked for, Close removes them.
+func TestShellsCloseLeavesUnnamedDirs(t *testing.T) {
+	env := bashTestEnv(t)
+	other := newShells(env.SessionID) // the same session in another process
+	made := filepath.Join(other.TempDir(), "work")
+	if err := os.MkdirAll(made, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other.Dir()) })
+	idle := BackgroundShells(env)
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(made); err != nil {
+		t.Fatalf("Close of a session that made nothing removed another's directory: %v", err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left after Close: %v", other.Dir(), err)
+	}
+}
