@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentloop/agentloop/internal/quickev"
+	"github.com/agentloop/agentloop/model"
 )
 
 // quickCases are event data the quick readers must read, or must leave to
@@ -50,6 +53,135 @@ func quickCases() []string {
 		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"x"}} `,
 		`{"type":"content_block_start","index":1,"content_block":{"type":"text"]}`,
 		`{"type":"message_stop"}`, `{"type":"message_start"`, `{"type":"message_start",}`, `{"type":"message_start"}x`,
+	}
+}
+
+// messageCases are message_start and message_delta events: the shapes the
+// API sends, which the quick readers must take, then shapes they must leave
+// to encoding/json (white space, null counts, repeated or differently
+// cased keys, escapes, unknown keys, numbers of other forms).
+func messageCases() (quick, general []string) {
+	quick = []string{
+		`{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":400,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}`,
+		`{"type":"message_start","message":{"model":"m","id":"msg_\\2","type":"message","role":"assistant","content":[],"stop_reason":"end_turn","stop_sequence":"STOP","usage":{"input_tokens":3,"cache_creation_input_tokens":12,"cache_read_input_tokens":7,"cache_creation":{"ephemeral_5m_input_tokens":12,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard","server_tool_use":{"web_search_requests":2,"web_fetch_requests":1},"inference_geo":"us"}}}`,
+		`{"type":"message_start","message":{"id":"msg_3","usage":{}}}`,
+		`{"type":"message_start","message":{}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":400,"output_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9,"cache_creation":{"ephemeral_1h_input_tokens":4},"server_tool_use":{"web_search_requests":1}}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"\n\nHuman:"},"usage":{"output_tokens":2}}`,
+		`{"type":"message_delta","delta":{}}`,
+	}
+	general = []string{
+		`{"type":"message_start", "message":{"id":"msg_1"}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":null}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1,"input_tokens":2}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"Input_Tokens":5}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","ID":"msg_2"}}`,
+		`{"type":"message_start","message":{"id":"msg_\u0031"}}`,
+		`{"type":"message_start","message":{"id":"msg_1","container":{"id":"c"}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","content":[{"type":"text","text":""}]}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1.0}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":-1}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":01}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1e3}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":9999999999999999999}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"cache_creation":null}}}`,
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"cache_creation":{"ephemeral_5m_input_tokens":1,"ephemeral_5m_input_tokens":2}}}}`,
+		`{"type":"message_start","message":null}`,
+		`{"type":"message_start"}`,
+		`{"type":"message_start","message":{"id":"msg_1"},"message":{"id":"msg_2"}}`,
+		`{"type":"message_start","message":{"id":"msg_1"}} `,
+		`{"type":"message_start","message":{"id":"msg_1","stop_reason":5}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":null}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":null}`,
+		`{"type":"message_delta","delta":null,"usage":{"output_tokens":1}}`,
+		`{"type":"message_delta","usage":{"output_tokens":1}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","Stop_Reason":"x"}}`,
+		`{"type":"message_delta","delta":{"stop_sequence":7}}`,
+		`{"type":"message_delta","delta":{},"usage":{"output_tokens":1},"usage":{"input_tokens":2}}`,
+		`{"type":"message_delta","delta":{},"usage":{"output_tokens":1,}}`,
+		`{"type":"message_delta","delta":{},"usage":{"output_tokens":1}`,
+	}
+	return quick, general
+}
+
+// checkMessage compares the quick message_start and message_delta paths
+// with encoding/json's on data: accepted, they give what encoding/json
+// gives; declined, the caller's fallback is encoding/json itself.
+func checkMessage(t *testing.T, data []byte) (quickStart, quickDelta bool) {
+	t.Helper()
+	if st, ok := quickev.ReadStart(data); ok {
+		quickStart = true
+		want, err := decodeStart(data)
+		if err != nil {
+			t.Fatalf("quickev.ReadStart accepted %q, encoding/json fails: %v", data, err)
+		}
+		if diff := cmp.Diff(want, st); diff != "" {
+			t.Fatalf("quickev.ReadStart(%q) (-json +quick):\n%s", data, diff)
+		}
+	}
+	// A reply's usage so far, with nested objects that a delta merges into.
+	seq := "END"
+	base := model.Response{StopReason: "x", StopSequence: &seq, Usage: model.Usage{InputTokens: 5, OutputTokens: 1,
+		CacheCreation: &model.CacheCreation{Ephemeral5mInputTokens: 3}, ServiceTier: "standard"}}
+	if d, ok := quickev.ReadMessageDelta(data); ok {
+		u := cloneUsage(base.Usage)
+		if d.Usage == nil || quickev.ReadUsage(d.Usage, &u) {
+			quickDelta = true
+		}
+	}
+	want, werr := decodeMessageDelta(base, data)
+	before := cloneUsage(base.Usage)
+	got, gerr := applyMessageDelta(base, data)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("message_delta %q: encoding/json error %v, quick path error %v", data, werr, gerr)
+	}
+	if werr == nil {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("message_delta %q (-json +quick):\n%s", data, diff)
+		}
+	}
+	if diff := cmp.Diff(before, base.Usage); diff != "" {
+		t.Fatalf("message_delta %q changed the usage it was given (-before +after):\n%s", data, diff)
+	}
+	return quickStart, quickDelta
+}
+
+// TestQuickMessageEvents: the API's shapes take the quick path, the others
+// do not, and both read as encoding/json does.
+func TestQuickMessageEvents(t *testing.T) {
+	quick, general := messageCases()
+	for _, c := range quick {
+		s, d := checkMessage(t, []byte(c))
+		if !s && !d {
+			t.Errorf("neither quick reader took %s", c)
+		}
+	}
+	for _, c := range general {
+		if s, d := checkMessage(t, []byte(c)); s || d {
+			t.Errorf("a quick reader took %s (start %v, delta %v); it should be left to encoding/json", c, s, d)
+		}
+	}
+}
+
+func FuzzQuickMessageEvents(f *testing.F) {
+	quick, general := messageCases()
+	for _, c := range append(quick, general...) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkMessage(t, data) })
+}
+
+// TestQuickMessageEventsMutated is FuzzQuickMessageEvents on random edits
+// of the cases, for every test run.
+func TestQuickMessageEventsMutated(t *testing.T) {
+	quick, general := messageCases()
+	cases := append(quick, general...)
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte(`{}[]":,\/0123456789-abnrtuxe_ "` + "\x00\x1f\xff\xc3\xa9")
+	for range 20000 {
+		b := mutate(rng, []byte(cases[rng.IntN(len(cases))]), alphabet)
+		checkMessage(t, b)
 	}
 }
 
@@ -157,23 +289,29 @@ func TestQuickReadersMutated(t *testing.T) {
 	alphabet := []byte(`{}[]":,\/0123456789-abnrtuxe_ "` + "\x00\x1f\xff\xc3\xa9")
 	cases := quickCases()
 	for range 20000 {
-		b := []byte(cases[rng.IntN(len(cases))])
-		for range 1 + rng.IntN(3) {
-			i := rng.IntN(len(b) + 1)
-			c := alphabet[rng.IntN(len(alphabet))]
-			switch rng.IntN(3) {
-			case 0:
-				if i < len(b) {
-					b[i] = c
-				}
-			case 1:
-				b = append(b[:i], append([]byte{c}, b[i:]...)...)
-			case 2:
-				if i < len(b) {
-					b = append(b[:i], b[i+1:]...)
-				}
-			}
-		}
+		b := mutate(rng, []byte(cases[rng.IntN(len(cases))]), alphabet)
 		checkQuick(t, b)
 	}
+}
+
+// mutate makes one to three random edits of b (a byte changed, inserted
+// or deleted) from alphabet.
+func mutate(rng *rand.Rand, b, alphabet []byte) []byte {
+	for range 1 + rng.IntN(3) {
+		i := rng.IntN(len(b) + 1)
+		c := alphabet[rng.IntN(len(alphabet))]
+		switch rng.IntN(3) {
+		case 0:
+			if i < len(b) {
+				b[i] = c
+			}
+		case 1:
+			b = append(b[:i], append([]byte{c}, b[i:]...)...)
+		case 2:
+			if i < len(b) {
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+	}
+	return b
 }

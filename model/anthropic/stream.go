@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/quickev"
 	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/model"
 )
@@ -281,35 +282,49 @@ func (s *streamState) messageStart(data []byte) error {
 	if s.started {
 		return errors.New("second message_start")
 	}
-	var ev startEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return err
-	}
-	m := ev.Message
-	if m == nil {
-		return errors.New("no message")
-	}
-	var u model.Usage
-	if len(m.Usage) > 0 && string(m.Usage) != "null" {
-		if err := json.Unmarshal(m.Usage, &u); err != nil {
-			return fmt.Errorf("usage: %v", err)
+	st, ok := quickev.ReadStart(data)
+	if !ok {
+		var err error
+		if st, err = decodeStart(data); err != nil {
+			return err
 		}
 	}
 	s.started = true
 	s.resp = model.Response{
-		ID:           m.ID,
-		Type:         m.Type,
-		Role:         m.Role,
-		Model:        m.Model,
-		StopSequence: m.StopSequence,
-		Usage:        cloneUsage(u),
-		StartUsage:   u,
+		ID:           st.ID,
+		Type:         st.Type,
+		Role:         st.Role,
+		Model:        st.Model,
+		StopSequence: st.StopSequence,
+		Usage:        cloneUsage(st.Usage),
+		StartUsage:   st.Usage,
 		TTFT:         s.elapsed(),
 	}
-	if m.StopReason != nil {
-		s.resp.StopReason = *m.StopReason
+	if st.StopReason != nil {
+		s.resp.StopReason = *st.StopReason
 	}
 	return nil
+}
+
+// decodeStart reads a message_start event with encoding/json: what
+// quickev.ReadStart does not accept.
+func decodeStart(data []byte) (quickev.Start, error) {
+	var ev startEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return quickev.Start{}, err
+	}
+	m := ev.Message
+	if m == nil {
+		return quickev.Start{}, errors.New("no message")
+	}
+	st := quickev.Start{ID: m.ID, Type: m.Type, Role: m.Role, Model: m.Model,
+		StopReason: m.StopReason, StopSequence: m.StopSequence}
+	if len(m.Usage) > 0 && string(m.Usage) != "null" {
+		if err := json.Unmarshal(m.Usage, &st.Usage); err != nil {
+			return quickev.Start{}, fmt.Errorf("usage: %v", err)
+		}
+	}
+	return st, nil
 }
 
 func (s *streamState) blockStart(data []byte) error {
@@ -415,34 +430,66 @@ func (s *streamState) snapshot() *model.Response {
 }
 
 func (s *streamState) messageDelta(data []byte) error {
+	r, err := applyMessageDelta(s.resp, data)
+	if err != nil {
+		return err
+	}
+	s.resp = r
+	return nil
+}
+
+// applyMessageDelta returns resp with the message_delta event data
+// applied: the stop reason and sequence it carries, its usage merged.
+func applyMessageDelta(resp model.Response, data []byte) (model.Response, error) {
+	if d, ok := quickev.ReadMessageDelta(data); ok {
+		u := cloneUsage(resp.Usage)
+		if d.Usage == nil || quickev.ReadUsage(d.Usage, &u) {
+			if d.StopReason != nil {
+				resp.StopReason = *d.StopReason
+			}
+			if d.SetSequence {
+				resp.StopSequence = d.StopSequence
+			}
+			if d.Usage != nil {
+				resp.Usage = u
+			}
+			return resp, nil
+		}
+	}
+	return decodeMessageDelta(resp, data)
+}
+
+// decodeMessageDelta is applyMessageDelta with encoding/json: for what
+// the quick readers do not accept.
+func decodeMessageDelta(resp model.Response, data []byte) (model.Response, error) {
 	var ev messageDeltaEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return err
+		return resp, err
 	}
 	if ev.Delta != nil {
 		if ev.Delta.StopReason != nil {
-			s.resp.StopReason = *ev.Delta.StopReason
+			resp.StopReason = *ev.Delta.StopReason
 		}
 		switch seq := ev.Delta.StopSequence; {
 		case len(seq) == 0:
 		case string(seq) == "null":
-			s.resp.StopSequence = nil
+			resp.StopSequence = nil
 		default:
 			var v string
 			if err := json.Unmarshal(seq, &v); err != nil {
-				return fmt.Errorf("stop_sequence: %v", err)
+				return resp, fmt.Errorf("stop_sequence: %v", err)
 			}
-			s.resp.StopSequence = &v
+			resp.StopSequence = &v
 		}
 	}
 	if len(ev.Usage) > 0 && string(ev.Usage) != "null" {
-		u, err := overrideUsage(s.resp.Usage, ev.Usage)
+		u, err := overrideUsage(resp.Usage, ev.Usage)
 		if err != nil {
-			return fmt.Errorf("usage: %v", err)
+			return resp, fmt.Errorf("usage: %v", err)
 		}
-		s.resp.Usage = u
+		resp.Usage = u
 	}
-	return nil
+	return resp, nil
 }
 
 func (s *streamState) messageStop() error {
