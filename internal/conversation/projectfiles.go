@@ -277,9 +277,22 @@ func (s *Session) skillNames() []string {
 // slashCommandNames are init's slash_commands: the names of
 // supportedCommands, without their slash, as the reference lists them.
 func (s *Session) slashCommandNames() []string {
-	var out []string
-	for _, c := range s.supportedCommands() {
-		out = append(out, c.Name)
+	// The names of supportedCommands, without building its entries: a
+	// file's command that replaces a built-in keeps the built-in's place.
+	out := make([]string, 0, len(builtins)+len(s.files.commands)+len(s.files.skills))
+	for _, b := range builtins {
+		out = append(out, b.name)
+	}
+	add := func(name string) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, c := range s.files.commands {
+		add(c.Name)
+	}
+	for _, sk := range s.files.skills {
+		add(sk.Name)
 	}
 	return out
 }

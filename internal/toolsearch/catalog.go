@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/agentloop/agentloop/tool"
@@ -27,9 +28,10 @@ type Catalog struct {
 	mu    sync.RWMutex
 	tools []entry
 	index map[string]int
-	// shared: tools and index belong to a base other catalogs use too;
-	// they are never written, only replaced.
+	// shared: tools and index belong to base, which other catalogs use
+	// too; they are never written, only replaced (and base dropped).
 	shared bool
+	base   *catalogBase
 	// ann is the Announcement of the catalog as it is, once made; Replace
 	// drops it and counts a new version, so that a text made while Replace
 	// ran is not kept.
@@ -50,12 +52,12 @@ type entry struct {
 // deferred.
 func NewCatalog(deferred []tool.Info) *Catalog {
 	if b := lookupBase(deferred); b != nil {
-		return &Catalog{tools: b.tools, index: b.index, shared: true}
+		return &Catalog{tools: b.tools, index: b.index, shared: true, base: b}
 	}
 	c := &Catalog{index: map[string]int{}}
 	c.add(deferred)
-	if storeBase(deferred, c) {
-		c.shared = true
+	if b := storeBase(deferred, c); b != nil {
+		c.shared, c.base = true, b
 	}
 	return c
 }
@@ -78,6 +80,9 @@ type catalogBase struct {
 	from  []tool.Info // what the base was built from, compared in full
 	tools []entry     // capacity clipped: an append copies
 	index map[string]int
+	// ann is the Announcement of the base's tools, made by the first
+	// catalog that needs it and shared by all while they keep the base.
+	ann atomic.Pointer[string]
 }
 
 // lookupBase returns the base built from exactly deferred, or nil.
@@ -94,15 +99,16 @@ func lookupBase(deferred []tool.Info) *catalogBase {
 
 // storeBase adds c, just built from deferred, to the cache, and reports
 // whether it did.
-func storeBase(deferred []tool.Info, c *Catalog) bool {
+func storeBase(deferred []tool.Info, c *Catalog) *catalogBase {
 	baseCache.Lock()
 	defer baseCache.Unlock()
 	if len(baseCache.list) >= maxBases {
-		return false
+		return nil
 	}
 	c.tools = slices.Clip(c.tools)
-	baseCache.list = append(baseCache.list, &catalogBase{from: slices.Clone(deferred), tools: c.tools, index: c.index})
-	return true
+	b := &catalogBase{from: slices.Clone(deferred), tools: c.tools, index: c.index}
+	baseCache.list = append(baseCache.list, b)
+	return b
 }
 
 // sameInfo reports whether a and b declare the same tool in every field.
@@ -178,7 +184,7 @@ func (c *Catalog) Replace(remove []string, add []tool.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.shared {
-		c.tools, c.shared = slices.Clone(c.tools), false
+		c.tools, c.shared, c.base = slices.Clone(c.tools), false, nil
 	}
 	c.ann = nil
 	c.ver++

@@ -149,10 +149,22 @@ func Definitions(text string, c *Catalog) []string {
 // session (and the prompt cache with it).
 func Announcement(c *Catalog) string {
 	c.mu.RLock()
-	ann, ver := c.ann, c.ver
+	ann, ver, base := c.ann, c.ver, c.base
 	c.mu.RUnlock()
 	if ann != nil {
 		return *ann
+	}
+	if base != nil {
+		// The base's tools, unchanged: the text every catalog on the base
+		// would make, made once for them all.
+		if p := base.ann.Load(); p != nil {
+			return *p
+		}
+		text := announce(&Catalog{tools: base.tools, index: base.index}) // not c: a Replace may have begun
+		if base.ann.CompareAndSwap(nil, &text) {
+			return text
+		}
+		return *base.ann.Load()
 	}
 	text := announce(c)
 	c.mu.Lock()

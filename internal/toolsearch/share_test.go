@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/agentloop/agentloop/tool"
 	"github.com/google/go-cmp/cmp"
@@ -84,5 +85,27 @@ func TestAnnouncementFollowsReplace(t *testing.T) {
 	after := Announcement(c)
 	if after == first || !strings.Contains(after, "AnnTestB") {
 		t.Fatalf("after Replace the announcement is still the old one:\n%s", after)
+	}
+}
+
+// TestAnnouncementShared: catalogs on one base share one announcement text
+// (made once, not once per session); a catalog changed by Replace makes its
+// own, and the others keep the base's.
+func TestAnnouncementShared(t *testing.T) {
+	deferred := []tool.Info{{Name: "AnnShareA", Description: "a"}, {Name: "AnnShareB", Description: "b"}}
+	a, b := NewCatalog(deferred), NewCatalog(deferred)
+	ta, tb := Announcement(a), Announcement(b)
+	if ta != tb || unsafe.StringData(ta) != unsafe.StringData(tb) {
+		t.Fatal("two catalogs on one base made two announcements")
+	}
+	b.Replace([]string{"AnnShareA"}, nil)
+	if got := Announcement(b); strings.Contains(got, "AnnShareA") || !strings.Contains(got, "AnnShareB") {
+		t.Fatalf("after Replace:\n%s", got)
+	}
+	if got := Announcement(NewCatalog(deferred)); unsafe.StringData(got) != unsafe.StringData(ta) {
+		t.Fatal("a new catalog on the base does not share its announcement")
+	}
+	if got := Announcement(a); got != ta {
+		t.Fatalf("Replace on one catalog changed another's announcement:\n%s", got)
 	}
 }
