@@ -108,16 +108,21 @@ func resolveMaxRetries(getenv func(string) string, opt *int) (int, error) {
 }
 
 // watchdog cancels one attempt's context when the API is silent for too
-// long: first the first-byte timeout runs, then every event restarts the idle
-// timeout. The request timeout runs beside it from the start.
+// long: first the first-byte timeout runs, then the idle timeout, counted
+// from the last event. The request timeout runs beside it from the start.
+//
+// An event only notes its time: the idle timer is not stopped and made
+// again for each of a reply's many events. When it fires it checks how long
+// the stream has really been silent and, if not long enough, waits for
+// the rest.
 type watchdog struct {
 	t      timeouts
 	cancel context.CancelCauseFunc
 
 	mu     sync.Mutex
 	events int
-	gen    int         // bumped whenever timer is replaced
-	timer  *time.Timer // first-byte, then idle
+	last   time.Time   // of the last event
+	timer  *time.Timer // first-byte until the first event, then idle
 	whole  *time.Timer // request
 	err    *TimeoutError
 	done   bool
@@ -131,20 +136,46 @@ func startWatchdog(ctx context.Context, t timeouts) (context.Context, *watchdog)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if t.firstByte > 0 {
-		w.timer = time.AfterFunc(t.firstByte, func() { w.fire(0, "first_byte", t.firstByte) })
+		w.timer = time.AfterFunc(t.firstByte, w.firstByteDue)
 	}
 	if t.request > 0 {
-		w.whole = time.AfterFunc(t.request, func() { w.fire(-1, "request", t.request) })
+		w.whole = time.AfterFunc(t.request, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.fire("request", t.request)
+		})
 	}
 	return actx, w
 }
 
-// fire cancels the attempt unless it is over or the timer that fired was
-// replaced (gen −1 is the request timer, never replaced).
-func (w *watchdog) fire(gen int, which string, after time.Duration) {
+// firstByteDue is the first-byte timer's: it cuts the attempt unless an
+// event came (a timer stopped too late to keep it from running).
+func (w *watchdog) firstByteDue() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.done || (gen >= 0 && gen != w.gen) {
+	if w.events == 0 {
+		w.fire("first_byte", w.t.firstByte)
+	}
+}
+
+// idleDue is the idle timer's: it cuts the attempt when the stream has been
+// silent for the idle timeout, and otherwise waits for what is left of it.
+func (w *watchdog) idleDue() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if quiet := time.Since(w.last); quiet < w.t.idle {
+		w.timer.Reset(w.t.idle - quiet)
+		return
+	}
+	w.fire("idle", w.t.idle)
+}
+
+// fire cancels the attempt unless it is over; w.mu is held.
+func (w *watchdog) fire(which string, after time.Duration) {
+	if w.done {
 		return
 	}
 	w.done = true
@@ -152,7 +183,7 @@ func (w *watchdog) fire(gen int, which string, after time.Duration) {
 	w.cancel(w.err)
 }
 
-// event records an event of the stream and restarts the idle timeout.
+// event records an event of the stream: the idle timeout counts from now.
 func (w *watchdog) event() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -160,14 +191,19 @@ func (w *watchdog) event() {
 		return
 	}
 	w.events++
-	w.gen++
+	if w.t.idle > 0 {
+		w.last = time.Now()
+	}
+	if w.events > 1 {
+		return
+	}
+	// The first event: the first-byte timeout gives way to the idle one.
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	if idle := w.t.idle; idle > 0 {
-		gen := w.gen
-		w.timer = time.AfterFunc(idle, func() { w.fire(gen, "idle", idle) })
+	if w.t.idle > 0 {
+		w.timer = time.AfterFunc(w.t.idle, w.idleDue)
 	}
 }
 

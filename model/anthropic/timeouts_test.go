@@ -141,6 +141,25 @@ func TestWatchdogTimers(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
+		// Events at uneven gaps, each shorter than the idle timeout: the
+		// timer, not made again for each, waits for the silence it needs.
+		ctx, wd := startWatchdog(context.Background(), timeouts{firstByte: time.Second, idle: time.Second})
+		for _, gap := range []time.Duration{500, 999, 10, 700, 300, 999, 1} {
+			time.Sleep(gap * time.Millisecond)
+			wd.event()
+		}
+		time.Sleep(999 * time.Millisecond)
+		synctest.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("attempt cut after 999ms of silence: %v", context.Cause(ctx))
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if te := wd.stop(); te == nil || te.Which != "idle" || te.Events != 7 {
+			t.Errorf("after 1001ms of silence: timeout %+v, want idle after 7 events", te)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
 		ctx, wd := startWatchdog(context.Background(), timeouts{})
 		time.Sleep(24 * time.Hour)
 		if te := wd.stop(); te != nil {
@@ -148,6 +167,17 @@ func TestWatchdogTimers(t *testing.T) {
 		}
 		_ = ctx
 	})
+}
+
+// TestWatchdogEventAllocatesNothing: after the first, an event of the
+// stream makes no timer (a reply has hundreds of events).
+func TestWatchdogEventAllocatesNothing(t *testing.T) {
+	_, wd := startWatchdog(context.Background(), timeouts{firstByte: time.Minute, idle: time.Minute, request: time.Hour})
+	defer wd.stop()
+	wd.event()
+	if n := testing.AllocsPerRun(100, wd.event); n != 0 {
+		t.Errorf("an event allocates %v times", n)
+	}
 }
 
 // A host name that does not resolve gives up after two tries.
