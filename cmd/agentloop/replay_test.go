@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop/agentlooptest"
 )
@@ -16,20 +15,13 @@ import (
 // result, so that a host matching echoes to results (Zed's ACP adapter)
 // does not take that result for the new message's.
 func TestReplayAfterInterruptedResult(t *testing.T) {
-	arrived := make(chan struct{})
-	held := agentlooptest.Text("never")
-	held.Delay = time.Hour
-	held.Expect = func(*agentlooptest.Request) error { close(arrived); return nil }
+	held, arrived := stalled()
 	srv := agentlooptest.NewTB(t, held, agentlooptest.Text("second answer"))
 	c := startConvo(t, srv, "--replay-user-messages")
 	c.send(initLine("init1", ""))
 	c.until(`"request_id":"init1"`)
 	c.send(userLine("first"))
-	select {
-	case <-arrived:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first request did not arrive")
-	}
+	awaitArrival(t, arrived)
 	c.send(userLine("second"))
 	c.send(`{"request_id":"i1","type":"control_request","request":{"subtype":"interrupt"}}`)
 	c.until(`"result":"second answer"`)
@@ -94,11 +86,7 @@ func TestReplaySIGINTQueued(t *testing.T) {
 	s.send(initLine("init1", ""))
 	s.until(`"request_id":"init1"`)
 	s.send(userLine("first"))
-	select {
-	case <-arrived:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first request did not arrive")
-	}
+	awaitArrival(t, arrived)
 	s.send(userLine("queued"))
 	// Lines are handled in order: once this is answered, "queued" is queued.
 	s.send(`{"request_id":"u1","type":"control_request","request":{"subtype":"get_frobnicator"}}`)

@@ -24,6 +24,16 @@ func stalled() (reply agentlooptest.Reply, arrived chan struct{}) {
 	return reply, arrived
 }
 
+// awaitArrival waits for the request a stalled reply was made for.
+func awaitArrival(t *testing.T, arrived <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first request did not arrive")
+	}
+}
+
 // TestSignalExitCodes: a signal during the run cancels it, whatever the
 // output format, and the command exits 0 after SIGINT (the reference's:
 // the run is interrupted) and 143 after SIGTERM; the first signal stops

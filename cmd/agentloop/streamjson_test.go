@@ -351,11 +351,7 @@ func TestStreamJSONThreeQueued(t *testing.T) {
 		s.send(`{"type":"user","message":{"role":"user","content":"` + p + `"},"parent_tool_use_id":null,"session_id":"","uuid":"00000000-0000-4000-8000-00000000000` + fmt.Sprint(i) + `"}`)
 	}
 	user(1, "first")
-	select {
-	case <-arrived:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first request did not arrive")
-	}
+	awaitArrival(t, arrived)
 	user(2, "second")
 	user(3, "third")
 	// stdin is handled in order: once this is answered, both are queued.
