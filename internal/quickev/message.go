@@ -148,31 +148,31 @@ func ReadUsage(data []byte, u *model.Usage) bool {
 				u.CacheCreation = &model.CacheCreation{}
 			}
 			c := u.CacheCreation
-			var cseen uint8
-			return fields(v, func(kb, v []byte) bool {
-				switch key := string(kb); {
-				case key == "ephemeral_5m_input_tokens" && once(&cseen, 1):
-					return count(v, &c.Ephemeral5mInputTokens)
-				case key == "ephemeral_1h_input_tokens" && once(&cseen, 2):
-					return count(v, &c.Ephemeral1hInputTokens)
-				}
-				return false
-			})
+			return counts(v, "ephemeral_5m_input_tokens", &c.Ephemeral5mInputTokens,
+				"ephemeral_1h_input_tokens", &c.Ephemeral1hInputTokens)
 		case key == "server_tool_use" && once(&seen, 128):
 			if u.ServerToolUse == nil {
 				u.ServerToolUse = &model.ServerToolUse{}
 			}
 			t := u.ServerToolUse
-			var tseen uint8
-			return fields(v, func(kb, v []byte) bool {
-				switch key := string(kb); {
-				case key == "web_search_requests" && once(&tseen, 1):
-					return count(v, &t.WebSearchRequests)
-				case key == "web_fetch_requests" && once(&tseen, 2):
-					return count(v, &t.WebFetchRequests)
-				}
-				return false
-			})
+			return counts(v, "web_search_requests", &t.WebSearchRequests,
+				"web_fetch_requests", &t.WebFetchRequests)
+		}
+		return false
+	})
+}
+
+// counts reads the compact object data of at most the two counts k1 and
+// k2, each once, into the fields they name; the others are left as they
+// are (merged, as encoding/json decodes into an existing struct).
+func counts(data []byte, k1 string, d1 *int64, k2 string, d2 *int64) bool {
+	var seen uint8
+	return fields(data, func(kb, v []byte) bool {
+		switch key := string(kb); {
+		case key == k1 && once(&seen, 1):
+			return count(v, d1)
+		case key == k2 && once(&seen, 2):
+			return count(v, d2)
 		}
 		return false
 	})
