@@ -123,7 +123,8 @@ func checkMessage(t *testing.T, data []byte) (quickStart, quickDelta bool) {
 	// A reply's usage so far, with nested objects that a delta merges into.
 	seq := "END"
 	base := model.Response{StopReason: "x", StopSequence: &seq, Usage: model.Usage{InputTokens: 5, OutputTokens: 1,
-		CacheCreation: &model.CacheCreation{Ephemeral5mInputTokens: 3}, ServiceTier: "standard"}}
+		CacheCreation: &model.CacheCreation{Ephemeral5mInputTokens: 3},
+		ServerToolUse: &model.ServerToolUse{WebFetchRequests: 2}, ServiceTier: "standard"}}
 	if d, ok := quickev.ReadMessageDelta(data); ok {
 		u := cloneUsage(base.Usage)
 		if d.Usage == nil || quickev.ReadUsage(d.Usage, &u) {
