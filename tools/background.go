@@ -408,7 +408,10 @@ func (s *Shells) StopAll() {
 }
 
 // Close stops every background shell and removes their output files; it
-// closes the attached registries first (see Attach).
+// closes the attached registries first (see Attach). Once Dir or TempDir
+// has named them, it also removes the session's temporary directory and,
+// when empty, its output directory; a session that never named them
+// leaves them to whoever made them.
 func (s *Shells) Close() error {
 	var errs []error
 	for _, o := range s.attached() {
