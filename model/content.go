@@ -59,7 +59,8 @@ type Content struct {
 	CacheControl *CacheControl `json:"cache_control,omitempty"`
 
 	// Raw is the block's JSON when it came from the API or a transcript and
-	// its type is not one modelled here.
+	// its type is not one modelled here; in a sealed tool_result ([Seal]),
+	// the block's JSON, sent in place of its text.
 	Raw json.RawMessage `json:"-"`
 }
 
@@ -138,8 +139,15 @@ func (c *Content) unmarshalPlain(b []byte) error {
 }
 
 // ResultText returns a tool_result's content as text: the string content, or
-// its text blocks joined by newlines.
+// its text blocks joined by newlines; a sealed result's text is read back
+// from its JSON.
 func (c Content) ResultText() string {
+	if c.Sealed() {
+		if u, err := Unseal(c); err == nil {
+			return u.Text
+		}
+		return ""
+	}
 	if c.Blocks == nil {
 		return c.Text
 	}

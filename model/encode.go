@@ -17,6 +17,9 @@ import (
 // of dst past its original length undefined, when a raw JSON field (Input,
 // Raw) is not valid JSON.
 func (c *Content) AppendJSON(dst []byte) ([]byte, error) {
+	if c.Sealed() {
+		return appendSealed(dst, c)
+	}
 	if !known[c.Type] && len(c.Raw) > 0 {
 		return AppendRawJSON(dst, c.Raw)
 	}
@@ -104,19 +107,7 @@ func appendContents(dst []byte, blocks []Content) ([]byte, error) {
 // AppendJSON appends the message's wire format to dst, the bytes
 // json.Marshal would give, and returns the extended slice. It fails as
 // [Content.AppendJSON] does.
-func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"role":`...)
-	dst = AppendString(dst, m.Role)
-	dst = append(dst, `,"content":`...)
-	if m.Content == nil {
-		return append(dst, "null}"...), nil
-	}
-	dst, err := appendContents(dst, m.Content)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
-}
+func (m *Message) AppendJSON(dst []byte) ([]byte, error) { return m.AppendJSONShared(dst, nil) }
 
 // appendJSON appends the source object (null for a nil source).
 func (s *Source) appendJSON(dst []byte) []byte {

@@ -168,7 +168,7 @@ func (s *Session) narrowToMainAgent(ts []tool.Tool) []tool.Tool {
 // the main-thread agent's InitialPrompt while the conversation is empty,
 // else "".
 func (s *Session) initialPrompt() string {
-	if s.main == nil || len(s.engine().History()) > 0 {
+	if s.main == nil || s.engine().HistoryLen() > 0 {
 		return ""
 	}
 	return s.main.def.InitialPrompt

@@ -289,7 +289,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	if r.overflowRetried {
 		keep = 0
 	}
-	older, kept := compact.SplitLast(s.history, keep)
+	older, kept := compact.SplitLast(s.unsealed(s.history), keep)
 	customText := ""
 	if custom != nil {
 		customText = *custom
@@ -348,7 +348,7 @@ func (r *run) compactNow(trigger string, custom *string) (ending, bool) {
 	}
 	head := append([]model.Content{model.TextBlock(compact.SummaryText(summary, trigger == compact.TriggerAuto))},
 		opening...)
-	s.history = compact.Compacted(head, kept)
+	s.history = s.sealHistory(compact.Compacted(head, kept))
 	s.ctxMark = contextMark{}
 	s.totals.mu.Lock()
 	s.totals.last = nil

@@ -57,6 +57,7 @@ func AutoCompactThresholdPercent(window, maxOutput int64, pct float64) int64 {
 // measuring it. The request is the caller's to change.
 func (s *Session) ContextRequest() *model.Request {
 	r := s.buildRequest(s.Model())
+	r.Messages = s.unsealed(r.Messages)
 	// The system blocks and tool definitions are shared with the
 	// session's requests (systemBlocks, declaredTools).
 	r.System, r.Tools = slices.Clone(r.System), slices.Clone(r.Tools)
@@ -74,7 +75,7 @@ func (s *Session) SentRequest() *model.Request {
 		return nil
 	}
 	cp := *r
-	cp.Messages = slices.Clone(r.Messages)
+	cp.Messages, _ = model.UnsealMessages(slices.Clone(r.Messages))
 	cp.System = slices.Clone(r.System)
 	cp.Tools = slices.Clone(r.Tools)
 	cp.Betas = slices.Clone(r.Betas)

@@ -191,8 +191,10 @@ type Session struct {
 	cfg     Config
 	tools   []toolEntry // in declaration order; replaced, never changed in place (toolset.go)
 	history []model.Message
-	totals  totals
-	current *run // the run in progress, if any (loop goroutine only)
+	// hasSealed: the history has held a sealed block (seal.go).
+	hasSealed bool
+	totals    totals
+	current   *run // the run in progress, if any (loop goroutine only)
 	// sent is the request of the latest model call of a run (see
 	// SentRequest); it never changes once stored.
 	sent  atomic.Pointer[model.Request]
@@ -321,13 +323,19 @@ func (s *Session) ToolNames() []string {
 }
 
 // History returns a copy of the conversation so far.
-func (s *Session) History() []model.Message { return append([]model.Message(nil), s.history...) }
+func (s *Session) History() []model.Message {
+	h := append([]model.Message(nil), s.history...)
+	return s.unsealed(h)
+}
+
+// HistoryLen returns the number of messages in the conversation so far.
+func (s *Session) HistoryLen() int { return len(s.history) }
 
 // SetHistory replaces the conversation (for resumed sessions).
 // A history that ends with an interrupt's marker gets the reference's
 // synthetic assistant turn before the next prompt (answerMarker).
 func (s *Session) SetHistory(h []model.Message) {
-	s.history = append([]model.Message(nil), h...)
+	s.history = s.sealHistory(append([]model.Message(nil), h...))
 	s.ctxMark = contextMark{}
 	s.resumedInterrupted = endsInterrupted(s.history)
 }

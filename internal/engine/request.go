@@ -60,6 +60,9 @@ func (s *Session) buildRequest(modelID string) *model.Request {
 	req.Metadata = s.metadata()
 	req.Messages = make([]model.Message, len(s.history))
 	copy(req.Messages, s.history)
+	if !s.sealing() {
+		req.Messages = s.unsealed(req.Messages)
+	}
 	if s.cfg.Deferred.Len() > 0 { // only a session that defers tools has references
 		req.Messages = withLoadedText(req.Messages)
 	}

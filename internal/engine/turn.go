@@ -61,6 +61,9 @@ func (s *Session) appendHistory(role string, blocks []model.Content) {
 	if len(blocks) == 0 {
 		return
 	}
+	if role == "user" {
+		blocks = s.sealBlocks(blocks)
+	}
 	if n := len(s.history); n > 0 && s.history[n-1].Role == role {
 		merged := append([]model.Content(nil), s.history[n-1].Content...)
 		if last := &merged[len(merged)-1]; role == "user" && isMarker(*last) {

@@ -36,6 +36,9 @@ type history struct {
 	msgs   []histMsg
 	// encoded counts the messages encoded (for the tests).
 	encoded int
+	// afterShared: the last chunk is a sealed block's JSON (shareSealed),
+	// so the next chunk made is a small one.
+	afterShared bool
 }
 
 // chunkSize is the capacity of a history's chunks: small, so that what a
@@ -44,6 +47,9 @@ type history struct {
 // chunk wastes nothing there either. A body shares a history as one
 // segment per chunk, written with one vectored write.
 const chunkSize = 4 << 10
+
+// smallChunkSize is the capacity of the chunk made after a sealed block's.
+const smallChunkSize = 1 << 10
 
 // maxEncScratch is the largest encoding buffer encScratch keeps.
 const maxEncScratch = 32 << 10
@@ -64,8 +70,14 @@ func (h *history) add(enc []byte) int {
 	for len(enc) > 0 {
 		k := len(h.chunks) - 1
 		if k < 0 || len(h.chunks[k]) == cap(h.chunks[k]) {
+			size := chunkSize
+			if h.afterShared {
+				// What follows a sealed block until the next one is
+				// mostly a reply and a message's start: a small chunk.
+				size, h.afterShared = smallChunkSize, false
+			}
 			h.starts = append(h.starts, h.size())
-			h.chunks = append(h.chunks, make([]byte, 0, chunkSize))
+			h.chunks = append(h.chunks, make([]byte, 0, size))
 			k++
 		}
 		c := h.chunks[k]
@@ -73,6 +85,27 @@ func (h *history) add(enc []byte) int {
 		h.chunks[k], enc = append(c, enc[:n]...), enc[n:]
 	}
 	return h.size()
+}
+
+// shareSealed adds enc, the JSON of a message so far, to the history and
+// then a sealed block's JSON (raw) as a chunk of its own, not copied: the
+// session's history holds those bytes already, and never changes them. It
+// returns enc emptied, for the rest of the message.
+func (h *history) shareSealed(enc, raw []byte) []byte {
+	h.add(enc)
+	if k := len(h.chunks) - 1; k >= 0 {
+		// Later bytes go after raw, so nothing more goes in this chunk:
+		// one mostly empty is copied to its length rather than kept.
+		if c := h.chunks[k]; cap(c)-len(c) > len(c) {
+			h.chunks[k] = append(make([]byte, 0, len(c)), c...)
+		} else {
+			h.chunks[k] = slices.Clip(c)
+		}
+	}
+	h.starts = append(h.starts, h.size())
+	h.chunks = append(h.chunks, slices.Clip(raw))
+	h.afterShared = true
+	return enc[:0]
 }
 
 // cutAt forgets the messages from same on: the chunks up to the offset
@@ -91,6 +124,7 @@ func (h *history) cutAt(same int) {
 		h.chunks[k-1] = slices.Clip(h.chunks[k-1][:end-h.starts[k-1]])
 	}
 	h.ends, h.msgs = slices.Clone(h.ends[:same]), slices.Clone(h.msgs[:same])
+	h.afterShared = false
 }
 
 // share records in bb, at where, the history's JSON up to offset end.
@@ -183,8 +217,7 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 				blocks[len(blocks)-1].CacheControl = nil
 				em = &model.Message{Role: m.Role, Content: blocks}
 			}
-			var err error
-			enc, err = em.AppendJSON(enc)
+			enc, err := em.AppendJSONShared(enc, h.shareSealed)
 			*sp = enc
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)

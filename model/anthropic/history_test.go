@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,6 +19,7 @@ type memoSession struct {
 	history []model.Message
 	cc      *model.CacheControl // the breakpoint put on the last block
 	ctxMgmt *model.ContextManagement
+	seal    bool // bigTurn's results are sealed, as the loop seals them
 }
 
 // request builds the next request as the loop does: the history copied,
@@ -56,7 +58,31 @@ func (s *memoSession) bigTurn(k, n int) {
 	s.history = append(s.history,
 		model.Message{Role: "assistant", Content: []model.Content{
 			{Type: model.TypeToolUse, ID: id, Name: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path":"/r/big%d.go"}`, k))}}},
-		model.Message{Role: "user", Content: []model.Content{{Type: model.TypeToolResult, ToolUseID: id, Text: text.String()}}})
+		model.Message{Role: "user", Content: []model.Content{s.result(model.Content{Type: model.TypeToolResult, ToolUseID: id, Text: text.String()})}})
+}
+
+// result is c as the loop puts it in the history: sealed when s.seal is
+// set and c is large enough.
+func (s *memoSession) result(c model.Content) model.Content {
+	if s.seal {
+		c, _ = model.Seal(c)
+	}
+	return c
+}
+
+// freshBody is json.Marshal's body for req with every sealed block read
+// back to its text: what the API would get from a loop that seals nothing.
+func freshBody(t *testing.T, req *model.Request) string {
+	t.Helper()
+	r := *req
+	var err error
+	if r.Messages, err = model.UnsealMessages(r.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if model.HasSealed(r.Messages) {
+		t.Fatal("still sealed")
+	}
+	return marshalBody(t, &r)
 }
 
 // TestHistoryMatchesFresh sends a session's requests with a memo after each
@@ -123,12 +149,32 @@ func TestHistoryMatchesFresh(t *testing.T) {
 		{"more after it", func() { s.bigTurn(4, 100); s.turn(15) }, 4},
 		{"rewind into an early chunk", func() { s.history = s.history[:len(s.history)-6] }, 0},
 		{"turn after that rewind", func() { s.bigTurn(5, 80) }, 2},
+		{"sealed results", func() { s.seal = true; s.bigTurn(6, 80) }, 2},
+		{"more of them", func() { s.bigTurn(7, 60); s.turn(16); s.bigTurn(8, 40) }, 6},
+		{"same again, sealed", func() {}, 0},
+		{"sealed result larger than a chunk", func() { s.bigTurn(9, 400) }, 2},
+		{"sealed result with text after it", func() {
+			n := len(s.history) - 1
+			s.history[n].Content = append(s.history[n].Content, model.TextBlock("<system-reminder>note</system-reminder>"))
+		}, 1},
+		{"sealed result unsealed in place", func() {
+			n := len(s.history) - 3
+			u, err := model.Unseal(s.history[n].Content[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.history[n].Content[0] = u
+		}, 3},
+		{"rewind into sealed results", func() { s.history = s.history[:len(s.history)-5] }, 0},
+		{"turn after it, breakpoint moved off", func() { s.turn(17) }, 2},
+		{"no breakpoint, sealed last", func() { s.cc = nil; s.bigTurn(10, 50) }, 2},
+		{"breakpoint back, sealed last", func() { s.cc = &model.CacheControl{Type: "ephemeral"}; s.bigTurn(11, 50) }, 3},
 		{"role changed", func() { s.history[0].Role = "assistant" }, -1}, // all of them
 	}
 	for _, st := range steps {
 		st.change()
 		req := s.request()
-		fresh := marshalBody(t, req)
+		fresh := freshBody(t, req)
 		var e encoder
 		got, err := e.encode(req)
 		if err != nil {
@@ -279,4 +325,69 @@ func BenchmarkHistoryGrowth(b *testing.B) {
 			}
 		}
 	}
+}
+
+// TestHistorySharesSealed shows that the memo holds a sealed result's JSON
+// by reference: every sealed block of the session's history is one of the
+// memo's chunks, the very bytes, and what the memo owns besides is the
+// rest of the JSON with little spare capacity.
+func TestHistorySharesSealed(t *testing.T) {
+	s := &memoSession{cc: &model.CacheControl{Type: "ephemeral"}, seal: true}
+	s.history = []model.Message{{Role: "user", Content: []model.Content{model.TextBlock("Go.")}}}
+	var e encoder
+	for k := range 30 {
+		if k%3 == 2 {
+			s.turn(k)
+		} else {
+			s.bigTurn(k, 30+k*7)
+		}
+		req := s.request()
+		got, err := e.encode(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(freshBody(t, req), string(got)); diff != "" {
+			t.Fatalf("turn %d (-fresh +incremental):\n%s", k, diff)
+		}
+	}
+	h, _ := s.memo.Take().(*history)
+	if h == nil {
+		t.Fatal("nothing kept in the memo")
+	}
+	chunks := map[*byte]bool{}
+	for _, c := range h.chunks {
+		chunks[unsafe.SliceData(c)] = true
+	}
+	sealedJSON := map[*byte]bool{}
+	for _, m := range s.history {
+		for _, c := range m.Content {
+			if !c.Sealed() {
+				continue
+			}
+			sealedJSON[unsafe.SliceData(c.Raw)] = true
+			if !chunks[unsafe.SliceData(c.Raw)] {
+				t.Errorf("sealed result %s is not shared: the memo holds a copy", c.ToolUseID)
+			}
+		}
+	}
+	if len(sealedJSON) != 20 {
+		t.Fatalf("%d sealed results, want 20", len(sealedJSON))
+	}
+	all, own, spare := 0, 0, 0
+	for _, c := range h.chunks {
+		all += len(c)
+		if sealedJSON[unsafe.SliceData(c)] {
+			continue
+		}
+		own += len(c)
+		spare += cap(c) - len(c)
+	}
+	if all != h.size() {
+		t.Fatalf("chunks hold %d bytes, the history %d", all, h.size())
+	}
+	// Only the last chunk's spare shows: the others are clipped.
+	if spare > smallChunkSize {
+		t.Errorf("%d bytes of spare capacity after a sealed result, want at most %d", spare, smallChunkSize)
+	}
+	t.Logf("%d bytes in all, %d the memo's own, %d spare", all, own, spare)
 }

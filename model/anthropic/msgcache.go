@@ -110,7 +110,9 @@ func deepCopy(blocks []model.Content) []model.Content {
 	out := make([]model.Content, len(blocks))
 	for i, b := range blocks {
 		b.Input = slices.Clone(b.Input)
-		b.Raw = slices.Clone(b.Raw)
+		if !b.Sealed() { // a sealed block's JSON never changes
+			b.Raw = slices.Clone(b.Raw)
+		}
 		b.Blocks = deepCopy(b.Blocks)
 		b.IsError = clonePtr(b.IsError)
 		b.Source = clonePtr(b.Source)

@@ -12,3 +12,10 @@ var _ model.ToolReferencer = (*Provider)(nil)
 // (a local gateway or fake, as the reference counts it). Bedrock, Vertex
 // and other gateways are not known to, and get the text form.
 func (p *Provider) ToolReferences() bool { return p.toolRefs }
+
+var _ model.SealedSender = (*Provider)(nil)
+
+// SendsSealed reports that the provider sends sealed tool results
+// ([model.Seal]) from their JSON: a session's history keeps large results
+// once, and the provider's encoded history shares those bytes.
+func (p *Provider) SendsSealed() bool { return true }
