@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/agentloop/agentloop/model"
+import (
+	"github.com/agentloop/agentloop/internal/toolsearch"
+	"github.com/agentloop/agentloop/model"
+)
 
 // A session whose provider sends sealed tool results (model.SealedSender)
 // keeps each large text result in its history as the JSON it is sent as
@@ -16,15 +19,21 @@ func (s *Session) sealing() bool {
 	return ok && p.SendsSealed()
 }
 
-// sealBlocks returns blocks with their large text results sealed when the
-// provider takes them: blocks itself when none is sealed, otherwise a
-// copy (blocks may be shared with the record).
-func (s *Session) sealBlocks(blocks []model.Content) []model.Content {
+// sealBlocks returns blocks, a user message after calls (the reply
+// before it), with their large text results sealed when the provider
+// takes them: blocks itself when none is sealed, otherwise a copy (blocks
+// may be shared with the record). A ToolSearch result stays text: each
+// request reads it again for the definitions it loaded
+// (toolsearch.Loaded).
+func (s *Session) sealBlocks(blocks, calls []model.Content) []model.Content {
 	if !s.sealing() {
 		return blocks
 	}
 	var out []model.Content
 	for i := range blocks {
+		if searchResult(blocks[i], calls) {
+			continue
+		}
 		c, ok := model.Seal(blocks[i])
 		if !ok {
 			continue
@@ -45,11 +54,37 @@ func (s *Session) sealBlocks(blocks []model.Content) []model.Content {
 // the session, or what compaction kept) in place of their text.
 func (s *Session) sealHistory(msgs []model.Message) []model.Message {
 	for i := range msgs {
-		if msgs[i].Role == "user" {
-			msgs[i].Content = s.sealBlocks(msgs[i].Content)
+		if msgs[i].Role != "user" {
+			continue
 		}
+		msgs[i].Content = s.sealBlocks(msgs[i].Content, lastCalls(msgs, i))
 	}
 	return msgs
+}
+
+// lastCalls returns the blocks of the last assistant message of msgs
+// before index i: the calls whose results a user message at i answers.
+func lastCalls(msgs []model.Message, i int) []model.Content {
+	for i--; i >= 0; i-- {
+		if msgs[i].Role == "assistant" {
+			return msgs[i].Content
+		}
+	}
+	return nil
+}
+
+// searchResult reports whether c is the result of a ToolSearch call
+// among calls.
+func searchResult(c model.Content, calls []model.Content) bool {
+	if c.Type != model.TypeToolResult {
+		return false
+	}
+	for i := range calls {
+		if calls[i].Type == model.TypeToolUse && calls[i].ID == c.ToolUseID {
+			return calls[i].Name == toolsearch.ToolName
+		}
+	}
+	return false
 }
 
 // unsealed returns msgs with every sealed block's text read back: msgs

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
@@ -156,5 +157,50 @@ func TestSealedCompaction(t *testing.T) {
 	}
 	if !found {
 		t.Error("the summary request lacks the large result's text")
+	}
+}
+
+// TestSealedKeepsSearchResults shows that a ToolSearch result in text form
+// (a provider without tool_reference blocks) stays text in a sealing
+// session, however large: each request reads it for the tools it loaded,
+// which stay declared.
+func TestSealedKeepsSearchResults(t *testing.T) {
+	deferred := tool.New("mcp__s__t", "A deferred tool. "+strings.Repeat("It does many things, each described here. ", 40),
+		func(ctx context.Context, in struct{}, c *tool.Call) (tool.Result, error) { return tool.Text("t ran"), nil }, nil)
+	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
+	search := tool.New(toolsearch.ToolName, "Loads deferred tools.", func(ctx context.Context, in struct {
+		Query string `json:"query"`
+	}, c *tool.Call) (tool.Result, error) {
+		return tool.Text(toolsearch.Render(in.Query, cat.Search(in.Query, 5), cat.Len())), nil
+	}, nil)
+	use := func(id, name, input string) *model.Response {
+		return &model.Response{ID: "m_" + id, Model: "claude-opus-5-5", StopReason: "tool_use",
+			Content: []model.Content{{Type: model.TypeToolUse, ID: id, Name: name, Input: json.RawMessage(input)}}}
+	}
+	p := &sealProvider{seals: true}
+	p.replies = []*model.Response{
+		use("ts", toolsearch.ToolName, `{"query":"select:mcp__s__t"}`),
+		use("call", "mcp__s__t", `{}`),
+		{ID: "m_done", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}},
+	}
+	s, err := New(Config{Provider: p, Model: "claude-opus-5-5", Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"},
+		Tools: []tool.Tool{search, deferred}, Deferred: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), []model.Content{model.TextBlock("go")}, func(message.Message) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range p.reqs[1:] {
+		if d := cmp.Diff([]string{"ToolSearch", "mcp__s__t"}, declared(*r)); d != "" {
+			t.Errorf("request %d tools (-want +got):\n%s", i+2, d)
+		}
+	}
+	if d := cmp.Diff([]string{"ToolSearch", "mcp__s__t"}, declared(*s.ContextRequest())); d != "" {
+		t.Errorf("next request's tools (-want +got):\n%s", d)
+	}
+	result := s.history[2].Content[0]
+	if result.ToolUseID != "ts" || result.Sealed() || len(result.Text) < model.SealMin {
+		t.Errorf("ToolSearch's result: sealed %v, %d bytes of text; want text of at least %d", result.Sealed(), len(result.Text), model.SealMin)
 	}
 }

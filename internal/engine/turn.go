@@ -62,7 +62,7 @@ func (s *Session) appendHistory(role string, blocks []model.Content) {
 		return
 	}
 	if role == "user" {
-		blocks = s.sealBlocks(blocks)
+		blocks = s.sealBlocks(blocks, lastCalls(s.history, len(s.history)))
 	}
 	if n := len(s.history); n > 0 && s.history[n-1].Role == role {
 		merged := append([]model.Content(nil), s.history[n-1].Content...)

@@ -82,7 +82,11 @@ func Loaded(history []model.Message, c *Catalog) map[string]bool {
 				if b.IsError != nil && *b.IsError {
 					continue
 				}
-				readDefinitions(b.Text, c, loaded)
+				text := b.Text
+				if b.Sealed() { // the loop keeps these as text; read one anyway
+					text = b.ResultText()
+				}
+				readDefinitions(text, c, loaded)
 				for _, inner := range b.Blocks {
 					switch inner.Type {
 					case model.TypeText:
