@@ -166,7 +166,9 @@ func TestSealedCompaction(t *testing.T) {
 // which stay declared.
 func TestSealedKeepsSearchResults(t *testing.T) {
 	deferred := tool.New("mcp__s__t", "A deferred tool. "+strings.Repeat("It does many things, each described here. ", 40),
-		func(ctx context.Context, in struct{}, c *tool.Call) (tool.Result, error) { return tool.Text("t ran"), nil }, nil)
+		func(ctx context.Context, in struct{}, c *tool.Call) (tool.Result, error) {
+			return tool.Text("t ran"), nil
+		}, nil)
 	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
 	search := tool.New(toolsearch.ToolName, "Loads deferred tools.", func(ctx context.Context, in struct {
 		Query string `json:"query"`
