@@ -328,6 +328,18 @@ func (s *Session) History() []model.Message {
 	return s.unsealed(h)
 }
 
+// LastReply returns the conversation's last assistant message, or a
+// zero Message when there is none. Its blocks are shared with the
+// history and not to be changed.
+func (s *Session) LastReply() model.Message {
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if s.history[i].Role == "assistant" {
+			return s.history[i]
+		}
+	}
+	return model.Message{}
+}
+
 // HistoryLen returns the number of messages in the conversation so far.
 func (s *Session) HistoryLen() int { return len(s.history) }
 

@@ -352,7 +352,7 @@ func (sp *Spawner) runChild(ctx context.Context, st start, task Task) (o Outcome
 	}
 	var child *engine.Session
 	stopHooksRan := false
-	last := func() string { return LastReplyText(child.History()) }
+	last := func() string { return LastReplyText([]model.Message{child.LastReply()}) }
 	c := sp.child(st, task.ToolUseID, sp.StopHooks(st.agent, last, &stopHooksRan))
 	if sp.Transcript != nil {
 		if tr := sp.Transcript(c, task); tr != nil {
