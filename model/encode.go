@@ -91,13 +91,28 @@ func (c *Content) AppendJSON(dst []byte) ([]byte, error) {
 
 // appendContents appends blocks as a JSON array.
 func appendContents(dst []byte, blocks []Content) ([]byte, error) {
+	return appendContentsShared(dst, blocks, nil)
+}
+
+// appendContentsShared is appendContents handing each sealed block without
+// a breakpoint to share, when it is set, instead of appending its JSON
+// (see [Message.AppendJSONShared]).
+func appendContentsShared(dst []byte, blocks []Content, share func(dst, block []byte) []byte) ([]byte, error) {
 	dst = append(dst, '[')
 	for i := range blocks {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		c := &blocks[i]
+		if share != nil && c.Sealed() && c.CacheControl == nil {
+			if err := sealShape(c); err != nil {
+				return dst, fmt.Errorf("block %d: %w", i, err)
+			}
+			dst = share(dst, c.Raw)
+			continue
+		}
 		var err error
-		if dst, err = blocks[i].AppendJSON(dst); err != nil {
+		if dst, err = c.AppendJSON(dst); err != nil {
 			return dst, fmt.Errorf("block %d: %w", i, err)
 		}
 	}

@@ -7,20 +7,6 @@ import (
 	"sync"
 )
 
-// A sealed block is a tool_result kept as the JSON it is sent as, and not
-// also as text: a session's history holds a large result once, as bytes a
-// provider sends as they are, instead of both the text and its encoding.
-//
-// A sealed block has Type [TypeToolResult], its ToolUseID, IsError and
-// CacheControl as before, an empty Text, no Blocks, and in Raw the block's
-// whole JSON as [Content.AppendJSON] wrote it without cache_control. Raw is
-// never modified once sealed, so copies of the block may share it.
-// [Content.AppendJSON] (and so MarshalJSON) writes a sealed block exactly
-// as it wrote the block before sealing, its breakpoint spliced in; reading
-// JSON never makes one. Code that reads a result's text must [Unseal] it
-// first: only a session's history and the requests it sends to a provider
-// that says it takes them ([SealedSender]) hold sealed blocks.
-
 // SealMin is the smallest text [Seal] seals: below it the text costs less
 // than what sealing saves.
 const SealMin = 1 << 10
@@ -32,11 +18,28 @@ type SealedSender interface {
 	SendsSealed() bool
 }
 
-// Sealed reports whether c is a sealed tool_result.
-func (c *Content) Sealed() bool { return c.Type == TypeToolResult && c.Raw != nil }
+// Sealed reports whether c is a sealed tool_result ([Seal]): one with Raw
+// set, and neither Text nor Blocks (a tool_result with those is encoded
+// from them, Raw ignored, as before sealing existed).
+func (c *Content) Sealed() bool {
+	return c.Type == TypeToolResult && c.Raw != nil && c.Text == "" && c.Blocks == nil
+}
 
 // Seal returns c sealed, and true, when c is a tool_result of text alone
 // of at least SealMin bytes; otherwise c unchanged and false.
+//
+// A sealed block is a tool_result kept as the JSON it is sent as, and not
+// also as text: a session's history holds a large result once, as bytes a
+// provider sends as they are, instead of both the text and its encoding.
+// It has Type [TypeToolResult], its ToolUseID, IsError and CacheControl as
+// before, an empty Text, no Blocks, and in Raw the block's whole JSON as
+// [Content.AppendJSON] wrote it without cache_control. Raw is never
+// modified once sealed, so copies of the block may share it.
+// [Content.AppendJSON] (and so MarshalJSON) writes a sealed block exactly
+// as it wrote the block before sealing, its breakpoint spliced in; reading
+// JSON never makes one. Code that reads a result's text must [Unseal] it
+// first: only a session's history and the requests it sends to a provider
+// that says it takes them ([SealedSender]) hold sealed blocks.
 func Seal(c Content) (Content, bool) {
 	if c.Type != TypeToolResult || c.Blocks != nil || c.Raw != nil || len(c.Text) < SealMin {
 		return c, false
@@ -44,17 +47,19 @@ func Seal(c Content) (Content, bool) {
 	plain := c
 	plain.CacheControl = nil
 	sp := sealScratch.Get().(*[]byte)
+	defer func() {
+		if cap(*sp) <= maxSealScratch {
+			sealScratch.Put(sp)
+		}
+	}()
 	enc, err := plain.AppendJSON((*sp)[:0])
 	*sp = enc
-	// The JSON is encoded in a reused buffer and copied out at its size:
-	// one copy, and nothing cleared or left spare.
-	raw := append([]byte(nil), enc...)
-	if cap(enc) <= maxSealScratch {
-		sealScratch.Put(sp)
-	}
 	if err != nil { // a text result has nothing that can fail
 		return c, false
 	}
+	// The JSON is encoded in a reused buffer and copied out at its size:
+	// one copy, and nothing cleared or left spare.
+	raw := append([]byte(nil), enc...)
 	return Content{Type: TypeToolResult, ToolUseID: c.ToolUseID, IsError: c.IsError, CacheControl: c.CacheControl, Raw: slices.Clip(raw)}, true
 }
 
@@ -167,23 +172,9 @@ func (m *Message) AppendJSONShared(dst []byte, share func(dst, block []byte) []b
 	if m.Content == nil {
 		return append(dst, "null}"...), nil
 	}
-	dst = append(dst, '[')
-	for i := range m.Content {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		c := &m.Content[i]
-		if share != nil && c.Sealed() && c.CacheControl == nil {
-			if err := sealShape(c); err != nil {
-				return dst, fmt.Errorf("block %d: %w", i, err)
-			}
-			dst = share(dst, c.Raw)
-			continue
-		}
-		var err error
-		if dst, err = c.AppendJSON(dst); err != nil {
-			return dst, fmt.Errorf("block %d: %w", i, err)
-		}
+	dst, err := appendContentsShared(dst, m.Content, share)
+	if err != nil {
+		return dst, err
 	}
-	return append(dst, "]}"...), nil
+	return append(dst, '}'), nil
 }

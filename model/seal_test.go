@@ -191,6 +191,12 @@ func TestUnsealMessages(t *testing.T) {
 	if _, err := bad[0].AppendJSON(nil); err != nil {
 		t.Errorf("its JSON is still written: %v", err)
 	}
+	// Raw beside text is not a sealed block: the text is what goes.
+	both := Content{Type: TypeToolResult, ToolUseID: "toolu_z", Text: "the text", Raw: json.RawMessage(`{"other":1}`)}
+	want, _ := (&Content{Type: TypeToolResult, ToolUseID: "toolu_z", Text: "the text"}).AppendJSON(nil)
+	if got, err := both.AppendJSON(nil); both.Sealed() || err != nil || string(got) != string(want) {
+		t.Errorf("a result with text and Raw: sealed %v, wrote %s, %v; want %s", both.Sealed(), got, err, want)
+	}
 	broken := Content{Type: TypeToolResult, ToolUseID: "toolu_y", Raw: json.RawMessage(`"text"`)}
 	if _, err := broken.AppendJSON(nil); !errors.Is(err, errSealShape) {
 		t.Errorf("sealed JSON that is not an object: err %v", err)

@@ -5,14 +5,12 @@ package conversation_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/model"
-	"github.com/agentloop/agentloop/model/anthropic"
 )
 
 // heldTurns is how many tool turns BenchmarkHistoryHeld's session makes.
@@ -45,12 +43,7 @@ func BenchmarkHistoryHeld(b *testing.B) {
 // (live heap with the Client open, less the live heap after it closed)
 // and its last request's size in KB.
 func historyHeld(b *testing.B, sealed bool) (held, lastKB float64) {
-	tr := &cannedTransport{turns: heldTurns}
-	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-bench", BaseURL: "http://api.invalid",
-		HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr, p := cannedProvider(b, heldTurns)
 	var prov model.Provider = p
 	if !sealed {
 		prov = plainProvider{p}

@@ -50,12 +50,7 @@ func BenchmarkLongSession(b *testing.B) {
 // longSession runs the session and returns the fitted slope (CPU ns per
 // KB of request), the mean CPU per turn and the last request's size in KB.
 func longSession(b *testing.B, memo, transcript bool) (slope, perTurn, lastKB float64) {
-	tr := &cannedTransport{turns: slopeTurns}
-	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-bench", BaseURL: "http://api.invalid",
-		HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr, p := cannedProvider(b, slopeTurns)
 	var prov model.Provider = p
 	if !memo {
 		prov = noMemo{p}
@@ -80,6 +75,18 @@ func longSession(b *testing.B, memo, transcript bool) (slope, perTurn, lastKB fl
 	}
 	slope = (n*sxy - sx*sy) / (n*sxx - sx*sx)
 	return slope, sy / n, float64(tr.size[len(tr.size)-1]) / 1024
+}
+
+// cannedProvider returns the Anthropic provider on a cannedTransport of
+// turns tool calls, and the transport.
+func cannedProvider(b *testing.B, turns int) (*cannedTransport, *anthropic.Provider) {
+	tr := &cannedTransport{turns: turns}
+	p, err := anthropic.New(&anthropic.Options{APIKey: "sk-bench", BaseURL: "http://api.invalid",
+		HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr, p
 }
 
 // noMemo is a provider whose requests carry no memo.

@@ -5,6 +5,8 @@ import (
 	"github.com/agentloop/agentloop/model"
 )
 
+// sealing reports whether the session's provider takes sealed results.
+//
 // A session whose provider sends sealed tool results (model.SealedSender)
 // keeps each large text result in its history as the JSON it is sent as
 // (model.Seal), not also as text: the provider's encoded history shares
@@ -12,8 +14,6 @@ import (
 // unsealed wherever it leaves the path to the provider: History,
 // ContextRequest, SentRequest, compaction, and a request to a provider
 // without SealedSender.
-
-// sealing reports whether the session's provider takes sealed results.
 func (s *Session) sealing() bool {
 	p, ok := s.cfg.Provider.(model.SealedSender)
 	return ok && p.SendsSealed()

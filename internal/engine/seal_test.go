@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
@@ -169,22 +168,9 @@ func TestSealedKeepsSearchResults(t *testing.T) {
 		func(ctx context.Context, in struct{}, c *tool.Call) (tool.Result, error) {
 			return tool.Text("t ran"), nil
 		}, nil)
-	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
-	search := tool.New(toolsearch.ToolName, "Loads deferred tools.", func(ctx context.Context, in struct {
-		Query string `json:"query"`
-	}, c *tool.Call) (tool.Result, error) {
-		return tool.Text(toolsearch.Render(in.Query, cat.Search(in.Query, 5), cat.Len())), nil
-	}, nil)
-	use := func(id, name, input string) *model.Response {
-		return &model.Response{ID: "m_" + id, Model: "claude-opus-5-5", StopReason: "tool_use",
-			Content: []model.Content{{Type: model.TypeToolUse, ID: id, Name: name, Input: json.RawMessage(input)}}}
-	}
+	search, cat, replies := searchScript(deferred)
 	p := &sealProvider{seals: true}
-	p.replies = []*model.Response{
-		use("ts", toolsearch.ToolName, `{"query":"select:mcp__s__t"}`),
-		use("call", "mcp__s__t", `{}`),
-		{ID: "m_done", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}},
-	}
+	p.replies = replies
 	s, err := New(Config{Provider: p, Model: "claude-opus-5-5", Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"},
 		Tools: []tool.Tool{search, deferred}, Deferred: cat})
 	if err != nil {

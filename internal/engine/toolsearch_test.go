@@ -52,21 +52,8 @@ func runToolSearch(t *testing.T, refs bool) (*refProvider, *Session) {
 func runToolSearchWith(t *testing.T, refs bool, modelID string, noRefs bool) (*refProvider, *Session) {
 	t.Helper()
 	deferred := namedTool("mcp__s__t", "t ran")
-	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
-	search := tool.New(toolsearch.ToolName, "Loads deferred tools.", func(ctx context.Context, in struct {
-		Query string `json:"query"`
-	}, c *tool.Call) (tool.Result, error) {
-		return tool.Text(toolsearch.Render(in.Query, cat.Search(in.Query, 5), cat.Len())), nil
-	}, nil)
-	use := func(id, name, input string) *model.Response {
-		return &model.Response{ID: "m_" + id, Model: "claude-opus-5-5", StopReason: "tool_use",
-			Content: []model.Content{{Type: model.TypeToolUse, ID: id, Name: name, Input: json.RawMessage(input)}}}
-	}
-	p := &refProvider{refs: refs, replies: []*model.Response{
-		use("ts", toolsearch.ToolName, `{"query":"select:mcp__s__t"}`),
-		use("call", "mcp__s__t", `{}`),
-		{ID: "m_done", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}},
-	}}
+	search, cat, replies := searchScript(deferred)
+	p := &refProvider{refs: refs, replies: replies}
 	s, err := New(Config{Provider: p, Model: modelID, Env: &tool.Env{Cwd: t.TempDir(), SessionID: "s1"},
 		Tools: []tool.Tool{search, deferred}, Deferred: cat, NoToolReferences: noRefs})
 	if err != nil {
@@ -79,6 +66,28 @@ func runToolSearchWith(t *testing.T, refs bool, modelID string, noRefs bool) (*r
 		t.Fatalf("%d requests, want 3", len(p.reqs))
 	}
 	return p, s
+}
+
+// searchScript returns a ToolSearch tool over a catalog of deferred
+// alone, that catalog, and the replies of a model that loads deferred
+// with ToolSearch, calls it and ends.
+func searchScript(deferred tool.Tool) (tool.Tool, *toolsearch.Catalog, []*model.Response) {
+	cat := toolsearch.NewCatalog([]tool.Info{deferred.Info()})
+	search := tool.New(toolsearch.ToolName, "Loads deferred tools.", func(ctx context.Context, in struct {
+		Query string `json:"query"`
+	}, c *tool.Call) (tool.Result, error) {
+		return tool.Text(toolsearch.Render(in.Query, cat.Search(in.Query, 5), cat.Len())), nil
+	}, nil)
+	use := func(id, name, input string) *model.Response {
+		return &model.Response{ID: "m_" + id, Model: "claude-opus-5-5", StopReason: "tool_use",
+			Content: []model.Content{{Type: model.TypeToolUse, ID: id, Name: name, Input: json.RawMessage(input)}}}
+	}
+	name := deferred.Info().Name
+	return search, cat, []*model.Response{
+		use("ts", toolsearch.ToolName, `{"query":"select:`+name+`"}`),
+		use("call", name, `{}`),
+		{ID: "m_done", Model: "claude-opus-5-5", StopReason: "end_turn", Content: []model.Content{model.TextBlock("done")}},
+	}
 }
 
 // declared lists a request's tools as name, or name+" (deferred)" for
