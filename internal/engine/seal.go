@@ -88,9 +88,9 @@ func searchResult(c model.Content, calls []model.Content) bool {
 }
 
 // unsealed returns msgs with every sealed block's text read back: msgs
-// itself when the session has sealed nothing. A block that cannot be read
-// back (never: the session sealed it) stays sealed, which every encoder
-// still writes as it was.
+// itself when the session has sealed nothing. Should a block not read
+// back (never: the session sealed it), msgs is returned as it is, its
+// sealed blocks included, which every encoder still writes as they were.
 func (s *Session) unsealed(msgs []model.Message) []model.Message {
 	if !s.hasSealed {
 		return msgs
