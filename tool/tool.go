@@ -207,11 +207,20 @@ type Result struct {
 }
 
 // Text returns a successful result holding one text block.
+//
+// Text and Error are not inlined: inlined, each call would build its
+// 240-byte block in its caller's frame, and a tool that answers in many
+// places (Read has a dozen) would take kilobytes of stack for them in every
+// goroutine that runs it.
+//
+//go:noinline
 func Text(s string) Result {
 	return Result{Content: []model.Content{model.TextBlock(s)}}
 }
 
-// Error returns a failed result holding one text block.
+// Error returns a failed result holding one text block. See Text.
+//
+//go:noinline
 func Error(s string) Result {
 	return Result{Content: []model.Content{model.TextBlock(s)}, IsError: true}
 }

@@ -91,15 +91,37 @@ func (s *Schema) Raw() json.RawMessage { return s.raw }
 // Validate checks input against the schema and applies its defaults. It
 // returns the input to use (defaults filled in) or a *ValidationError
 // naming every problem found.
+//
+// The decoding and the checks are two functions (not inlined), so that the
+// decoder's recursion does not stack on the checks' larger frame: the loop
+// validates a call's input as its block arrives, deep in a turn's stack.
 func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessage, error) {
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(input, &obj); err != nil || obj == nil {
+	obj := decodeObject(input)
+	if obj == nil {
 		return nil, &ValidationError{Tool: toolName, Issues: []string{"The input must be a JSON object"}}
 	}
+	return s.check(toolName, input, obj)
+}
+
+// decodeObject decodes input, a JSON object; nil when it is not one.
+//
+//go:noinline
+func decodeObject(input json.RawMessage) map[string]any {
+	var obj map[string]any
+	if json.Unmarshal(input, &obj) != nil {
+		return nil
+	}
+	return obj
+}
+
+// check is Validate for input, decoded as obj.
+//
+//go:noinline
+func (s *Schema) check(toolName string, input json.RawMessage, obj map[string]any) (json.RawMessage, error) {
 	var issues []string
 	for _, r := range s.required {
 		if _, ok := obj[r]; !ok {

@@ -108,12 +108,73 @@ type Outcome struct {
 
 // Decide decides on call. It blocks while hooks or CanUseTool run, and
 // returns when they do.
-func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
-	var pre hooks.PreToolUseResult
+//
+// The PreToolUse hooks run before the rest of the decision, in a frame of
+// their own: Decide runs on a turn's goroutine under the loop's dispatch,
+// and the hooks' stack stacks on whatever frames are below them.
+func (a *Authorizer) Decide(ctx context.Context, call *Call) *Outcome {
+	var pre *hooks.PreToolUseResult
 	if a.PreToolUse != nil {
-		pre = a.PreToolUse(ctx, call)
+		pre = a.preToolUse(ctx, call)
 	}
-	o := Outcome{Decided: call.Input}
+	return a.decide(ctx, call, pre)
+}
+
+// preToolUse runs the PreToolUse hooks on call.
+//
+//go:noinline
+func (a *Authorizer) preToolUse(ctx context.Context, call *Call) *hooks.PreToolUseResult {
+	pre := a.PreToolUse(ctx, *call)
+	return &pre
+}
+
+// decide is Decide once the PreToolUse hooks gave prep (nil without
+// hooks). It is a chain of small steps, each in a function of its own,
+// so that the frames under the checker, the sandbox's checks and ask (the
+// PermissionRequest hooks and CanUseTool) are small: a decision is made deep
+// in a turn's stack, and every byte there adds to the stack each session's
+// goroutine grows to. It returns a pointer so that Decide's frame holds no
+// Outcome.
+//
+//go:noinline
+func (a *Authorizer) decide(ctx context.Context, call *Call, pre *hooks.PreToolUseResult) *Outcome {
+	o, pcall, next := a.beforeChecker(call, pre)
+	switch next {
+	case stepDone:
+		return o
+	case stepAsk:
+		return a.askFor(ctx, call, o)
+	}
+	checked := a.Checker.Decide(ctx, *pcall)
+	if a.afterChecker(call, o, pcall, &checked, next == stepHookAllowed) {
+		return a.askFor(ctx, call, o)
+	}
+	return o
+}
+
+// step is what the part of a decision before the checker leaves to do.
+type step int
+
+const (
+	stepDone        step = iota // the outcome is decided
+	stepAsk                     // the call goes to ask
+	stepCheck                   // the checker decides, then afterChecker
+	stepHookAllowed             // likewise, a hook having allowed the call
+)
+
+// beforeChecker is the part of a decision before the checker: a hook's
+// deny, ask, defer or allow, an MCP server's deny policy, the block
+// settings on a hook's ask. It returns the outcome so far, the call as the
+// checker sees it, and what is left to do.
+//
+//go:noinline
+func (a *Authorizer) beforeChecker(callp *Call, prep *hooks.PreToolUseResult) (*Outcome, *permission.Call, step) {
+	call := callp
+	var pre hooks.PreToolUseResult
+	if prep != nil {
+		pre = *prep
+	}
+	o := &Outcome{Decided: call.Input}
 	o.Context = pre.AdditionalContext
 	if pre.Halt {
 		o.Halt = &engine.Halt{Reason: pre.StopReason}
@@ -121,38 +182,55 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 	if pre.UpdatedInput != nil {
 		o.Decided, o.Input = pre.UpdatedInput, pre.UpdatedInput
 	}
-	pcall := permission.Call{Tool: call.Name, Input: o.Decided, ReadOnly: call.ReadOnly,
+	pcall := &permission.Call{Tool: call.Name, Input: o.Decided, ReadOnly: call.ReadOnly,
 		RequiresUserInteraction: call.needsPerson()}
 	switch {
 	case pre.Decision == hooks.Deny:
-		return o.deny("hook", "hook", pre.Message, true)
+		o.setDeny("hook", "hook", pre.Message, true)
+		return o, pcall, stepDone
 	case call.Policy == PolicyDeny:
-		return o.deny("config", "rule", fmt.Sprintf("%s is denied by its MCP server's policy (always_deny).", call.Name), false)
+		o.setDeny("config", "rule", fmt.Sprintf("%s is denied by its MCP server's policy (always_deny).", call.Name), false)
+		return o, pcall, stepDone
 	}
 	if a.Blocked != nil && pre.Decision == hooks.Ask {
 		// The checker, which applies the block settings itself, is
 		// skipped on this path.
-		if b := a.Blocked(pcall); b.Behavior == permission.Deny {
+		if b := a.Blocked(*pcall); b.Behavior == permission.Deny {
 			o.Checked = b
-			return o.deny("config", b.ReasonType, b.Message, false)
+			o.setDeny("config", b.ReasonType, b.Message, false)
+			return o, pcall, stepDone
 		}
 	}
 	switch pre.Decision {
 	case hooks.Defer:
-		return a.deferCall(call, pre, o)
+		*o = a.deferCall(*call, pre, *o)
+		return o, pcall, stepDone
 	case hooks.Ask:
 		o.Checked = permission.Decision{Behavior: permission.Ask, ReasonType: "hook", Reason: pre.Reason,
 			Message: fmt.Sprintf("A hook asked for approval of this %s call, and there is no one to ask: %s", call.Name, pre.Reason)}
-		return a.ask(ctx, call, o)
+		return o, pcall, stepAsk
 	case hooks.Allow:
+		return o, pcall, stepHookAllowed
+	}
+	return o, pcall, stepCheck
+}
+
+// afterChecker is the part of a decision after the checker decided
+// checked on pcall: a hook's allow that the checker does not overrule, the
+// sandbox's escape check, an MCP server's allow policy, the checker's
+// answer, the sandbox's auto-allow. It reports whether the call goes to
+// ask; otherwise o is the outcome.
+//
+//go:noinline
+func (a *Authorizer) afterChecker(call *Call, o *Outcome, pcall *permission.Call, checked *permission.Decision, hookAllowed bool) bool {
+	o.Checked = call.explain(*checked)
+	if hookAllowed {
 		// A hook's approval skips the mode and allow rules, never the deny
 		// and ask rules.
-		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
 		if o.Checked.Behavior == permission.Allow || (o.Checked.ReasonType != permission.ReasonRule && !pcall.RequiresUserInteraction && !o.Checked.Blocked) {
-			return o.allow("hook", "hook")
+			o.setAllow("hook", "hook")
+			return false
 		}
-	default:
-		o.Checked = call.explain(a.Checker.Decide(ctx, pcall))
 	}
 	if call.Name == "Bash" && a.SandboxEscape != nil && o.Checked.Behavior == permission.Allow {
 		if why := a.SandboxEscape(o.Decided); why != "" {
@@ -160,22 +238,34 @@ func (a *Authorizer) Decide(ctx context.Context, call Call) Outcome {
 			d.Behavior, d.ReasonType, d.Reason, d.Rule, d.RuleSource = permission.Ask, permission.ReasonSafetyCheck, why, "", ""
 			d.Message = "Bash asked to run this command outside the sandbox, which needs approval, and there is no one to ask: " + why
 			o.Checked = d
-			return a.ask(ctx, call, o)
+			return true
 		}
 	}
 	if !o.Checked.Blocked && call.policyAllows(o.Checked) {
-		return o.allow("config", permission.ReasonRule)
+		o.setAllow("config", permission.ReasonRule)
+		return false
 	}
 	switch o.Checked.Behavior {
 	case permission.Allow:
-		return o.allow("config", o.Checked.ReasonType)
+		o.setAllow("config", o.Checked.ReasonType)
+		return false
 	case permission.Deny:
-		return o.deny("config", o.Checked.ReasonType, o.Checked.Message, false)
+		o.setDeny("config", o.Checked.ReasonType, o.Checked.Message, false)
+		return false
 	}
 	if call.Name == "Bash" && !o.Checked.Blocked && a.SandboxAllows != nil && a.SandboxAllows(o.Decided, o.Checked) {
-		return o.allow("config", "sandbox")
+		o.setAllow("config", "sandbox")
+		return false
 	}
-	return a.ask(ctx, call, o)
+	return true
+}
+
+// askFor is ask for call with the outcome so far o.
+//
+//go:noinline
+func (a *Authorizer) askFor(ctx context.Context, call *Call, o *Outcome) *Outcome {
+	r := a.ask(ctx, *call, *o)
+	return &r
 }
 
 // reblock denies an approved call whose input an answer rewrote when the
@@ -300,6 +390,17 @@ func (a *Authorizer) diag(text string) {
 	if a.Diag != nil {
 		a.Diag(text)
 	}
+}
+
+// setAllow and setDeny are allow and deny in place, for the steps of a
+// decision whose frames must stay small (see decide): a copy of an Outcome
+// takes hundreds of bytes there.
+func (o *Outcome) setAllow(source, reason string) {
+	o.Allow, o.Source, o.ReasonType = true, source, reason
+}
+
+func (o *Outcome) setDeny(source, reason, msg string, quiet bool) {
+	o.Allow, o.Source, o.ReasonType, o.Message, o.Quiet = false, source, reason, msg, quiet
 }
 
 func (o Outcome) allow(source, reason string) Outcome {

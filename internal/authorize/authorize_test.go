@@ -144,7 +144,7 @@ func TestDecideOrder(t *testing.T) {
 					return tt.ask.a, tt.ask.err
 				}
 			}
-			o := a.Decide(context.Background(), tt.call)
+			o := a.Decide(context.Background(), &tt.call)
 			got.Decision = o.Decision
 			if len(c.calls) > 0 {
 				got.Checked, got.CheckedInput = true, string(c.calls[0].Input)
@@ -160,14 +160,14 @@ func TestDecideOrder(t *testing.T) {
 // to ask, nowhere to apply updates.
 func TestDecideMinimal(t *testing.T) {
 	a := &Authorizer{Checker: &checker{d: askMode}}
-	o := a.Decide(context.Background(), Call{ID: "t", Name: "Write", Input: json.RawMessage(`{}`)})
+	o := a.Decide(context.Background(), &Call{ID: "t", Name: "Write", Input: json.RawMessage(`{}`)})
 	if o.Allow || o.Message != "mode: nobody to ask" {
 		t.Errorf("undecided call with nobody to ask: got %+v, want a denial with the checker's message", o.Decision)
 	}
 	a.CanUseTool = func(context.Context, Request) (Answer, error) {
 		return Answer{Behavior: "allow", UpdatedPermissions: []settings.PermissionUpdate{{Type: "setMode"}}}, nil
 	}
-	o = a.Decide(context.Background(), Call{ID: "t", Name: "Write", Input: json.RawMessage(`{}`)})
+	o = a.Decide(context.Background(), &Call{ID: "t", Name: "Write", Input: json.RawMessage(`{}`)})
 	if o.Allow || !strings.Contains(o.Message, "cannot apply") {
 		t.Errorf("allow with updates and no applier: got %+v, want a denial saying the updates cannot be applied", o.Decision)
 	}

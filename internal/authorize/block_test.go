@@ -74,7 +74,7 @@ func TestBlockNotLifted(t *testing.T) {
 					return tc.answer, nil
 				},
 			}
-			o := az.Decide(context.Background(), tc.call)
+			o := az.Decide(context.Background(), &tc.call)
 			if o.Allow != tc.wantAllow || asked != tc.wantAsked {
 				t.Errorf("allow %v (%s), asked %v; want allow %v, asked %v", o.Allow, o.Message, asked, tc.wantAllow, tc.wantAsked)
 			}
@@ -111,7 +111,7 @@ func TestDenyInsteadOfPrompting(t *testing.T) {
 					return Answer{Behavior: "allow"}, nil
 				},
 			}
-			o := az.Decide(context.Background(), bash)
+			o := az.Decide(context.Background(), &bash)
 			if asked {
 				t.Error("CanUseTool was called")
 			}

@@ -105,7 +105,7 @@ func TestMCPPolicyAndUserInteraction(t *testing.T) {
 			}
 			call := tc.call
 			call.ID, call.Name, call.Input = "toolu_1", name, json.RawMessage(`{}`)
-			o := a.Decide(context.Background(), call)
+			o := a.Decide(context.Background(), &call)
 			got.Allow, got.Reason = o.Allow, o.ReasonType
 			if call.Policy == PolicyAsk && !o.Allow && o.ReasonType == "other" && !strings.Contains(o.Message, "always_ask") {
 				t.Errorf("denial message %q does not name the always_ask policy", o.Message)

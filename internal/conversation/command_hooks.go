@@ -40,20 +40,51 @@ type commandTurn struct {
 }
 
 // promptSubmit is the engine's PromptSubmit hook point of the main loop.
+//
+// Each hook event it dispatches is a function of its own, not inlined: the
+// hook point runs at the deepest point of a turn's stack before its first
+// request, and a frame holding every event's input at once would grow the
+// stack of every session's goroutine (see engine's streamOnce).
 func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.PromptVerdict {
-	d := s.hooks
 	var v engine.PromptVerdict
 	v.Context, s.clearContext = s.clearContext, nil // SessionStart after /clear (clear_session.go)
 	if !s.started {
 		s.started = true
-		st := s.noteSessionStart(s.startSource(), d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.engine().Model()}))
-		v.Context = append(v.Context, st.AdditionalContext...)
-		if st.Halt {
-			v.Halt = &engine.Halt{Reason: st.StopReason}
+		if s.sessionStartHook(ctx, &v) {
 			return v
 		}
 	}
-	r := d.UserPromptSubmit(ctx, hooks.UserPromptSubmitInput{Base: s.hookBase(), Prompt: prompt, Source: "sdk"})
+	if s.userPromptHook(ctx, prompt, &v) {
+		return v
+	}
+	if _, _, ok := compact.Command(prompt); ok && s.compactCfg != nil || isLocalCommand(prompt) {
+		return v // a built-in command; the engine keeps the context for the next prompt
+	}
+	s.expansionHook(ctx, prompt, &v)
+	return v
+}
+
+// sessionStartHook runs SessionStart for the session's first prompt,
+// adding its context to v; it reports whether a hook halted the run.
+//
+//go:noinline
+func (s *Session) sessionStartHook(ctx context.Context, v *engine.PromptVerdict) bool {
+	d := s.hooks
+	st := s.noteSessionStart(s.startSource(), d.SessionStart(ctx, hooks.SessionStartInput{Base: s.hookBase(), Source: s.startSource(), Model: s.engine().Model()}))
+	v.Context = append(v.Context, st.AdditionalContext...)
+	if st.Halt {
+		v.Halt = &engine.Halt{Reason: st.StopReason}
+		return true
+	}
+	return false
+}
+
+// userPromptHook runs UserPromptSubmit on prompt, recording its verdict in
+// v; it reports whether a hook halted the run or blocked the prompt.
+//
+//go:noinline
+func (s *Session) userPromptHook(ctx context.Context, prompt string, v *engine.PromptVerdict) bool {
+	r := s.hooks.UserPromptSubmit(ctx, hooks.UserPromptSubmitInput{Base: s.hookBase(), Prompt: prompt, Source: "sdk"})
 	v.Context = append(v.Context, r.AdditionalContext...)
 	v.Blocked, v.Reason = r.Blocked, r.Reason
 	if r.SuppressOriginalPrompt {
@@ -63,18 +94,23 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	switch {
 	case r.Halt:
 		v.Halt = &engine.Halt{Reason: r.StopReason}
-		return v
+		return true
 	case r.Blocked:
-		return v
+		return true
 	}
-	if _, _, ok := compact.Command(prompt); ok && s.compactCfg != nil || isLocalCommand(prompt) {
-		return v // a built-in command; the engine keeps the context for the next prompt
-	}
+	return false
+}
+
+// expansionHook runs UserPromptExpansion when prompt invokes a file
+// command or a skill, and then sets v to send the expanded text.
+//
+//go:noinline
+func (s *Session) expansionHook(ctx context.Context, prompt string, v *engine.PromptVerdict) {
 	inv, ok := s.invocation(prompt)
 	if !ok {
-		return v
+		return
 	}
-	x := d.UserPromptExpansion(ctx, hooks.UserPromptExpansionInput{Base: s.hookBase(), ExpansionType: "slash_command",
+	x := s.hooks.UserPromptExpansion(ctx, hooks.UserPromptExpansionInput{Base: s.hookBase(), ExpansionType: "slash_command",
 		CommandName: inv.name, CommandArgs: inv.args, CommandSource: inv.source, Prompt: prompt})
 	if x.SuppressOriginalPrompt {
 		s.diag.Add(DiagHook, "UserPromptExpansion: suppressOriginalPrompt has no effect: agentloop does not echo prompts")
@@ -82,16 +118,15 @@ func (s *Session) promptSubmit(ctx context.Context, prompt string) engine.Prompt
 	switch {
 	case x.Halt:
 		v.Halt = &engine.Halt{Reason: x.StopReason}
-		return v
+		return
 	case x.Blocked:
 		v.Blocked, v.Reason, v.BlockedBy = true, x.Reason, "UserPromptExpansion"
-		return v
+		return
 	}
 	v.Context = append(v.Context, x.AdditionalContext...)
 	text := s.expand(inv)
 	v.Replace = &text
 	v.Preamble = commandHeader(inv)
-	return v
 }
 
 // invocation is a prompt "/name args" that names a file command or a

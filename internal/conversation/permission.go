@@ -118,6 +118,32 @@ func disabledModes(st *settings.Settings) map[permission.Mode]error {
 // session does not fall back to another mode) with a
 // *PermissionModeDisabledError.
 func (s *Session) newChecker(st *settings.Settings) (*permission.Checker, error) {
+	cfg, err := s.checkerConfig(st)
+	if err != nil {
+		return nil, err
+	}
+	return newCheckerFrom(cfg)
+}
+
+// newCheckerFrom compiles the checker of cfg. It and checkerConfig are
+// functions of their own (not inlined): the configuration is built in a
+// frame that is gone when the rules compile, which resolves paths, deep in
+// the stack of the session's goroutine (see engine's streamOnce).
+//
+//go:noinline
+func newCheckerFrom(cfg *permission.Config) (*permission.Checker, error) {
+	c, err := permission.New(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)
+	}
+	return c, nil
+}
+
+// checkerConfig is the configuration of the session's checker: the mode,
+// the rules of the options and of the settings st, the directories.
+//
+//go:noinline
+func (s *Session) checkerConfig(st *settings.Settings) (*permission.Config, error) {
 	disabled := withBypassAsRoot(disabledModes(st)) // root without IS_SANDBOX: bypass_root.go
 	if err := disabled[permission.Mode(s.mode)]; err != nil {
 		return nil, fmt.Errorf("agentloop: %w", err)
@@ -169,7 +195,7 @@ func (s *Session) newChecker(st *settings.Settings) (*permission.Checker, error)
 			rs.Sources = append(rs.Sources, *bySource[src])
 		}
 	}
-	c, err := permission.New(permission.Config{
+	return &permission.Config{
 		Mode:        permission.Mode(s.mode),
 		Rules:       rs,
 		Dirs:        append([]string{s.env.Cwd}, s.env.AdditionalDirs...),
@@ -184,11 +210,7 @@ func (s *Session) newChecker(st *settings.Settings) (*permission.Checker, error)
 		// Every settings file the session read, wherever it lies, is
 		// protected like .claude (sandbox_config.go lists the same).
 		Protected: s.sharedConfigPaths(st),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: permissions: %w", ErrInvalidOption, err)
-	}
-	return c, nil
+	}, nil
 }
 
 // Test seams for the security tests' mutation run (see export_test.go).
@@ -231,14 +253,35 @@ func (s *Session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
-	info := call.Tool.Info()
-	o := s.authorizer(a).Decide(ctx, authorize.Call{ID: call.ID, Name: call.Name, Input: json.RawMessage(call.Input),
-		ReadOnly: info.ReadOnly, Alone: call.Alone, AgentID: a.ID,
-		RequiresUserInteraction: info.RequiresUserInteraction, Policy: info.PermissionPolicy})
+	o := s.authorizer(a).Decide(ctx, authCall(a, call))
 	if o.Allow {
 		s.noteChecked(call, o.Decided, o.Checked, o.Decision.Input)
 	}
 	return o.Decision
+}
+
+// preToolUse runs the PreToolUse hooks on call c of the loop a. Not
+// inlined: the hooks' input is built in a frame of its own, only when a
+// hook will read it (the decision is deep in a turn's stack; see authCall).
+//
+//go:noinline
+func (s *Session) preToolUse(ctx context.Context, a lineage.Agent, c *authorize.Call) hooks.PreToolUseResult {
+	return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
+		ToolInput: c.Input, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})
+}
+
+// authCall is call of the loop a as the authoriser takes it. Made here
+// (not inlined), its tool's Info and the Call are not in authorizeAs's
+// frame, under the whole decision: a decision is made deep in a turn's
+// stack, where every byte adds to the stack each session's goroutine grows
+// to.
+//
+//go:noinline
+func authCall(a lineage.Agent, call *engine.ToolCall) *authorize.Call {
+	info := call.Tool.Info()
+	return &authorize.Call{ID: call.ID, Name: call.Name, Input: json.RawMessage(call.Input),
+		ReadOnly: info.ReadOnly, Alone: call.Alone, AgentID: a.ID,
+		RequiresUserInteraction: info.RequiresUserInteraction, Policy: info.PermissionPolicy}
 }
 
 // authorizer wires the session's hooks, checker, sandbox, callback and
@@ -246,8 +289,10 @@ func (s *Session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine
 func (s *Session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	az := &authorize.Authorizer{
 		PreToolUse: func(ctx context.Context, c authorize.Call) hooks.PreToolUseResult {
-			return s.hooks.PreToolUse(ctx, hooks.PreToolUseInput{Base: s.hookBaseFor(a), ToolName: c.Name,
-				ToolInput: c.Input, ToolUseID: c.ID, MCPServer: s.mcpServerOf(c.Name)})
+			if !s.hooks.Matches(hooks.PreToolUse, c.Name) {
+				return hooks.PreToolUseResult{} // what no hook gives, without building the input
+			}
+			return s.preToolUse(ctx, a, &c)
 		},
 		Checker:       s.checkerFor(a), // a subagent's own mode (projectfiles.go)
 		SandboxAllows: s.sandboxAutoAllows,

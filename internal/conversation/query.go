@@ -52,7 +52,15 @@ func runTurn(ctx context.Context, sess *Session, prompt string, yield func(Messa
 	if prompt == "" {
 		prompt = sess.initialPrompt()
 	}
-	sess.Run(ctx, []model.Content{model.TextBlock(prompt)}, yield)
+	sess.Run(ctx, textPrompt(prompt), yield)
+}
+
+// textPrompt is a prompt of one text block. Not inlined: the block would
+// take its 240 bytes in the frame of runTurn, under every turn of the run.
+//
+//go:noinline
+func textPrompt(text string) []model.Content {
+	return []model.Content{model.TextBlock(text)}
 }
 
 // Run takes one prompt of content blocks (text, images, documents)
@@ -68,40 +76,11 @@ func runTurn(ctx context.Context, sess *Session, prompt string, yield func(Messa
 func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Message, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.engine() // made at the first run of an idle session (engine_lazy.go)
-	if err := s.engineErr(); err != nil {
-		yield(nil, err)
-		return
+	locked, ok := s.beginRun(yield)
+	if locked {
+		defer func() { s.transcript.release() }()
 	}
-	// The transcript's file and lock first (persist.go): a run that cannot
-	// write its transcript, or whose session another process is writing,
-	// fails before it starts, as a session that cannot start does. They go
-	// at the end of the run: the transcript /clear started, if it did.
-	if err := s.transcript.lock(); err != nil {
-		yield(nil, err)
-		return
-	}
-	defer func() { s.transcript.release() }()
-	s.retryMCP() // failed MCP servers reconnect in the background (mcp_glue.go)
-	if !yield(s.initMessage(), nil) {
-		return
-	}
-	if n := s.sandboxNotice(); n != nil && !yield(n, nil) {
-		return
-	}
-	for _, m := range s.diag.Take(s.engine().Notify) {
-		if !yield(m, nil) {
-			return
-		}
-	}
-	if r := s.resumeRejection(); r != nil { // resume_at.go
-		if yield(r, nil) {
-			yield(nil, r.Err())
-		}
-		return
-	}
-	if err := s.transcript.begin(time.Now()); err != nil { // persist.go
-		yield(nil, err)
+	if !ok {
 		return
 	}
 	defer s.endCommandTurn() // a file command's model and rules last for its run (command_hooks.go)
@@ -119,6 +98,64 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, yield func(Me
 		}
 		return yield(m, nil)
 	})
+	endRun(res, err, yield)
+}
+
+// beginRun readies the session for a run and yields what comes before its
+// first turn: init, the sandbox's notice, diagnostics. locked reports that
+// the transcript's lock was taken (the caller releases it when the run
+// ends); ok that the run goes on. It and endRun are not inlined, so that
+// Run's frame, under every turn of the run, stays small (see engine's
+// streamOnce).
+//
+//go:noinline
+func (s *Session) beginRun(yield func(Message, error) bool) (locked, ok bool) {
+	s.engine() // made at the first run of an idle session (engine_lazy.go)
+	if err := s.engineErr(); err != nil {
+		yield(nil, err)
+		return false, false
+	}
+	// The transcript's file and lock first (persist.go): a run that cannot
+	// write its transcript, or whose session another process is writing,
+	// fails before it starts, as a session that cannot start does. They go
+	// at the end of the run: the transcript /clear started, if it did.
+	if err := s.transcript.lock(); err != nil {
+		yield(nil, err)
+		return false, false
+	}
+	s.retryMCP() // failed MCP servers reconnect in the background (mcp_glue.go)
+	if !yield(s.initMessage(), nil) {
+		return true, false
+	}
+	if n := s.sandboxNotice(); n != nil && !yield(n, nil) {
+		return true, false
+	}
+	for _, m := range s.diag.Take(s.engine().Notify) {
+		if !yield(m, nil) {
+			return true, false
+		}
+	}
+	if r := s.resumeRejection(); r != nil { // resume_at.go
+		if yield(r, nil) {
+			yield(nil, r.Err())
+		}
+		return true, false
+	}
+	if err := s.transcript.begin(time.Now()); err != nil { // persist.go
+		yield(nil, err)
+		return true, false
+	}
+	if s.checker != nil {
+		s.checker.Prepare() // here, not under the first tool call (see Prepare)
+	}
+	return true, true
+}
+
+// endRun yields the error that ended a run, if any: err from the engine,
+// or the error of res, an error result.
+//
+//go:noinline
+func endRun(res *message.Result, err error, yield func(Message, error) bool) {
 	switch {
 	case errors.Is(err, engine.ErrStopped):
 		return

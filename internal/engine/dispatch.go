@@ -42,190 +42,170 @@ type pendingCall struct {
 func (r *run) dispatch(resp *model.Response) bool {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
-	open := r.open
-	ok := true
-	done := func(o outcome) {
-		if !ok {
-			return
-		}
-		if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
-			// It failed because the run was interrupted: it was stopped
-			// while running. A call that finished keeps its result.
-			after := o.after
-			o = stoppedOutcome(o.call.ID, true)
-			o.after = after
-		}
-		if o.call != nil {
-			o = r.s.noteUnloaded(o.call.Name, o)
-			o = r.s.referTools(o.call.Name, o)
-		}
-		if o.call != nil && r.s.cfg.Hooks.AfterTool != nil {
-			out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}
-			if h := r.s.cfg.Hooks.AfterTool(r.toolCtx(ctx, o.call.ID), o.call, out); h != nil && r.halt == nil {
-				r.halt = h
-			}
-			o.block, o.structured = out.Result, out.Structured
-			o.block.ToolUseID = o.call.ID
-			open.extra = append(open.extra, out.Context...)
-		}
-		r.bound(&o)
-		m := r.userMessage([]model.Content{o.block}, false)
-		m.ToolUseResult, m.ToolResultMeta = o.structured, o.meta
-		r.addResult(o.block, m)
-		r.numTurns++
-		r.toolEnd(o)
-		ok = r.send(m)
-		if ok && len(o.follow) > 0 {
-			ok = r.sendFollowUp(o.follow)
-		}
-		for _, a := range o.after {
-			if ok {
-				ok = r.send(a)
-			}
+	d := &dispatcher{r: r, ctx: ctx, cancel: cancel, open: r.open, ok: true}
+	for i := range resp.Content {
+		if resp.Content[i].Type == model.TypeToolUse {
+			d.calls++
 		}
 	}
-	var batch []pendingCall
-	flush := func() {
-		// No call starts once the run is cancelled; closeTurn answers it.
-		if len(batch) == 0 || !ok || ctx.Err() != nil {
-			batch = nil
-			return
+	for i := range resp.Content {
+		b := &resp.Content[i]
+		if b.Type != model.TypeToolUse || !d.ok || ctx.Err() != nil {
+			continue
 		}
-		tctx := toolContext(ctx, r.s.Notify)
-		jobs := make([]func() any, len(batch))
-		for i, p := range batch {
-			jobs[i] = func() any { return r.execute(tctx, p) }
-		}
-		fan := r.s.cfg.Fanout
-		if fan == nil {
-			fan = r.goroutines
-		}
-		// Calls an interrupt stopped are answered once the batch is over,
-		// in the reply's order, as the reference prints them; the others
-		// as they complete.
-		var stopped []outcome
-		fan(jobs, func(v any) {
-			r.drain()
-			o := v.(outcome)
-			if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
-				stopped = append(stopped, o)
-				return
-			}
-			done(o)
-			if !ok || r.stopped {
-				ok = false
-				cancel()
-			}
-		})
-		order := make(map[string]int, len(batch))
-		for i, p := range batch {
-			order[p.id] = i
-		}
-		slices.SortFunc(stopped, func(a, b outcome) int { return order[a.call.ID] - order[b.call.ID] })
-		for _, o := range stopped {
-			done(o)
-		}
-		batch = nil
-	}
-	interrupted := false
-	calls := 0
-	for _, b := range resp.Content {
-		if b.Type == model.TypeToolUse {
-			calls++
+		if d.admit(b) {
+			return true // deferred: the run ends with the call pending
 		}
 	}
-	for _, b := range resp.Content {
-		if b.Type != model.TypeToolUse || !ok || ctx.Err() != nil {
-			continue
-		}
-		r.toolBegin(ctx, b)
-		if interrupted {
-			done(errorOutcome(b.ID, "The run was interrupted before this tool could run.", nil))
-			continue
-		}
-		e, known := r.s.lookup(b.Name)
-		if !known {
-			msg := "Error: No such tool available: " + b.Name
-			done(errorOutcome(b.ID, "<tool_use_error>"+msg+"</tool_use_error>", msg))
-			continue
-		}
-		input, err := r.validate(e, b)
-		if err != nil {
-			text := err.Error()
-			if b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil {
-				text = schemaMismatch(err)
-			}
-			done(r.s.noteUnloaded(b.Name, errorOutcome(b.ID, "<tool_use_error>"+text+"</tool_use_error>", "Error: "+text)))
-			continue
-		}
-		d := Decision{Allow: true, Source: "config", ReasonType: "mode"}
-		internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
-		if r.s.cfg.Authorize != nil && !internal {
-			d = r.s.cfg.Authorize(r.toolCtx(ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: calls == 1})
-			if r.ctx.Err() != nil {
-				continue // interrupted while deciding: answered as stopped (closeInterrupted)
-			}
-		}
-		if d.Defer {
-			if calls == 1 {
-				// The call stays pending: no result, no context, the
-				// run ends (see resumeDeferred).
-				r.deferred = &message.DeferredToolUse{ID: b.ID, Name: b.Name, Input: deferredInput(b.Input)}
-				return true
-			}
-			d.Allow = false
-		}
-		open.extra = append(open.extra, d.Context...)
-		if d.Halt != nil && r.halt == nil {
-			r.halt = d.Halt
-		}
-		meta := []message.ToolResultMeta{{ID: b.ID, PermissionDecision: message.PermissionDecision{
-			Decision: "accept", Source: d.Source, ReasonType: d.ReasonType}}}
-		if !d.Allow {
-			meta[0].PermissionDecision.Decision = "reject"
-			meta[0].NonExecutionKind = "permission-rule"
-			r.denials = append(r.denials, message.PermissionDenial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: input})
-			if !d.Quiet && !r.send(&message.System{Subtype: message.SubtypePermissionDenied, SessionID: r.s.cfg.Env.SessionID,
-				UUID: r.s.cfg.NewID(), PermissionDenied: &message.PermissionDenied{
-					ToolName: b.Name, ToolUseID: b.ID, Message: d.Message, DecisionReasonType: d.ReasonType}}) {
-				ok = false
-				break
-			}
-			o := errorOutcome(b.ID, d.Message, "Error: "+d.Message)
-			o.meta = meta
-			done(o)
-			if d.Interrupt {
-				interrupted = true
-				if r.halt == nil {
-					r.halt = &Halt{Reason: "The run was interrupted when " + b.Name + " was denied.", interrupt: true}
-				}
-			}
-			continue
-		}
-		if d.Input != nil {
-			if in, err := e.schema.Validate(b.Name, d.Input); err == nil {
-				input = in
-			} else {
-				done(errorOutcome(b.ID, "<tool_use_error>The input given by the permission check is invalid: "+err.Error()+"</tool_use_error>", "Error: "+err.Error()))
-				continue
-			}
-		}
-		call := &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool}
-		p := pendingCall{id: b.ID, entry: e, input: input, meta: meta, call: call}
-		if e.info().ReadOnly || r.s.cfg.Concurrent != nil && r.s.cfg.Concurrent(call) {
-			batch = append(batch, p)
-			continue
-		}
-		flush()
-		batch = []pendingCall{p}
-		flush()
-	}
-	flush()
-	if !ok || ctx.Err() != nil {
+	d.flush()
+	if !d.ok || ctx.Err() != nil {
 		return false
 	}
 	r.commitResults()
 	return true
+}
+
+// dispatcher is the state of one dispatch: the calls admitted to run
+// together, and whether the run goes on.
+type dispatcher struct {
+	r           *run
+	ctx         context.Context // the dispatch's: cancelled when the consumer is gone
+	cancel      context.CancelFunc
+	open        *openCalls
+	ok          bool // false once the run must stop
+	batch       []pendingCall
+	interrupted bool // a denial interrupted the run: later calls do not run
+	calls       int  // tool calls in the reply
+}
+
+// done takes one finished call: AfterTool, the result into the history,
+// its messages to the consumer. Its steps are functions of their own (not
+// inlined), each working on o in place: the AfterTool hooks and the
+// consumer run under them, deep in a turn's stack, where every byte adds to
+// the stack each session's goroutine grows to.
+func (d *dispatcher) done(o *outcome) {
+	if !d.ok {
+		return
+	}
+	d.settle(o)
+	if o.call != nil && d.r.s.cfg.Hooks.AfterTool != nil {
+		d.afterTool(o)
+	}
+	d.deliver(o)
+}
+
+// settle completes o: a call the interrupt stopped while it ran is
+// answered as stopped, and the notes on tools not loaded or referred to
+// are added.
+//
+//go:noinline
+func (d *dispatcher) settle(o *outcome) {
+	r := d.r
+	if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
+		// It failed because the run was interrupted: it was stopped
+		// while running. A call that finished keeps its result.
+		after := o.after
+		*o = stoppedOutcome(o.call.ID, true)
+		o.after = after
+	}
+	if o.call != nil {
+		*o = r.s.noteUnloaded(o.call.Name, *o)
+		*o = r.s.referTools(o.call.Name, *o)
+	}
+}
+
+// afterTool runs the AfterTool hook point on o, which it may change.
+//
+//go:noinline
+func (d *dispatcher) afterTool(o *outcome) {
+	r := d.r
+	out := &ToolOutput{Result: o.block, Structured: o.structured, Failed: o.block.IsError != nil && *o.block.IsError}
+	if h := r.s.cfg.Hooks.AfterTool(r.toolCtx(d.ctx, o.call.ID), o.call, out); h != nil && r.halt == nil {
+		r.halt = h
+	}
+	o.block, o.structured = out.Result, out.Structured
+	o.block.ToolUseID = o.call.ID
+	d.open.extra = append(d.open.extra, out.Context...)
+}
+
+// deliver puts o's result into the history and sends its messages.
+//
+//go:noinline
+func (d *dispatcher) deliver(o *outcome) {
+	r := d.r
+	r.bound(o)
+	m := r.userMessage([]model.Content{o.block}, false)
+	m.ToolUseResult, m.ToolResultMeta = o.structured, o.meta
+	r.addResult(o.block, m)
+	r.numTurns++
+	r.toolEnd(o)
+	d.ok = r.send(m)
+	if d.ok && len(o.follow) > 0 {
+		d.ok = r.sendFollowUp(o.follow)
+	}
+	for _, a := range o.after {
+		if d.ok {
+			d.ok = r.send(a)
+		}
+	}
+}
+
+// flush runs the batch of calls admitted so far, together. A job's value
+// is a *outcome.
+func (d *dispatcher) flush() {
+	r, batch := d.r, d.batch
+	d.batch = nil
+	// No call starts once the run is cancelled; closeTurn answers it.
+	if len(batch) == 0 || !d.ok || d.ctx.Err() != nil {
+		return
+	}
+	tctx := toolContext(d.ctx, r.s.Notify)
+	jobs := make([]func() any, len(batch))
+	for i, p := range batch {
+		jobs[i] = func() any {
+			o := r.execute(tctx, p)
+			return &o
+		}
+	}
+	fan := r.s.cfg.Fanout
+	if fan == nil {
+		fan = r.goroutines
+	}
+	// Calls an interrupt stopped are answered once the batch is over,
+	// in the reply's order, as the reference prints them; the others
+	// as they complete.
+	var stopped []*outcome
+	fan(jobs, func(v any) {
+		r.drain()
+		o := v.(*outcome)
+		if o.call != nil && r.ctx.Err() != nil && o.block.IsError != nil && *o.block.IsError {
+			stopped = append(stopped, o)
+			return
+		}
+		d.done(o)
+		if !d.ok || r.stopped {
+			d.ok = false
+			d.cancel()
+		}
+	})
+	if len(stopped) > 0 {
+		d.doneStopped(batch, stopped)
+	}
+}
+
+// doneStopped takes the calls of batch the interrupt stopped, in the
+// batch's order.
+//
+//go:noinline
+func (d *dispatcher) doneStopped(batch []pendingCall, stopped []*outcome) {
+	order := make(map[string]int, len(batch))
+	for i, p := range batch {
+		order[p.id] = i
+	}
+	slices.SortFunc(stopped, func(a, b *outcome) int { return order[a.call.ID] - order[b.call.ID] })
+	for _, o := range stopped {
+		d.done(o)
+	}
 }
 
 // A Fanout runs jobs concurrently and hands each one's value to done as it

@@ -406,6 +406,15 @@ func (s *Session) Run(ctx context.Context, prompt []model.Content, emit Emit) (*
 	r.observeStart(prompt)
 	e := r.loop(prompt)
 	defer r.observeEnd(&e)
+	return r.end(&e)
+}
+
+// end closes the run that ended with e: the turn closed, the result
+// recorded and emitted. Not inlined, so that Run's frame, under every
+// turn of the run, stays small (see streamOnce).
+//
+//go:noinline
+func (r *run) end(e *ending) (*message.Result, error) {
 	if e.unrun == "" {
 		e.unrun = Interrupted
 	}

@@ -82,48 +82,61 @@ func (r *run) submitPrompt(prompt []model.Content) ([]model.Content, []model.Con
 	case v.Halt != nil:
 		return nil, nil, r.haltResult(v.Halt)
 	case v.Blocked:
-		// As the reference ends such a run (testdata/conformance/
-		// t_hook_userprompt_block): a success result, no turn taken, whose
-		// text names the hook point, gives the reason and the prompt.
-		event := v.BlockedBy
-		if event == "" {
-			event = "UserPromptSubmit"
-		}
-		var texts []string
-		for _, b := range typed {
-			if b.Type == model.TypeText {
-				texts = append(texts, b.Text)
-			}
-		}
-		res := r.base(message.ResultSuccess, false)
-		text := fmt.Sprintf("%s operation blocked by hook:\n%s\n\nOriginal prompt: %s", event, v.Reason, strings.Join(texts, "\n"))
-		res.Result = &text
-		res.NumTurns = 0
-		res.TerminalReason = message.TerminalHookStopped
-		res.StopReason = nil
-		return nil, nil, res
+		return nil, nil, r.blockedPrompt(typed, v)
 	}
 	return prompt, context, nil
 }
 
-// promptVerdict runs the PromptSubmit hook point on prompt and returns its
-// verdict, with the prompt to send (its text replaced when the verdict
-// says so) and the context for the model, as blocks, unless the verdict
-// halts or blocks.
-func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Content, PromptVerdict) {
-	hp := r.s.cfg.Hooks.PromptSubmit
-	if hp == nil {
-		return prompt, nil, PromptVerdict{}
+// blockedPrompt is the result of a run whose prompt (typed) a hook
+// blocked. As the reference ends such a run (testdata/conformance/
+// t_hook_userprompt_block): a success result, no turn taken, whose text
+// names the hook point, gives the reason and the prompt.
+//
+// It and applyPromptVerdict are functions of their own, not inlined,
+// because the hook points run at the deepest point of a turn's stack before
+// its first request (see streamOnce): what a hook point's caller keeps in
+// its frame adds to the stack every session's goroutine grows to.
+//
+//go:noinline
+func (r *run) blockedPrompt(typed []model.Content, v *PromptVerdict) *message.Result {
+	event := v.BlockedBy
+	if event == "" {
+		event = "UserPromptSubmit"
 	}
-	var text []string
-	for _, b := range prompt {
+	var texts []string
+	for _, b := range typed {
 		if b.Type == model.TypeText {
-			text = append(text, b.Text)
+			texts = append(texts, b.Text)
 		}
 	}
-	v := hp(r.ctx, strings.Join(text, "\n"))
+	res := r.base(message.ResultSuccess, false)
+	text := fmt.Sprintf("%s operation blocked by hook:\n%s\n\nOriginal prompt: %s", event, v.Reason, strings.Join(texts, "\n"))
+	res.Result = &text
+	res.NumTurns = 0
+	res.TerminalReason = message.TerminalHookStopped
+	res.StopReason = nil
+	return res
+}
+
+// promptVerdict runs the PromptSubmit hook point on prompt's text and
+// applies its verdict: the prompt to send, the context for the model, and
+// the verdict (nil when no hook point is set).
+func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Content, *PromptVerdict) {
+	hp := r.s.cfg.Hooks.PromptSubmit
+	if hp == nil {
+		return prompt, nil, &PromptVerdict{}
+	}
+	v := hp(r.ctx, promptText(prompt))
+	return applyPromptVerdict(prompt, v)
+}
+
+// applyPromptVerdict applies v, the PromptSubmit hook point's verdict on
+// prompt; see promptVerdict.
+//
+//go:noinline
+func applyPromptVerdict(prompt []model.Content, v PromptVerdict) ([]model.Content, []model.Content, *PromptVerdict) {
 	if v.Halt != nil || v.Blocked {
-		return nil, nil, v
+		return nil, nil, &v
 	}
 	if v.Replace != nil { // the text is replaced; images and documents stay
 		var kept []model.Content
@@ -142,7 +155,7 @@ func (r *run) promptVerdict(prompt []model.Content) ([]model.Content, []model.Co
 	for _, c := range v.Context {
 		context = append(context, model.TextBlock(reminder(c)))
 	}
-	return prompt, context, v
+	return prompt, context, &v
 }
 
 // haltResult ends a run stopped by a hook.

@@ -91,7 +91,10 @@ func (r *run) observeStart(prompt []model.Content) {
 	r.obs = ob
 }
 
-// promptText is the text of a prompt's text blocks, one per line.
+// promptText is the text of a prompt's text blocks, one per line. Not
+// inlined: see blockedPrompt.
+//
+//go:noinline
 func promptText(prompt []model.Content) string {
 	var parts []string
 	for _, b := range prompt {
@@ -265,7 +268,7 @@ func (r *run) modelRetry(ri model.RetryInfo) {
 
 // toolBegin opens the span of the call b of the reply being dispatched,
 // under ctx, the dispatch's context.
-func (r *run) toolBegin(ctx context.Context, b model.Content) {
+func (r *run) toolBegin(ctx context.Context, b *model.Content) {
 	ob := r.obs
 	if ob == nil {
 		return
@@ -315,7 +318,7 @@ func (r *run) toolRunCtx(ctx context.Context, id string) context.Context {
 
 // toolEnd closes the span of the call o answers, with its outcome and
 // permission decision.
-func (r *run) toolEnd(o outcome) {
+func (r *run) toolEnd(o *outcome) {
 	ob := r.obs
 	if ob == nil {
 		return

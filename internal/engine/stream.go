@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/model"
@@ -33,7 +34,30 @@ func (r *run) callModel() (*model.Response, []*message.Assistant, error) {
 	return nil, nil, err
 }
 
+// streamOnce sends one request to modelID and streams the reply.
+//
+// It is three steps so that the frame the goroutine keeps while the
+// provider waits for the reply is small: a turn spends most of its life
+// parked inside Provider.Stream, and the stack it holds there is the sum
+// of the frames above it. Every temporary of preparing the request and of
+// reading the reply lives in beginStream's and endStream's frames, which
+// are gone by then (or not yet there).
 func (r *run) streamOnce(modelID string) (*model.Response, error) {
+	req, h := r.beginStream(modelID)
+	if h == nil {
+		return nil, ErrStopped
+	}
+	callStart := r.s.cfg.Now()
+	resp, err := r.s.cfg.Provider.Stream(r.ctx, req, h)
+	return r.endStream(modelID, h, callStart, resp, err)
+}
+
+// beginStream builds the request for modelID and the handler of its
+// reply, announcing the request when partial messages are on. A nil
+// handler means the consumer stopped the run.
+//
+//go:noinline
+func (r *run) beginStream(modelID string) (*model.Request, *handler) {
 	s := r.s
 	s.applyToolChanges()
 	req := s.buildRequest(modelID)
@@ -43,16 +67,24 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 		requesting := "requesting"
 		if !r.send(&message.System{Subtype: message.SubtypeStatus, SessionID: s.cfg.Env.SessionID,
 			UUID: s.cfg.NewID(), Status: &message.Status{Status: &requesting}}) {
-			return nil, ErrStopped
+			return nil, nil
 		}
 	}
 	r.shown = nil
 	clear(r.checked)
 	r.checked = r.checked[:0]
 	h := &handler{r: r, modelID: modelID}
-	callStart := s.cfg.Now()
 	r.modelBegin(modelID)
-	resp, err := s.cfg.Provider.Stream(r.ctx, req, h)
+	return req, h
+}
+
+// endStream accounts for the call that began at callStart and returned
+// resp or err, and completes the reply: blocks normalised, usage counted,
+// blocks the provider did not announce emitted.
+//
+//go:noinline
+func (r *run) endStream(modelID string, h *handler, callStart time.Time, resp *model.Response, err error) (*model.Response, error) {
+	s := r.s
 	r.modelEnd(modelID, resp, err)
 	if resp != nil {
 		r.apiTime += resp.Duration
@@ -82,13 +114,13 @@ func (r *run) streamOnce(modelID string) (*model.Response, error) {
 		resp.Model = modelID
 	}
 	for i := range resp.Content {
-		resp.Content[i] = r.normalizeInput(resp.Content[i])
+		r.normalizeInput(&resp.Content[i])
 	}
 	r.account(resp)
 	// Blocks the provider did not announce (a provider without Block
 	// callbacks) are emitted now, so every block is seen once.
 	for i := h.emitted; i < len(resp.Content); i++ {
-		r.emitBlock(resp, i, resp.Content[i])
+		r.emitBlock(resp, i, &resp.Content[i])
 	}
 	return resp, nil
 }
@@ -144,8 +176,8 @@ func (h *handler) Block(index int, block model.Content, start *model.Response) {
 	if start != nil {
 		h.requestID = start.RequestID
 	}
-	block = h.r.normalizeInput(block)
-	if !h.r.emitBlock(start, index, block) {
+	h.r.normalizeInput(&block)
+	if !h.r.emitBlock(start, index, &block) {
 		h.stopped = true
 	}
 	h.emitted = index + 1
@@ -175,17 +207,22 @@ func (h *handler) Retry(ri model.RetryInfo) {
 	}
 }
 
-// emitBlock emits one assistant line for a completed block, and keeps it in
-// r.shown: the reply enters the history as the blocks shown.
-func (r *run) emitBlock(resp *model.Response, index int, block model.Content) bool {
+// emitBlock emits one assistant line for a completed block (a copy of
+// *block without its cache breakpoint), and keeps it in r.shown: the reply
+// enters the history as the blocks shown. The blocks of a reply go by
+// pointer through the handler's path (and normalizeInput's): the
+// deepest point of a turn's stack is under it, and every 240-byte copy
+// there adds to the stack of every session's goroutine (see streamOnce).
+func (r *run) emitBlock(resp *model.Response, index int, block *model.Content) bool {
 	if block.Type == model.TypeText && block.Text == "" {
 		return true
 	}
-	block.CacheControl = nil
+	content := []model.Content{*block}
+	content[0].CacheControl = nil
 	m := &message.Assistant{
 		Message: message.APIMessage{
 			ID: resp.ID, Type: "message", Role: "assistant", Model: resp.Model,
-			Content: []model.Content{block}, Usage: resp.StartUsage,
+			Content: content, Usage: resp.StartUsage,
 			ContextManagement: nullJSON,
 		},
 		ParentToolUseID: r.s.cfg.ParentToolUseID, SessionID: r.s.cfg.Env.SessionID,
@@ -215,18 +252,17 @@ func (r *run) emitAborted(resp *model.Response, block model.Content) {
 
 // normalizeInput applies the tool's schema defaults to a tool_use block, so
 // that the stream, the history and the tool all see the same input.
-func (r *run) normalizeInput(b model.Content) model.Content {
+func (r *run) normalizeInput(b *model.Content) {
 	if b.Type != model.TypeToolUse {
-		return b
+		return
 	}
 	e, ok := r.s.lookup(b.Name)
 	if !ok {
-		return b
+		return
 	}
 	if in, err := r.validate(e, b); err == nil {
 		b.Input = in
 	}
-	return b
 }
 
 // checkedInput is one schema check of a tool call's input: the input as
@@ -242,7 +278,7 @@ type checkedInput struct {
 // handled: the same call with the same input, or with the input the check
 // returned (defaults applied; checking it again gives it back), is
 // answered from memory. streamOnce forgets at each new request.
-func (r *run) validate(e *toolEntry, b model.Content) (json.RawMessage, error) {
+func (r *run) validate(e *toolEntry, b *model.Content) (json.RawMessage, error) {
 	for i := range r.checked {
 		c := &r.checked[i]
 		if c.id != b.ID {

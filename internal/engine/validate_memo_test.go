@@ -20,7 +20,7 @@ func TestValidateRemembersChecks(t *testing.T) {
 	e := &toolEntry{schema: schema}
 	r := &run{}
 	call := func(id, in string) (string, error) {
-		out, err := r.validate(e, model.Content{Type: model.TypeToolUse, ID: id, Name: "T", Input: json.RawMessage(in)})
+		out, err := r.validate(e, &model.Content{Type: model.TypeToolUse, ID: id, Name: "T", Input: json.RawMessage(in)})
 		return string(out), err
 	}
 	first, err := call("a", `{"s":"x"}`)

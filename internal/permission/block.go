@@ -87,7 +87,7 @@ func (c *Checker) Blocked(call Call) Decision {
 	if !ok {
 		return Decision{}
 	}
-	return st.finish(context.Background(), call, tool, v)
+	return st.finish(context.Background(), &call, tool, &v)
 }
 
 // callCwd is the directory a call's relative paths start from.

@@ -107,6 +107,14 @@ func (c *Checker) state() *state {
 	return c.cur.Load()
 }
 
+// Prepare compiles the checker's rules now if no decision has yet: for a
+// caller about to run tool calls from a shallow point of its stack. The
+// first compilation resolves paths and builds patterns, which takes more
+// stack than a decision does, and a decision is made deep in a turn's
+// stack (under the loop's dispatch): compiled there, every session's
+// goroutine would grow its stack for it once and keep the larger stack.
+func (c *Checker) Prepare() { c.state() }
+
 // state is one immutable configuration of a Checker.
 type state struct {
 	mode        Mode
@@ -215,7 +223,8 @@ func (st *state) clone() *state {
 // and asks canUseTool (or refuses, when nobody can be asked) when it
 // returns Ask.
 func (c *Checker) Decide(ctx context.Context, call Call) Decision {
-	return c.state().decide(ctx, call)
+	st := c.state()
+	return st.decideWith(ctx, &call, decodeInput(call.Input)) // as st.decide, a frame less deep
 }
 
 // Mode returns the current permission mode.

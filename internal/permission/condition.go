@@ -172,7 +172,7 @@ func (c Condition) Match(call ConditionCall) (ConditionResult, string) {
 	if judgeCwd == "" {
 		judgeCwd = "/"
 	}
-	v := st.judge(tool, input, Call{Tool: tool, Input: call.Input}, judgeCwd)
+	v := st.judge(tool, input, &Call{Tool: tool, Input: call.Input}, judgeCwd)
 	if v.rule == nil || v.rule != st.compiled[0] {
 		return ConditionNoMatch, ""
 	}

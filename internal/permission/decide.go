@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentloop/agentloop/internal/quickev"
 )
 
 // verdict is a decision in the making.
@@ -23,33 +25,64 @@ type verdict struct {
 	blocked    bool   // the block settings decided (block.go)
 }
 
+// decide decides on call. The input is decoded first, in a frame of its
+// own, and the decision made after it returns: the decoder's recursion does
+// not stack on the decision's larger frame (a decision is made deep in a
+// turn's stack, where every byte adds to the stack each session's goroutine
+// grows to).
 func (st *state) decide(ctx context.Context, call Call) Decision {
-	tool := canonicalToolName(call.Tool)
+	return st.decideWith(ctx, &call, decodeInput(call.Input))
+}
+
+// decodeInput decodes a call's input, an object; nil when it is not one.
+//
+//go:noinline
+func decodeInput(raw json.RawMessage) map[string]json.RawMessage {
 	var input map[string]json.RawMessage
-	if json.Unmarshal(call.Input, &input) != nil {
-		input = nil
+	if json.Unmarshal(raw, &input) != nil {
+		return nil
 	}
+	return input
+}
+
+// decideWith is decide for call, whose input decoded to input.
+//
+//go:noinline
+func (st *state) decideWith(ctx context.Context, call *Call, input map[string]json.RawMessage) Decision {
+	tool := canonicalToolName(call.Tool)
 	cwd := call.Cwd
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		cwd = st.cwd()
 	}
 	cwd = filepath.Clean(cwd)
-	if b, ok := st.blockVerdict(tool, input, cwd); ok { // block.go
-		if b.b == Ask {
-			// A deny rule still denies; nothing else is asked less.
-			if v := st.judge(tool, input, call, cwd); v.b == Deny {
-				return st.finish(ctx, call, tool, v)
-			}
-		}
+	b := st.blockedVerdict(tool, input, cwd) // block.go
+	if b != nil && b.b != Ask {
 		return st.finish(ctx, call, tool, b)
 	}
 	v := st.judge(tool, input, call, cwd)
-	return st.finish(ctx, call, tool, v)
+	if b != nil && v.b != Deny {
+		// A deny rule still denies; nothing else is asked less.
+		return st.finish(ctx, call, tool, b)
+	}
+	return st.finish(ctx, call, tool, &v)
+}
+
+// blockedVerdict is blockVerdict's verdict, nil when the block settings
+// decide nothing. Not inlined, and on the heap: decideWith's frame is under
+// the checks of judge (see decide).
+//
+//go:noinline
+func (st *state) blockedVerdict(tool string, input map[string]json.RawMessage, cwd string) *verdict {
+	if b, ok := st.blockVerdict(tool, input, cwd); ok {
+		return &b
+	}
+	return nil
 }
 
 // finish applies the auto and dontAsk modes to an Ask and builds the
 // Decision.
-func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) Decision {
+func (st *state) finish(ctx context.Context, call *Call, tool string, vp *verdict) Decision {
+	v := *vp
 	resolved := v.resolved
 	if v.b == Allow && v.reasonType == ReasonRule && st.mode == ModeAuto && st.classifyAll &&
 		st.classifier != nil && toolClass(tool) == classShell {
@@ -93,10 +126,22 @@ func (st *state) finish(ctx context.Context, call Call, tool string, v verdict) 
 }
 
 func stringField(input map[string]json.RawMessage, key string) string {
-	var s string
-	if raw, ok := input[key]; ok {
-		_ = json.Unmarshal(raw, &s)
+	raw, ok := input[key]
+	if !ok {
+		return ""
 	}
+	if s, ok := quickev.ReadString(raw); ok {
+		return s // what encoding/json gives, with far less stack (see decide)
+	}
+	return decodeString(raw)
+}
+
+// decodeString decodes raw, a JSON string; "" when it is not one.
+//
+//go:noinline
+func decodeString(raw json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(raw, &s)
 	return s
 }
 
@@ -106,7 +151,21 @@ func allow(reasonType string, r *rule) verdict {
 
 // judge runs the evaluation order: deny rules, ask rules, the mode, allow
 // rules, then the defaults of the tool; what is left is asked.
-func (st *state) judge(tool string, input map[string]json.RawMessage, call Call, cwd string) verdict {
+//
+// The file tools' path checks are taken from a small frame (judgeRest
+// holds the other verdicts): they resolve paths, deep in a turn's stack,
+// where every byte adds to the stack each session's goroutine grows to.
+func (st *state) judge(tool string, input map[string]json.RawMessage, call *Call, cwd string) verdict {
+	if class := toolClass(tool); (class == classRead || class == classEdit) && st.toolRule(Deny, tool, input) == nil {
+		return st.judgePath(tool, class, input, cwd)
+	}
+	return st.judgeRest(tool, input, call, cwd)
+}
+
+// judgeRest is judge for what is not a file tool's path check.
+//
+//go:noinline
+func (st *state) judgeRest(tool string, input map[string]json.RawMessage, call *Call, cwd string) verdict {
 	if r := st.toolRule(Deny, tool, input); r != nil {
 		return verdict{b: Deny, reasonType: ReasonRule, rule: r, msg: msgDenyRule(tool, "", r)}
 	}

@@ -227,6 +227,16 @@ func once(seen *uint8, bit uint8) bool {
 	return true
 }
 
+// ReadString reads v, a JSON string with no \u escape and nothing around
+// it, as encoding/json would; ok is false for anything else (the caller
+// then decodes v with encoding/json). It allocates only the string, and
+// takes little stack: for callers deep in a turn's stack, where
+// encoding/json's reflective decoder takes over a kilobyte.
+func ReadString(v []byte) (s string, ok bool) {
+	ok = str(v, &s)
+	return s, ok
+}
+
 // str reads the JSON string v (no \u escapes) into *dst.
 func str(v []byte, dst *string) bool {
 	if len(v) < 2 || v[0] != '"' {

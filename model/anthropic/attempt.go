@@ -35,13 +35,11 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
 	}
-
+	// The retry state is made at the first failure: the frame a turn
+	// keeps while it waits for a reply stays small (see exchange).
 	var (
-		failed     model.Usage
-		first      time.Time // start of the first attempt
-		hopeless   = map[string]int{}
-		retries    int
-		overloaded int
+		first time.Time // start of the first attempt
+		rs    *retryState
 	)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -49,48 +47,78 @@ func (p *Provider) Stream(ctx context.Context, req *model.Request, h model.Handl
 		}
 		resp, f := p.attempt(ctx, body, req.Betas, h, &first)
 		if f == nil {
-			resp.FailedUsage = failed
+			if rs != nil {
+				resp.FailedUsage = rs.failed
+			}
 			resp.Duration = p.now().Sub(first)
 			return resp, nil
 		}
-		if f.fatal != nil {
-			return nil, f.fatal
+		if rs == nil {
+			rs = &retryState{}
 		}
-		if f.usage != nil {
-			failed = failed.Add(*f.usage)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, canceled(err)
-		}
-		if f.overloaded {
-			overloaded++
-		}
-		giveUp := false
-		if f.limit > 0 {
-			hopeless[f.limitKey]++
-			giveUp = hopeless[f.limitKey] >= f.limit
-		}
-		if !f.retry || giveUp || retries >= p.maxRetries || overloaded >= maxOverloaded {
-			e := f.final(retries, overloaded >= maxOverloaded)
-			e.Endpoint = p.endpoint
-			return nil, e
-		}
-		retries++
-		delay := p.backoff(retries, f.retryAfter)
-		if f.announce {
-			h.Retry(model.RetryInfo{
-				Attempt:    retries,
-				MaxRetries: p.maxRetries,
-				Delay:      delay,
-				Status:     f.status,
-				Kind:       f.kind,
-				Err:        f.err,
-			})
+		delay, err := p.afterFailure(ctx, f, rs, h)
+		if err != nil {
+			return nil, err
 		}
 		if err := p.sleep(ctx, delay); err != nil {
 			return nil, canceled(err)
 		}
 	}
+}
+
+// retryState is what Stream counts across the failed attempts of one
+// request.
+type retryState struct {
+	failed     model.Usage    // of the failed attempts that had any
+	hopeless   map[string]int // failures counted against their own limit
+	retries    int
+	overloaded int
+}
+
+// afterFailure decides what follows the failed attempt f: the delay before
+// the next attempt (announced to h when f says so), or the error Stream
+// returns.
+//
+//go:noinline
+func (p *Provider) afterFailure(ctx context.Context, f *failure, rs *retryState, h model.Handler) (time.Duration, error) {
+	if f.fatal != nil {
+		return 0, f.fatal
+	}
+	if f.usage != nil {
+		rs.failed = rs.failed.Add(*f.usage)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, canceled(err)
+	}
+	if f.overloaded {
+		rs.overloaded++
+	}
+	giveUp := false
+	if f.limit > 0 {
+		if rs.hopeless == nil {
+			rs.hopeless = map[string]int{}
+		}
+		rs.hopeless[f.limitKey]++
+		giveUp = rs.hopeless[f.limitKey] >= f.limit
+	}
+	if !f.retry || giveUp || rs.retries >= p.maxRetries || rs.overloaded >= maxOverloaded {
+		e := f.final(rs.retries, rs.overloaded >= maxOverloaded)
+		e.Endpoint = p.endpoint
+		return 0, e
+	}
+	rs.retries++
+	delay := p.backoff(rs.retries, f.retryAfter)
+	if f.announce {
+		h.Retry(model.RetryInfo{
+			Attempt:    rs.retries,
+			MaxRetries: p.maxRetries,
+			Delay:      delay,
+			Status:     f.status,
+			Kind:       f.kind,
+			Err:        f.err,
+		})
+	}
+	return delay, nil
 }
 
 func canceled(err error) error { return fmt.Errorf("anthropic: %w", err) }
@@ -150,23 +178,31 @@ func (p *Provider) attempt(ctx context.Context, body body, betas []string, h mod
 }
 
 // exchange sends the request with ctx and reads the reply, telling wd of
-// every event.
+// every event. Sending and reading are two functions so that the frame a
+// turn keeps while it waits for the reply's head holds none of the
+// reading's state: most of a turn is spent parked there.
 func (p *Provider) exchange(ctx context.Context, start time.Time, body body, betas []string, h model.Handler, wd *watchdog) (*model.Response, *failure) {
-	extra := http.Header{}
+	res, f := p.send(ctx, body, betas)
+	if f != nil {
+		return nil, f
+	}
+	return p.readReply(res, start, h, wd)
+}
+
+// send posts the request and returns the reply's head, or the failure
+// when there is no 2xx reply to read.
+//
+//go:noinline
+func (p *Provider) send(ctx context.Context, body body, betas []string) (*http.Response, *failure) {
 	query := ""
 	if p.platform == PlatformAnthropic {
 		query = "beta=true"
-	}
-	if len(betas) > 0 {
-		extra.Set("anthropic-beta", strings.Join(betas, ","))
 	}
 	key, kf := p.helperKey(ctx)
 	if kf != nil {
 		return nil, kf
 	}
-	if key != "" {
-		extra.Set("X-Api-Key", key)
-	}
+	extra := extraHeader(betas, key)
 	// A fresh reader per attempt, and another for a redirect.
 	getBody := func() (io.ReadCloser, error) { return body.reader(), nil }
 	res, err := p.client.post(ctx, "v1/messages", query, body.reader(), int64(body.n), getBody, extra)
@@ -186,14 +222,42 @@ func (p *Provider) exchange(ctx context.Context, start time.Time, body body, bet
 	if res == nil || res.Body == nil {
 		return nil, connFailure(errors.New("no response"))
 	}
-	defer res.Body.Close()
-	requestID := res.Header.Get("request-id")
 	if res.StatusCode < 200 || res.StatusCode > 299 {
+		res.Body.Close()
 		f := connFailure(fmt.Errorf("unexpected HTTP status %d", res.StatusCode))
-		f.apiErr.RequestID = requestID
+		f.apiErr.RequestID = res.Header.Get("request-id")
 		return nil, f
 	}
+	return res, nil
+}
 
+// extraHeader returns the headers a messages request adds to the client's
+// own: the betas and the API key helper's key, nil when there are none.
+// It is a function of its own so that the map is made on the heap, not in
+// the frame of send, which a turn keeps while it waits for the reply.
+//
+//go:noinline
+func extraHeader(betas []string, key string) http.Header {
+	if len(betas) == 0 && key == "" {
+		return nil
+	}
+	h := make(http.Header, 2)
+	if len(betas) > 0 {
+		h.Set("anthropic-beta", strings.Join(betas, ","))
+	}
+	if key != "" {
+		h.Set("X-Api-Key", key)
+	}
+	return h
+}
+
+// readReply reads the event stream of res, a 2xx reply to the attempt
+// that began at start, and closes its body.
+//
+//go:noinline
+func (p *Provider) readReply(res *http.Response, start time.Time, h model.Handler, wd *watchdog) (*model.Response, *failure) {
+	defer res.Body.Close()
+	requestID := res.Header.Get("request-id")
 	s := newStreamState(h, func() time.Duration { return p.now().Sub(start) })
 	s.onEvent = wd.event
 	resp, err := s.read(res)

@@ -133,7 +133,8 @@ func checkMessage(t *testing.T, data []byte) (quickStart, quickDelta bool) {
 	}
 	want, werr := decodeMessageDelta(base, data)
 	before := cloneUsage(base.Usage)
-	got, gerr := applyMessageDelta(base, data)
+	got := base
+	gerr := applyMessageDelta(&got, data)
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("message_delta %q: encoding/json error %v, quick path error %v", data, werr, gerr)
 	}

@@ -45,6 +45,11 @@ type streamState struct {
 	n       int // events seen, pings included
 }
 
+// newStreamState returns the state of a reply's stream, on the heap (it is
+// not inlined): in its reader's frame it would add its size to the stack of
+// every session's goroutine while it reads (see Provider.exchange).
+//
+//go:noinline
 func newStreamState(h model.Handler, elapsed func() time.Duration) *streamState {
 	return &streamState{h: h, elapsed: elapsed}
 }
@@ -133,6 +138,30 @@ type (
 )
 
 // handle applies one event. name is the SSE event name, data its data.
+// quickDelta applies a content_block_delta event read by readQuickDelta.
+// Not inlined: handle's frame is under the handler's Block, at the deepest
+// point of a turn's stack (see Provider.exchange).
+//
+//go:noinline
+func (s *streamState) quickDelta(data []byte, d *quickDelta) error {
+	const typ = "content_block_delta"
+	if err := s.checkStarted(typ); err != nil {
+		return err
+	}
+	var text, partialJSON, thinking, signature *string
+	switch d.field {
+	case "text":
+		text = &d.value
+	case "partial_json":
+		partialJSON = &d.value
+	case "thinking":
+		thinking = &d.value
+	case "signature":
+		signature = &d.value
+	}
+	return s.applied(typ, data, s.applyDelta(&d.index, d.typ, text, partialJSON, thinking, signature))
+}
+
 func (s *streamState) handle(name string, data []byte) error {
 	s.n++
 	if name == "ping" {
@@ -142,22 +171,7 @@ func (s *streamState) handle(name string, data []byte) error {
 		return parseError(data)
 	}
 	if d, ok := readQuickDelta(data); ok {
-		const typ = "content_block_delta"
-		if err := s.checkStarted(typ); err != nil {
-			return err
-		}
-		var text, partialJSON, thinking, signature *string
-		switch d.field {
-		case "text":
-			text = &d.value
-		case "partial_json":
-			partialJSON = &d.value
-		case "thinking":
-			thinking = &d.value
-		case "signature":
-			signature = &d.value
-		}
-		return s.applied(typ, data, s.applyDelta(&d.index, d.typ, text, partialJSON, thinking, signature))
+		return s.quickDelta(data, &d)
 	}
 	if i, ok := readQuickStop(data); ok {
 		const typ = "content_block_stop"
@@ -171,6 +185,14 @@ func (s *streamState) handle(name string, data []byte) error {
 		// a decoding of its own (quick.go).
 		return s.apply(typ, data)
 	}
+	return s.decodedEvent(name, data)
+}
+
+// decodedEvent handles an event the quick readers did not take, its type
+// decoded with encoding/json. Not inlined: see quickDelta.
+//
+//go:noinline
+func (s *streamState) decodedEvent(name string, data []byte) error {
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -407,16 +429,31 @@ func (s *streamState) stopBlock(index *int) error {
 	if err != nil {
 		return err
 	}
+	if err := b.complete(*index); err != nil {
+		return err
+	}
+	s.h.Block(*index, b.final, s.snapshot())
+	return nil
+}
+
+// complete finishes b, block number index, into b.final. It and snapshot
+// are not inlined into stopBlock: the handler's Block runs under it, at
+// the deepest point of a turn's stack, and their temporaries would add to
+// the stack every session's goroutine grows to.
+//
+//go:noinline
+func (b *blockBuilder) complete(index int) error {
 	c, err := b.finish()
 	if err != nil {
-		return fmt.Errorf("block %d: %v", *index, err)
+		return fmt.Errorf("block %d: %v", index, err)
 	}
 	b.done, b.final = true, c
-	s.h.Block(*index, c, s.snapshot())
 	return nil
 }
 
 // snapshot returns a copy of the reply so far, with the blocks completed.
+//
+//go:noinline
 func (s *streamState) snapshot() *model.Response {
 	r := s.resp
 	r.Usage = cloneUsage(r.Usage)
@@ -430,17 +467,15 @@ func (s *streamState) snapshot() *model.Response {
 }
 
 func (s *streamState) messageDelta(data []byte) error {
-	r, err := applyMessageDelta(s.resp, data)
-	if err != nil {
-		return err
-	}
-	s.resp = r
-	return nil
+	return applyMessageDelta(&s.resp, data)
 }
 
-// applyMessageDelta returns resp with the message_delta event data
-// applied: the stop reason and sequence it carries, its usage merged.
-func applyMessageDelta(resp model.Response, data []byte) (model.Response, error) {
+// applyMessageDelta applies the message_delta event data to *resp: the
+// stop reason and sequence it carries, its usage merged. On error *resp
+// is unchanged. It works in place: a Response is 384 bytes, and a copy in
+// and out would sit in frames under the stream's reader, deep in a turn's
+// stack (see Provider.exchange).
+func applyMessageDelta(resp *model.Response, data []byte) error {
 	if d, ok := quickev.ReadMessageDelta(data); ok {
 		u := cloneUsage(resp.Usage)
 		if d.Usage == nil || quickev.ReadUsage(d.Usage, &u) {
@@ -453,10 +488,22 @@ func applyMessageDelta(resp model.Response, data []byte) (model.Response, error)
 			if d.Usage != nil {
 				resp.Usage = u
 			}
-			return resp, nil
+			return nil
 		}
 	}
-	return decodeMessageDelta(resp, data)
+	return decodeMessageDeltaInto(resp, data)
+}
+
+// decodeMessageDeltaInto is decodeMessageDelta on *resp, in place.
+//
+//go:noinline
+func decodeMessageDeltaInto(resp *model.Response, data []byte) error {
+	r, err := decodeMessageDelta(*resp, data)
+	if err != nil {
+		return err
+	}
+	*resp = r
+	return nil
 }
 
 // decodeMessageDelta is applyMessageDelta with encoding/json: for what
