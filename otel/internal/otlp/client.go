@@ -21,8 +21,8 @@ import (
 	"github.com/agentloop/agentloop/internal/httpretry"
 )
 
-// UserAgent is the User-Agent header of every request.
-var UserAgent = "agentloop-otlp/1 (" + runtime.Version() + ")"
+// userAgent returns the User-Agent header of every request.
+func userAgent() string { return "agentloop-otlp/1 (" + runtime.Version() + ")" }
 
 // maxResponse bounds how much of a response body is read.
 const maxResponse = 64 << 10
@@ -121,7 +121,7 @@ func (c *client) attempt(ctx context.Context, body []byte) (retry bool, wait tim
 	if err != nil {
 		return false, 0, fmt.Errorf("otlp: %w", err)
 	}
-	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("User-Agent", userAgent())
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
 	}
