@@ -51,21 +51,31 @@ func (s *session) syncMode(ctx context.Context) {
 	}
 }
 
-// modeNames are the names the editor shows for the permission modes.
-var modeNames = map[agentloop.PermissionMode]string{
-	agentloop.PermissionDefault:     "Default",
-	agentloop.PermissionAcceptEdits: "Accept Edits",
-	agentloop.PermissionPlan:        "Plan",
-	agentloop.PermissionDontAsk:     "Don't Ask",
-	agentloop.PermissionBypass:      "Bypass Permissions",
-	agentloop.PermissionAuto:        "Auto",
+// modeName returns the name the editor shows for a permission mode, ""
+// for one it does not know.
+func modeName(m agentloop.PermissionMode) string {
+	switch m {
+	case agentloop.PermissionDefault:
+		return "Default"
+	case agentloop.PermissionAcceptEdits:
+		return "Accept Edits"
+	case agentloop.PermissionPlan:
+		return "Plan"
+	case agentloop.PermissionDontAsk:
+		return "Don't Ask"
+	case agentloop.PermissionBypass:
+		return "Bypass Permissions"
+	case agentloop.PermissionAuto:
+		return "Auto"
+	}
+	return ""
 }
 
 // modes returns the session's modes: the permission modes.
 func (s *session) modes() *sdk.SessionModeState {
 	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(s.client.PermissionMode())}
 	for _, m := range agentloop.PermissionModes() {
-		name := modeNames[m]
+		name := modeName(m)
 		if name == "" {
 			name = string(m)
 		}

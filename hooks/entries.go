@@ -14,12 +14,19 @@ import (
 	"github.com/agentloop/agentloop/settings"
 )
 
-// The fields each settings hook type knows; "type", "timeout", "if" and
-// "statusMessage" are common to all of them.
-var hookFields = map[string][]string{
-	"command": {"command", "args", "shell", "onFailure", "once", "async", "asyncRewake"},
-	"prompt":  {"prompt", "model", "continueOnBlock"},
-	"http":    {"url", "headers", "allowedEnvVars", "onFailure"},
+// hookFields returns the fields a settings hook type knows, ok false for
+// a type it does not know; "type", "timeout", "if" and "statusMessage" are
+// common to all of them.
+func hookFields(typ string) (fields []string, ok bool) {
+	switch typ {
+	case "command":
+		return []string{"command", "args", "shell", "onFailure", "once", "async", "asyncRewake"}, true
+	case "prompt":
+		return []string{"prompt", "model", "continueOnBlock"}, true
+	case "http":
+		return []string{"url", "headers", "allowedEnvVars", "onFailure"}, true
+	}
+	return nil, false
 }
 
 var commonFields = []string{"type", "timeout", "if", "statusMessage"}
@@ -28,7 +35,7 @@ var commonFields = []string{"type", "timeout", "if", "statusMessage"}
 // it cannot run (the decisions are listed on New).
 func (d *Dispatcher) settingsHook(ev Event, e settings.Hook) (*hook, []string) {
 	var warns []string
-	known, ok := hookFields[e.Type]
+	known, ok := hookFields(e.Type)
 	if !ok {
 		return nil, []string{fmt.Sprintf("%s hooks are not supported; skipped", e.Type)}
 	}

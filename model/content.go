@@ -75,11 +75,14 @@ type Source struct {
 // TextBlock returns a text block.
 func TextBlock(s string) Content { return Content{Type: TypeText, Text: s} }
 
-// known lists the block types Content models field by field.
-var known = map[string]bool{
-	TypeText: true, TypeThinking: true, TypeRedactedThinking: true, TypeToolUse: true,
-	TypeToolResult: true, TypeImage: true, TypeDocument: true, TypeServerToolUse: true,
-	TypeToolReference: true,
+// known reports whether Content models blocks of type typ field by field.
+func known(typ string) bool {
+	switch typ {
+	case TypeText, TypeThinking, TypeRedactedThinking, TypeToolUse, TypeToolResult, TypeImage,
+		TypeDocument, TypeServerToolUse, TypeToolReference:
+		return true
+	}
+	return false
 }
 
 // ToolReference returns a tool_reference block naming the tool name.
@@ -114,7 +117,7 @@ func (c *Content) unmarshalPlain(b []byte) error {
 	if c.Type == "" {
 		return fmt.Errorf("content block: missing type")
 	}
-	if !known[c.Type] {
+	if !known(c.Type) {
 		c.Raw = append(json.RawMessage(nil), b...)
 	}
 	if c.Type == TypeToolResult && len(p.Content) > 0 {

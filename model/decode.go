@@ -181,7 +181,7 @@ func (c *Content) decodeQuick(b []byte) bool {
 		}
 		i = jsonscan.SkipSpace(b, i+1)
 	}
-	if out.Type == "" || !known[out.Type] {
+	if out.Type == "" || !known(out.Type) {
 		return false
 	}
 	if out.Type == TypeToolResult && len(content) > 0 {

@@ -20,7 +20,7 @@ func (c *Content) AppendJSON(dst []byte) ([]byte, error) {
 	if c.Sealed() {
 		return appendSealed(dst, c)
 	}
-	if !known[c.Type] && len(c.Raw) > 0 {
+	if !known(c.Type) && len(c.Raw) > 0 {
 		return AppendRawJSON(dst, c.Raw)
 	}
 	var err error
@@ -145,7 +145,7 @@ func (s *Source) appendJSON(dst []byte) []byte {
 // brace, as it does for every block type this package models. A cache
 // breakpoint can then be put on an encoded block, or taken off it, by
 // splicing `,"cache_control":…` there, without encoding the block again.
-func (c *Content) CacheControlLast() bool { return known[c.Type] }
+func (c *Content) CacheControlLast() bool { return known(c.Type) }
 
 // AppendJSON appends the cache_control object's wire format to dst, the
 // bytes json.Marshal would give.
@@ -172,16 +172,31 @@ func appendBool(dst []byte, v bool) []byte {
 const hexDigits = "0123456789abcdef"
 
 // plainASCII[b] is true for the ASCII bytes a JSON string holds as they
-// are: printable, and neither a quote, a backslash nor an HTML-sensitive
-// <, > or &. plainASCIIHTML lets <, > and & through as well.
-var plainASCII, plainASCIIHTML = func() (t, h [utf8.RuneSelf]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b], h[b] = true, true
-	}
-	t['"'], t['\\'], t['<'], t['>'], t['&'] = false, false, false, false, false
-	h['"'], h['\\'] = false, false
-	return t, h
-}()
+// are: 0x20 to 0x7f, but for a quote, a backslash and the HTML-sensitive
+// <, > and &. plainASCIIHTML lets <, > and & through as well. They are
+// spelled out (a test checks them) so that no code runs to build them
+// when the process starts.
+var plainASCII = [utf8.RuneSelf]bool{
+	' ': true, '!': true, '#': true, '$': true, '%': true, '\'': true, '(': true, ')': true, '*': true, '+': true, ',': true, '-': true,
+	'.': true, '/': true, '0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	':': true, ';': true, '=': true, '?': true, '@': true, 'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true,
+	'H': true, 'I': true, 'J': true, 'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true, 'Q': true, 'R': true, 'S': true,
+	'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true, '[': true, ']': true, '^': true, '_': true, '`': true,
+	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true, 'h': true, 'i': true, 'j': true, 'k': true, 'l': true,
+	'm': true, 'n': true, 'o': true, 'p': true, 'q': true, 'r': true, 's': true, 't': true, 'u': true, 'v': true, 'w': true, 'x': true,
+	'y': true, 'z': true, '{': true, '|': true, '}': true, '~': true, 0x7f: true,
+}
+
+var plainASCIIHTML = [utf8.RuneSelf]bool{
+	' ': true, '!': true, '#': true, '$': true, '%': true, '&': true, '\'': true, '(': true, ')': true, '*': true, '+': true, ',': true,
+	'-': true, '.': true, '/': true, '0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true,
+	'9': true, ':': true, ';': true, '<': true, '=': true, '>': true, '?': true, '@': true, 'A': true, 'B': true, 'C': true, 'D': true,
+	'E': true, 'F': true, 'G': true, 'H': true, 'I': true, 'J': true, 'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true,
+	'Q': true, 'R': true, 'S': true, 'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true, '[': true, ']': true,
+	'^': true, '_': true, '`': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true, 'h': true, 'i': true,
+	'j': true, 'k': true, 'l': true, 'm': true, 'n': true, 'o': true, 'p': true, 'q': true, 'r': true, 's': true, 't': true, 'u': true,
+	'v': true, 'w': true, 'x': true, 'y': true, 'z': true, '{': true, '|': true, '}': true, '~': true, 0x7f: true,
+}
 
 // AppendString appends s as a JSON string, escaped as json.Marshal escapes
 // it: quotes, backslashes and control characters; <, > and & as \u003c,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -136,10 +137,14 @@ func stringCases() []string {
 }
 
 // TestAppendStringMatchesMarshal shows that AppendString escapes as
-// json.Marshal does.
+// json.Marshal does, every ASCII byte included (the spelled-out tables
+// plainASCII and plainASCIIHTML).
 func TestAppendStringMatchesMarshal(t *testing.T) {
 	for _, s := range stringCases() {
 		checkString(t, s)
+	}
+	for b := range utf8.RuneSelf {
+		checkString(t, "a"+string(rune(b))+"b")
 	}
 }
 

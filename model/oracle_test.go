@@ -34,7 +34,7 @@ type oracleMessage struct {
 // reflection before AppendJSON existed, field by field with json.Marshal.
 func (o oracleContent) MarshalJSON() ([]byte, error) {
 	c := Content(o)
-	if !known[c.Type] && len(c.Raw) > 0 {
+	if !known(c.Type) && len(c.Raw) > 0 {
 		return c.Raw, nil
 	}
 	m := orderedObject{}

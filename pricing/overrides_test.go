@@ -29,7 +29,7 @@ func TestPlatformIDs(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v; want %q", tt.id, canon, ok, tt.family)
 			continue
 		}
-		if want := table[tt.family]; p.Caps != want.Caps || p.Rates != want.Rates {
+		if want := listedPrice(tt.family); p.Caps != want.Caps || p.Rates != want.Rates {
 			t.Errorf("Lookup(%q): price %+v, want the family's %+v", tt.id, p, want)
 		}
 	}
@@ -50,7 +50,7 @@ func TestQuote(t *testing.T) {
 		canonical, basis string
 		rates            Rates
 	}{
-		{"list", "claude-haiku-4-5", o, "claude-haiku-4-5", BasisList, table["claude-haiku-4-5"].Rates},
+		{"list", "claude-haiku-4-5", o, "claude-haiku-4-5", BasisList, listedPrice("claude-haiku-4-5").Rates},
 		{"family override covers platform ids", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", o, "claude-sonnet-4-5", BasisManaged, custom},
 		{"alias key", "claude-opus-5-5", o, "claude-opus-5-5", BasisManaged, ListRates(10, 50)},
 		{"unknown model priced by the host", "my-local-model", o, "my-local-model", BasisManaged, ListRates(0.5, 1)},
@@ -70,7 +70,7 @@ func TestQuote(t *testing.T) {
 	}
 	// An override drops the long-prompt tier and keeps the limits.
 	p, _, _ := Overrides{"haiku": custom}.Quote("claude-haiku-5-5")
-	if p.LongPrompt != nil || p.ContextWindow != table["claude-haiku-5-5"].ContextWindow {
+	if p.LongPrompt != nil || p.ContextWindow != listedPrice("claude-haiku-5-5").ContextWindow {
 		t.Errorf("override of haiku: %+v", p)
 	}
 	if got := p.Cost(model.Usage{InputTokens: 1_000_000}); math.Abs(got-1) > 1e-9 {
@@ -126,4 +126,11 @@ func TestLookupLongestFamily(t *testing.T) {
 	if p.Input != 15 || p.Output != 75 {
 		t.Errorf("claude-opus-4-1 rates %+v, want 15/75", p.Rates)
 	}
+}
+
+// listedPrice is the table's price of id (the zero Price if it is not
+// listed).
+func listedPrice(id string) Price {
+	p, _ := listed(id)
+	return p
 }

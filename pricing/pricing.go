@@ -23,8 +23,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -84,38 +84,67 @@ var (
 
 const webSearch = 0.01
 
-var table = map[string]Price{
-	"claude-opus-5-5":   {Rates: Rates{4, 20, 5, 8, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
-	"claude-sonnet-5-5": {Rates: Rates{2, 10, 2.5, 4, 0.1, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
-	"claude-fable-5-2":  {Rates: Rates{8, 40, 10, 16, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll},
-	"claude-haiku-5-5": {
+// listing is one model of the table: its id and list price.
+type listing struct {
+	id    string
+	price Price
+}
+
+// table lists the models by id. It is an array, laid out by the
+// compiler, rather than a map, which every process would build at
+// start-up; listed finds a model in it.
+var table = [...]listing{
+	{"claude-opus-5-5", Price{Rates: Rates{4, 20, 5, 8, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll}},
+	{"claude-sonnet-5-5", Price{Rates: Rates{2, 10, 2.5, 4, 0.1, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll}},
+	{"claude-fable-5-2", Price{Rates: Rates{8, 40, 10, 16, 0.2, webSearch}, ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll}},
+	{"claude-haiku-5-5", Price{
 		Rates:      Rates{0.1, 0.5, 0.125, 0.2, 0.01, webSearch},
 		LongPrompt: &Rates{0.5, 2.5, 0.625, 1, 0.05, webSearch}, LongPromptAbove: 100_000,
 		ContextWindow: 1_000_000, MaxOutput: 128_000, Caps: capsAll,
-	},
+	}},
 	// Earlier generations, by their list prices.
-	"claude-opus-4-5":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt},
-	"claude-sonnet-4-5": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
-	"claude-haiku-4-5":  {Rates: Rates{1, 5, 1.25, 2, 0.1, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
-	"claude-3-5-haiku":  {Rates: Rates{0.8, 4, 1, 1.6, 0.08, webSearch}, ContextWindow: 200_000, MaxOutput: 8_192},
+	{"claude-opus-4-5", Price{Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt}},
+	{"claude-sonnet-4-5", Price{Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget}},
+	{"claude-haiku-4-5", Price{Rates: Rates{1, 5, 1.25, 2, 0.1, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget}},
+	{"claude-3-5-haiku", Price{Rates: Rates{0.8, 4, 1, 1.6, 0.08, webSearch}, ContextWindow: 200_000, MaxOutput: 8_192}},
 	// The reference's other tiers (sdk-surface.md J.2), so that their
 	// ids are priced rather than flagged unknown.
-	"claude-opus-4-8":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt},
-	"claude-opus-4-7":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt},
-	"claude-opus-4-6":   {Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt},
-	"claude-opus-4-1":   {Rates: Rates{15, 75, 18.75, 30, 1.5, webSearch}, ContextWindow: 200_000, MaxOutput: 32_000, Caps: capsBudget},
-	"claude-opus-4":     {Rates: Rates{15, 75, 18.75, 30, 1.5, webSearch}, ContextWindow: 200_000, MaxOutput: 32_000, Caps: capsBudget},
-	"claude-sonnet-4-6": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
-	"claude-sonnet-4":   {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
-	"claude-3-7-sonnet": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget},
-	"claude-3-5-sonnet": {Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 8_192},
+	{"claude-opus-4-8", Price{Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt}},
+	{"claude-opus-4-7", Price{Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt}},
+	{"claude-opus-4-6", Price{Rates: Rates{5, 25, 6.25, 10, 0.5, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsNoAdapt}},
+	{"claude-opus-4-1", Price{Rates: Rates{15, 75, 18.75, 30, 1.5, webSearch}, ContextWindow: 200_000, MaxOutput: 32_000, Caps: capsBudget}},
+	{"claude-opus-4", Price{Rates: Rates{15, 75, 18.75, 30, 1.5, webSearch}, ContextWindow: 200_000, MaxOutput: 32_000, Caps: capsBudget}},
+	{"claude-sonnet-4-6", Price{Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget}},
+	{"claude-sonnet-4", Price{Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget}},
+	{"claude-3-7-sonnet", Price{Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 64_000, Caps: capsBudget}},
+	{"claude-3-5-sonnet", Price{Rates: Rates{3, 15, 3.75, 6, 0.3, webSearch}, ContextWindow: 200_000, MaxOutput: 8_192}},
 }
 
-var aliases = map[string]string{
-	"opus":   "claude-opus-5-5",
-	"sonnet": "claude-sonnet-5-5",
-	"haiku":  "claude-haiku-5-5",
-	"fable":  "claude-fable-5-2",
+// listed returns the table's price of the model id, ok false when the
+// table does not list it.
+func listed(id string) (p Price, ok bool) {
+	for i := range table {
+		if table[i].id == id {
+			return table[i].price, true
+		}
+	}
+	return Price{}, false
+}
+
+// alias returns the model id of an alias (lower case), ok false for a name
+// that is none.
+func alias(name string) (id string, ok bool) {
+	switch name {
+	case "opus":
+		return "claude-opus-5-5", true
+	case "sonnet":
+		return "claude-sonnet-5-5", true
+	case "haiku":
+		return "claude-haiku-5-5", true
+	case "fable":
+		return "claude-fable-5-2", true
+	}
+	return "", false
 }
 
 // Resolve maps an alias (opus, sonnet, haiku, fable) to a model id; other
@@ -124,7 +153,7 @@ func Resolve(name string) string {
 	if name == "" {
 		return DefaultModel
 	}
-	if id, ok := aliases[strings.ToLower(name)]; ok {
+	if id, ok := alias(strings.ToLower(name)); ok {
 		return id
 	}
 	return name
@@ -141,44 +170,53 @@ func Lookup(name string) (p Price, canonical string, ok bool) {
 	if p, id, ok := lookup(Resolve(name)); ok {
 		return p, id, true
 	}
-	return table[DefaultModel], DefaultModel, false
+	p, _ = listed(DefaultModel)
+	return p, DefaultModel, false
 }
 
 // lookup finds id, or the family of a dated, suffixed or platform id, in
 // the table.
 func lookup(id string) (Price, string, bool) {
-	if p, ok := table[id]; ok {
+	if p, ok := listed(id); ok {
 		return p, id, true
 	}
 	id = Canonical(id)
-	if p, ok := table[id]; ok {
+	if p, ok := listed(id); ok {
 		return p, id, true
 	}
 	// Dated or suffixed ids (claude-sonnet-4-5-20250929) price as their
 	// base; the longest base wins, so claude-opus-4-5-… is not
 	// claude-opus-4.
-	best := ""
-	for base := range table {
-		if len(base) > len(best) && (strings.HasPrefix(id, base+"-") || strings.HasPrefix(id, base+"[")) {
-			best = base
+	best := -1
+	for i := range table {
+		base := table[i].id
+		if (best < 0 || len(base) > len(table[best].id)) && (strings.HasPrefix(id, base+"-") || strings.HasPrefix(id, base+"[")) {
+			best = i
 		}
 	}
-	if best != "" {
-		return table[best], best, true
+	if best >= 0 {
+		return table[best].price, table[best].id, true
 	}
 	// claude-opus-4-0 is claude-opus-4.
 	if base, ok := strings.CutSuffix(id, "-0"); ok {
-		if p, ok := table[base]; ok {
+		if p, ok := listed(base); ok {
 			return p, base, true
 		}
 	}
 	return Price{}, "", false
 }
 
-// platformSpelling holds the patterns of the cloud platforms' spelling of
-// model ids, compiled when first needed rather than by every process at
-// start-up.
-var platformSpelling = sync.OnceValue(func() (p struct{ prefix, bedrockVersion, vertexVersion *regexp.Regexp }) {
+// spelling holds the patterns of the cloud platforms' spelling of model
+// ids.
+type spelling struct{ prefix, bedrockVersion, vertexVersion *regexp.Regexp }
+
+var platformSpellingOnce lazy.Value[spelling] // the value of platformSpelling, compiled at its first use
+
+// platformSpelling returns the patterns of the cloud platforms' spelling,
+// compiled when first needed rather than by every process at start-up.
+func platformSpelling() spelling { return platformSpellingOnce.Get(compileSpelling) }
+
+func compileSpelling() (p spelling) {
 	// A Bedrock id's prefix: an optional cross-region inference profile
 	// (us., eu., apac., global., …) and the anthropic. provider.
 	p.prefix = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.`)
@@ -187,7 +225,7 @@ var platformSpelling = sync.OnceValue(func() (p struct{ prefix, bedrockVersion, 
 	// A Vertex id's version: @20250929, @latest.
 	p.vertexVersion = regexp.MustCompile(`@[A-Za-z0-9._-]+$`)
 	return p
-})
+}
 
 // Canonical returns a model id without the spelling of the cloud
 // platforms: the Bedrock prefix (anthropic., us.anthropic.) and version

@@ -30,15 +30,19 @@ import (
 // Bash cannot be judged by its command line; for it, turn on the sandbox
 // (docs/serve.md).
 
-// fileToolPaths names, per file tool, the input field holding its path
-// and whether the field may be absent (then the working directory).
-var fileToolPaths = map[string]struct {
-	field    string
-	optional bool
-}{
-	"Read": {"file_path", false}, "Write": {"file_path", false}, "Edit": {"file_path", false},
-	"MultiEdit": {"file_path", false}, "NotebookEdit": {"notebook_path", false},
-	"Glob": {"path", true}, "Grep": {"path", true},
+// fileToolPath names, for a file tool, the input field holding its path
+// and whether the field may be absent (then the working directory); ok is
+// false for another tool.
+func fileToolPath(tool string) (field string, optional, ok bool) {
+	switch tool {
+	case "Read", "Write", "Edit", "MultiEdit":
+		return "file_path", false, true
+	case "NotebookEdit":
+		return "notebook_path", false, true
+	case "Glob", "Grep":
+		return "path", true, true
+	}
+	return "", false, false
 }
 
 // confineHook returns the PreToolUse matcher that keeps the file tools of
@@ -69,7 +73,7 @@ func confineHook(cwd string, allowed ...string) hooks.Matcher {
 // confined says why a call of tool with input leaves roots, or "" when it
 // does not.
 func confined(tool string, input json.RawMessage, cwd string, roots []string) string {
-	spec, ok := fileToolPaths[tool]
+	field, optional, ok := fileToolPath(tool)
 	if !ok {
 		return ""
 	}
@@ -78,13 +82,13 @@ func confined(tool string, input json.RawMessage, cwd string, roots []string) st
 		return "" // the tool's own validation refuses it
 	}
 	var p string
-	if raw, ok := in[spec.field]; ok && string(raw) != "null" {
+	if raw, ok := in[field]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &p) != nil {
 			return ""
 		}
 	}
 	if p == "" {
-		if !spec.optional {
+		if !optional {
 			return ""
 		}
 		p = cwd

@@ -34,12 +34,15 @@ const (
 	SubtypeCompactBoundary = "compact_boundary"
 )
 
-// modelled lists the types whose fields Entry models; lines of other types
-// keep their JSON in Raw.
-var modelled = map[string]bool{
-	TypeUser: true, TypeAssistant: true, TypeSystem: true, TypeSummary: true,
-	TypeCustomTitle: true, TypeAITitle: true, TypeTag: true, TypeLastPrompt: true,
-	TypeCostState: true,
+// modelled reports whether Entry models the fields of entries of type t;
+// lines of other types keep their JSON in Raw.
+func modelled(t string) bool {
+	switch t {
+	case TypeUser, TypeAssistant, TypeSystem, TypeSummary, TypeCustomTitle, TypeAITitle, TypeTag,
+		TypeLastPrompt, TypeCostState:
+		return true
+	}
+	return false
 }
 
 // IsChainType reports whether entries of type t are conversation entries:
@@ -267,7 +270,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		e.Cost = takeCost(m)
 	}
 	e.Extra = extra(m)
-	if !modelled[e.Type] {
+	if !modelled(e.Type) {
 		e.Raw = append(json.RawMessage(nil), b...)
 	}
 	return nil

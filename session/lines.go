@@ -9,7 +9,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // maxLineWarnings is how many skipped lines a transcript's Warnings name
@@ -142,12 +143,16 @@ func (r *lines) addBridge(from, to string) {
 	r.bridge[from] = to
 }
 
+var linkREOnce lazy.Value[*regexp.Regexp] // the value of linkRE, built at its first use
+
 // linkRE finds a "uuid" or "parentUuid" string field in a damaged line.
 // It is compiled when first needed: its bounded repetition makes a large
 // program, which every process would otherwise build at start-up.
-var linkRE = sync.OnceValue(func() *regexp.Regexp {
+func linkRE() *regexp.Regexp { return linkREOnce.Get(compileLinkRE) }
+
+func compileLinkRE() *regexp.Regexp {
 	return regexp.MustCompile(`"(uuid|parentUuid)"\s*:\s*"([^"\\]{1,100})"`)
-})
+}
 
 // lineLinks returns the uuid and parentUuid a damaged line still shows,
 // from its JSON when it is an object, else found in its text.

@@ -116,7 +116,7 @@ func TestReferenceTranscripts(t *testing.T) {
 				t.Errorf("%s:%d: marshal: %v", name, i+1, err)
 				continue
 			}
-			if !modelled[e.Type] && !bytes.Equal(b, compact(line)) {
+			if !modelled(e.Type) && !bytes.Equal(b, compact(line)) {
 				t.Errorf("%s:%d: %s line not kept verbatim", name, i+1, e.Type)
 			}
 			e2, err := ParseEntry(b)

@@ -259,7 +259,7 @@ func TestLineRoundTrip(t *testing.T) {
 				t.Errorf("%s:%d: marshal: %v", f, i+1, err)
 				continue
 			}
-			if !modelled[e.Type] && !bytes.Equal(b, line) {
+			if !modelled(e.Type) && !bytes.Equal(b, line) {
 				t.Errorf("%s:%d: %s line not kept verbatim:\n got %s\nwant %s", f, i+1, e.Type, b, line)
 			}
 			e2, err := ParseEntry(b)

@@ -45,9 +45,14 @@ type layer struct {
 }
 
 // Modes are the values permissions.defaultMode accepts ("manual" is read
-// as "default"), in the reference's order. The list comes from the one
-// definition of the permission modes that Options and the CLI use too.
-var Modes = vocab.PermissionModes.Strings()
+// as "default"), in the reference's order: those of the one definition of
+// the permission modes that Options and the CLI use too (a test holds the
+// two together). It is spelled out, not computed, so that it costs no
+// process anything at start-up.
+var Modes = []string{
+	string(vocab.PermissionDefault), string(vocab.PermissionAcceptEdits), string(vocab.PermissionBypass),
+	string(vocab.PermissionPlan), string(vocab.PermissionDontAsk), string(vocab.PermissionAuto),
+}
 
 // HookEvents are the hook event names the reference knows, in its order.
 // A settings file may name others; they are kept, with a warning.

@@ -143,13 +143,19 @@ type sandboxLayer struct {
 	credRefused                                 []string
 }
 
-// sandboxUnsupported are the reference's sandbox keys that agentloop reads
-// but does not enforce, by object.
-var sandboxUnsupported = map[string][]string{
-	"sandbox": {"ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
-		"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep", "bwrapPath", "socatPath"},
-	"sandbox.network":    {"allowUnixSockets", "allowAllUnixSockets", "allowMachLookup", "tlsTerminate"},
-	"sandbox.filesystem": {"disabled"},
+// sandboxUnsupported returns the reference's sandbox keys that agentloop
+// reads but does not enforce, of one object.
+func sandboxUnsupported(object string) []string {
+	switch object {
+	case "sandbox":
+		return []string{"ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
+			"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep", "bwrapPath", "socatPath"}
+	case "sandbox.network":
+		return []string{"allowUnixSockets", "allowAllUnixSockets", "allowMachLookup", "tlsTerminate"}
+	case "sandbox.filesystem":
+		return []string{"disabled"}
+	}
+	return nil
 }
 
 func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
@@ -263,7 +269,7 @@ func (l *layer) readSandbox(c *checker, raw json.RawMessage) {
 func (l *layer) sandboxKey(sb *sandboxLayer, object, key string) {
 	field := object + "." + key
 	known := false
-	for _, k := range sandboxUnsupported[object] {
+	for _, k := range sandboxUnsupported(object) {
 		known = known || k == key
 	}
 	if known {

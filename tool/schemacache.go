@@ -28,16 +28,18 @@ const (
 // schemaCache maps schema text to its compiled form.
 type schemaCache struct {
 	mu      sync.RWMutex
-	entries map[string]*Schema
-	bytes   int // total length of the keys
+	entries map[string]*Schema // made by the first store
+	bytes   int                // total length of the keys
 	// Limits; the package's cache uses the constants above, tests smaller ones.
 	maxEntries, maxBytes, maxSchema int
 }
 
-var compiled = newSchemaCache(schemaCacheMaxEntries, schemaCacheMaxBytes, schemaCacheMaxSchema)
+// compiled is the package's cache: static data, which costs the process
+// nothing before its first schema.
+var compiled = schemaCache{maxEntries: schemaCacheMaxEntries, maxBytes: schemaCacheMaxBytes, maxSchema: schemaCacheMaxSchema}
 
 func newSchemaCache(maxEntries, maxBytes, maxSchema int) *schemaCache {
-	return &schemaCache{entries: map[string]*Schema{}, maxEntries: maxEntries, maxBytes: maxBytes, maxSchema: maxSchema}
+	return &schemaCache{maxEntries: maxEntries, maxBytes: maxBytes, maxSchema: maxSchema}
 }
 
 // get returns the compiled schema of raw, compiling and caching it on a
@@ -68,6 +70,9 @@ func (c *schemaCache) get(raw json.RawMessage) (*Schema, error) {
 		}
 		delete(c.entries, k)
 		c.bytes -= len(k)
+	}
+	if c.entries == nil {
+		c.entries = map[string]*Schema{}
 	}
 	c.entries[string(own)] = s
 	c.bytes += len(own)

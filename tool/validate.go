@@ -253,8 +253,14 @@ func typeMatches(want, got string) bool {
 	return want == got || (want == "number" && got == "integer")
 }
 
-var jsonTypes = map[string]bool{"object": true, "array": true, "string": true, "number": true,
-	"integer": true, "boolean": true, "null": true}
+// isJSONType reports whether t names a JSON type.
+func isJSONType(t string) bool {
+	switch t {
+	case "object", "array", "string", "number", "integer", "boolean", "null":
+		return true
+	}
+	return false
+}
 
 // checkTypes rejects type keywords that name no JSON type, which the
 // resolver lets through. A "type" whose value is an object is a property
@@ -270,13 +276,13 @@ func checkTypes(v any, at string) error {
 			if k == "type" {
 				switch t := sub.(type) {
 				case string:
-					if !jsonTypes[t] {
+					if !isJSONType(t) {
 						return fmt.Errorf("%s.type: %q is not a JSON type", at, t)
 					}
 					continue
 				case []any:
 					for _, e := range t {
-						if s, ok := e.(string); !ok || !jsonTypes[s] {
+						if s, ok := e.(string); !ok || !isJSONType(s) {
 							return fmt.Errorf("%s.type: %v is not a JSON type", at, e)
 						}
 					}

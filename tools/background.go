@@ -91,7 +91,7 @@ type bgShell struct {
 type bgKey struct{}
 
 // bgFallback serves calls made without a session state.
-var bgFallback = newShells("")
+var bgFallback = &Shells{}
 
 // BackgroundShells returns the session's background shells, creating the
 // registry on first use. Without a session state (env or env.State nil) it

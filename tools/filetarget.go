@@ -5,15 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/agentloop/agentloop/internal/nofollow"
 	"github.com/agentloop/agentloop/internal/permission"
 	"github.com/agentloop/agentloop/tool"
 )
-
-// errLinkOnPath is the cause reported when a symbolic link stands where
-// the checked path has a directory or the file itself: something changed
-// the path after it was resolved, and the file tool refuses to follow it.
-var errLinkOnPath = nofollow.ErrLink
 
 // fileTarget is the file a file tool (Read, Write, Edit, NotebookEdit)
 // works on. path is the file as the model named it, for messages and

@@ -72,7 +72,7 @@ func (d *targetDir) stat() (fs.FileInfo, error) {
 	}
 	info := &statInfo{name: d.base, st: st}
 	if info.Mode()&fs.ModeSymlink != 0 {
-		return nil, &fs.PathError{Op: "stat", Path: d.path, Err: errLinkOnPath}
+		return nil, &fs.PathError{Op: "stat", Path: d.path, Err: nofollow.ErrLink}
 	}
 	return info, nil
 }

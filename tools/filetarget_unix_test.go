@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentloop/agentloop/internal/nofollow"
 )
 
 // readFileNoFollow is a targetDir's read of p, its size unknown.
@@ -112,8 +114,8 @@ func TestTargetDirStatMatchesLstat(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "file"), link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := statNoFollow(link); !errors.Is(err, errLinkOnPath) {
-		t.Errorf("stat of a link: %v, want %v", err, errLinkOnPath)
+	if _, err := statNoFollow(link); !errors.Is(err, nofollow.ErrLink) {
+		t.Errorf("stat of a link: %v, want %v", err, nofollow.ErrLink)
 	}
 	if _, err := statNoFollow(filepath.Join(dir, "missing")); !isNotExist(err) {
 		t.Errorf("stat of a missing file: %v, want not exist", err)

@@ -9,8 +9,15 @@ import (
 	"sync"
 )
 
-// vcsDirs are version control directories that Glob and Grep never enter.
-var vcsDirs = map[string]bool{".git": true, ".svn": true, ".hg": true, ".bzr": true, ".jj": true, ".sl": true}
+// vcsDir reports whether name is a version control directory, which Glob
+// and Grep never enter.
+func vcsDir(name string) bool {
+	switch name {
+	case ".git", ".svn", ".hg", ".bzr", ".jj", ".sl":
+		return true
+	}
+	return false
+}
 
 // walkConfig says how walkTree walks a directory tree.
 type walkConfig struct {
@@ -117,7 +124,7 @@ func walkTree(ctx context.Context, root string, cfg walkConfig) error {
 			}
 			typ := d.Type()
 			isDir := typ.IsDir()
-			if isDir && vcsDirs[name] || cfg.name != nil && typ.IsRegular() && !cfg.name(name) {
+			if isDir && vcsDir(name) || cfg.name != nil && typ.IsRegular() && !cfg.name(name) {
 				continue
 			}
 			abs := job.abs + sep + name

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 )
 
 // grepByteOrder lists the bytes that are common in source code,
@@ -11,25 +12,22 @@ import (
 // Bytes not listed are taken to be rarer than all of them.
 const grepByteOrder = " etr\tnia\nsolcduf,p./()0mhg\"=xbyS{}T1E:_v2CwIkAPR46ON3FDLM[]8-5B*\\G9H7U!%&+;Vz'qWYK<`j|X>QJZ#^?$~@"
 
-// grepByteRank is the position of each byte in grepByteOrder: the higher,
-// the rarer.
-var grepByteRank = func() (r [256]uint8) {
-	for i := range r {
-		r[i] = 255
+// grepByteRank is the position of byte c in grepByteOrder, 255 for one
+// not listed: the higher, the rarer.
+func grepByteRank(c byte) int {
+	if i := strings.IndexByte(grepByteOrder, c); i >= 0 {
+		return i
 	}
-	for i := range len(grepByteOrder) {
-		r[grepByteOrder[i]] = uint8(i)
-	}
-	return r
-}()
+	return 255
+}
 
 // rarity is how rare byte c is, in both cases when fold is set: a letter
 // is then as rare as its commoner form.
 func rarity(c byte, fold bool) int {
-	r := int(grepByteRank[c])
+	r := grepByteRank(c)
 	if fold {
 		if u := upperASCII(c); u != c {
-			r = min(r, int(grepByteRank[u]))
+			r = min(r, grepByteRank(u))
 		}
 	}
 	return r

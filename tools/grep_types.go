@@ -3,15 +3,20 @@ package tools
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
+
+var grepTypesOnce lazy.Value[map[string][]string] // the value of grepTypes, built at its first use
 
 // grepTypes maps the file type names Grep's type parameter accepts (the
 // common ones of ripgrep's --type) to the file name globs they select.
 // It is built when first needed, not at start-up by every process.
-var grepTypes = sync.OnceValue(func() map[string][]string {
+func grepTypes() map[string][]string { return grepTypesOnce.Get(newGrepTypes) }
+
+func newGrepTypes() map[string][]string {
 	types := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(`
 asm: *.asm *.s *.S
@@ -99,7 +104,7 @@ zsh: *.zsh .zshrc .zprofile .zshenv .zlogin .zlogout
 		types[name] = strings.Fields(globs)
 	}
 	return types
-})
+}
 
 // grepTypeNames lists the known type names, sorted.
 func grepTypeNames() []string {

@@ -109,7 +109,7 @@ func runRead(ctx context.Context, in readInput, call *tool.Call) (tool.Result, e
 		return tool.Error(fmt.Sprintf("The pages parameter applies only to PDF files, and %s is not one. Use offset and limit to read part of a text file.", path)), nil
 	}
 	switch {
-	case imageMediaTypes[ext] != "":
+	case imageMediaType(ext) != "":
 		return readImage(dir, path, key, ext, info, env)
 	case ext == ".pdf":
 		return readPDF(dir, path, key, in.Pages, info, env)

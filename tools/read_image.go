@@ -17,14 +17,20 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// imageMediaTypes maps the extensions Read shows as images to their media
-// types, the four the Messages API accepts.
-var imageMediaTypes = map[string]string{
-	".png":  "image/png",
-	".jpg":  "image/jpeg",
-	".jpeg": "image/jpeg",
-	".gif":  "image/gif",
-	".webp": "image/webp",
+// imageMediaType returns the media type of an extension Read shows as an
+// image (one of the four the Messages API accepts), "" for another.
+func imageMediaType(ext string) string {
+	switch ext {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".gif":
+		return "image/gif"
+	case ".webp":
+		return "image/webp"
+	}
+	return ""
 }
 
 // Image limits: the API refuses base64 data over 5 MB, and large images cost
@@ -69,7 +75,7 @@ func readImage(dir *targetDir, path, key, ext string, info os.FileInfo, env *too
 	if err != nil {
 		return tool.Error(fmt.Sprintf("Cannot read %s: %v", path, pathErrCause(err))), nil
 	}
-	media := imageMediaTypes[ext]
+	media := imageMediaType(ext)
 	if sniffed := http.DetectContentType(data); isImageMedia(sniffed) {
 		media = sniffed // a .png that holds a JPEG is sent as what it is
 	}

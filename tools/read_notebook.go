@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -102,7 +103,13 @@ func (t *readNbText) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-var readAnsiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+var readAnsiEscapeOnce lazy.Value[*regexp.Regexp] // the value of readAnsiEscape, compiled at its first use
+
+// readAnsiEscape returns the pattern of the terminal escape sequences a
+// notebook's outputs may hold.
+func readAnsiEscape() *regexp.Regexp {
+	return readAnsiEscapeOnce.Get(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]") })
+}
 
 func readNotebook(dir *targetDir, path, key string, allowLarge bool, info os.FileInfo, env *tool.Env) (tool.Result, error) {
 	if info.Size() > notebookMaxFile {
@@ -214,7 +221,7 @@ func readNbOutputOf(o readNbOutput) ReadNotebookOutput {
 			out.Text += "\n" + strings.Join(o.Traceback, "\n")
 		}
 	}
-	out.Text = readAnsiEscape.ReplaceAllString(out.Text, "")
+	out.Text = readAnsiEscape().ReplaceAllString(out.Text, "")
 	if n := len([]rune(out.Text)); n > notebookMaxOutput {
 		out.Text = string([]rune(out.Text)[:notebookMaxOutput]) + fmt.Sprintf("\n[output truncated: %d more characters]", n-notebookMaxOutput)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -95,11 +96,22 @@ func parsePageRange(s string) (first, last int, ok bool) {
 	return first, last, true
 }
 
-var (
-	pdfPagesCount = regexp.MustCompile(`/Type\s*/Pages\b[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages\b`)
-	pdfPageObject = regexp.MustCompile(`/Type\s*/Page\b`)
-	pdfStream     = regexp.MustCompile(`stream\r?\n`)
-)
+// pdfPatterns are the patterns pdfPageCount reads a PDF with.
+type pdfPatterns struct{ pagesCount, pageObject, stream *regexp.Regexp }
+
+var pdfOnce lazy.Value[pdfPatterns] // the value of pdf, compiled at its first use
+
+// pdf returns the patterns pdfPageCount reads a PDF with, compiled at the
+// first call rather than at start-up by every process.
+func pdf() pdfPatterns {
+	return pdfOnce.Get(func() pdfPatterns {
+		return pdfPatterns{
+			pagesCount: regexp.MustCompile(`/Type\s*/Pages\b[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages\b`),
+			pageObject: regexp.MustCompile(`/Type\s*/Page\b`),
+			stream:     regexp.MustCompile(`stream\r?\n`),
+		}
+	})
+}
 
 // pdfPageCount estimates the number of pages without a PDF parser: the
 // largest /Count of a page tree node (the root's is the total), or else the
@@ -111,7 +123,7 @@ func pdfPageCount(data []byte) int {
 	}
 	budget := 64 << 20
 	var inflated bytes.Buffer
-	for _, loc := range pdfStream.FindAllIndex(data, -1) {
+	for _, loc := range pdf().stream.FindAllIndex(data, -1) {
 		if budget <= 0 {
 			break
 		}
@@ -133,7 +145,7 @@ func pdfPageCount(data []byte) int {
 
 func pdfCountIn(b []byte) int {
 	best := 0
-	for _, m := range pdfPagesCount.FindAllSubmatch(b, -1) {
+	for _, m := range pdf().pagesCount.FindAllSubmatch(b, -1) {
 		for _, g := range m[1:] {
 			if n, err := strconv.Atoi(string(g)); err == nil && n > best {
 				best = n
@@ -143,5 +155,5 @@ func pdfCountIn(b []byte) int {
 	if best > 0 {
 		return best
 	}
-	return len(pdfPageObject.FindAllIndex(b, -1))
+	return len(pdf().pageObject.FindAllIndex(b, -1))
 }

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // textEncoding is how a text file stores its characters. Edit and Write keep
@@ -122,10 +123,14 @@ func toValidUTF8(s string) string {
 	return b.String()
 }
 
-// readBinaryExts are file types Read refuses without looking inside.
+var readBinaryExtsOnce lazy.Value[map[string]bool] // the value of readBinaryExts, built at its first use
+
+// readBinaryExts returns file types Read refuses without looking inside.
 // Images, PDFs and notebooks are handled before this list is consulted.
 // It is built when first needed, not at start-up by every process.
-var readBinaryExts = sync.OnceValue(func() map[string]bool {
+func readBinaryExts() map[string]bool { return readBinaryExtsOnce.Get(newReadBinaryExts) }
+
+func newReadBinaryExts() map[string]bool {
 	exts := map[string]bool{}
 	for _, e := range strings.Fields(`
 		.exe .dll .so .dylib .o .obj .a .lib .ko .elf .bin .class .jar .war .ear .pyc .pyo .wasm .node
@@ -138,4 +143,4 @@ var readBinaryExts = sync.OnceValue(func() map[string]bool {
 		exts[e] = true
 	}
 	return exts
-})
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/agentloop/agentloop/tool"
@@ -25,13 +26,16 @@ func TestBuiltinShared(t *testing.T) {
 		if err := tool.Check(a); err != nil {
 			t.Errorf("Builtin(%q): %v", name, err)
 		}
-		fresh := builtins[name]()
+		fresh := lookupBuiltin(name).mk()
 		if diff := cmp.Diff(fresh.Info(), a.Info()); diff != "" {
 			t.Errorf("Builtin(%q).Info() differs from a fresh instance's (-fresh +shared):\n%s", name, diff)
 		}
 	}
 	if _, ok := Builtin("NoSuchTool"); ok {
 		t.Error("Builtin found NoSuchTool")
+	}
+	if !slices.IsSorted(Names()) {
+		t.Errorf("the built-in tools are not sorted by name (lookupBuiltin searches them): %v", Names())
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"math"
-	"sync"
 
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -78,7 +78,13 @@ type toolSearchTool struct{ c ToolCatalog }
 // toolSearchCatalog is the context key of the catalog of a call.
 type toolSearchCatalog struct{}
 
-var toolSearchShared = sync.OnceValue(func() tool.Tool {
+var toolSearchSharedOnce lazy.Value[tool.Tool] // the value of toolSearchShared, made at its first use
+
+// toolSearchShared returns the ToolSearch tool all sessions share: what
+// differs between them (the catalog) comes with each call's context.
+func toolSearchShared() tool.Tool { return toolSearchSharedOnce.Get(newToolSearchTool) }
+
+func newToolSearchTool() tool.Tool {
 	return tool.New(toolsearch.ToolName, toolSearchDescription,
 		func(ctx context.Context, in toolSearchInput, call *tool.Call) (tool.Result, error) {
 			c, _ := ctx.Value(toolSearchCatalog{}).(ToolCatalog)
@@ -90,7 +96,7 @@ var toolSearchShared = sync.OnceValue(func() tool.Tool {
 			// them back from the result to declare the tools.
 			MaxResultChars: -1,
 		})
-})
+}
 
 func (t toolSearchTool) Info() tool.Info { return toolSearchShared().Info() }
 func (t toolSearchTool) Check() error    { return tool.Check(toolSearchShared()) }

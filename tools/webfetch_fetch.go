@@ -258,8 +258,8 @@ func webFetchBinary(body []byte) bool {
 // the number of entries and their total size; the oldest entries go first.
 type webFetchCache struct {
 	mu      sync.Mutex
-	entries map[string]*webFetchEntry
-	order   []string // insertion order, oldest first
+	entries map[string]*webFetchEntry // made by the first put
+	order   []string                  // insertion order, oldest first
 	size    int
 	// bounds: most entries, most characters of text in all
 	maxEntries, maxSize int
@@ -276,11 +276,12 @@ const (
 	webFetchCacheBytes   = 50 << 20
 )
 
-// webFetchPages is the process-wide page cache.
-var webFetchPages = newWebFetchCache(webFetchCacheEntries, webFetchCacheBytes)
+// webFetchPages is the process-wide page cache: static data, which costs
+// the process nothing before its first fetch.
+var webFetchPages = webFetchCache{maxEntries: webFetchCacheEntries, maxSize: webFetchCacheBytes}
 
 func newWebFetchCache(entries, size int) *webFetchCache {
-	return &webFetchCache{entries: map[string]*webFetchEntry{}, maxEntries: entries, maxSize: size}
+	return &webFetchCache{maxEntries: entries, maxSize: size}
 }
 
 func (c *webFetchCache) get(key string) (*webFetchDoc, bool) {
@@ -304,6 +305,9 @@ func (c *webFetchCache) put(key string, doc *webFetchDoc, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.remove(key)
+	if c.entries == nil {
+		c.entries = map[string]*webFetchEntry{}
+	}
 	c.entries[key] = &webFetchEntry{doc: doc, expires: time.Now().Add(ttl)}
 	c.order = append(c.order, key)
 	c.size += len(doc.text)

@@ -9,7 +9,7 @@ package main
 // For the driver (h8): a hostCaller may also implement bridgeReporter;
 // the bridges then hand it what they report (a host that failed or
 // answered malformed, a member they do not honour), to become
-// diagnostics of the session. Without it, reports go to bridgeStderr.
+// diagnostics of the session. Without it, reports go to standard error.
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -39,17 +38,14 @@ type bridgeReporter interface {
 // usably.
 const tagCanUseToolFailed = "can_use_tool_failed"
 
-// bridgeStderr receives the reports of a hostCaller that is not a
-// bridgeReporter.
-var bridgeStderr io.Writer = os.Stderr
-
-// report hands a problem of a bridge to h's reporter, or to bridgeStderr.
+// report hands a problem of a bridge to h's reporter, or to standard
+// error.
 func report(h hostCaller, tag, text string) {
 	if r, ok := h.(bridgeReporter); ok {
 		r.bridgeReport(tag, text)
 		return
 	}
-	fmt.Fprintf(bridgeStderr, "agentloop: %s: %s\n", tag, text)
+	fmt.Fprintf(os.Stderr, "agentloop: %s: %s\n", tag, text)
 }
 
 // reportOnce reports each distinct text once per bridge: an unhonoured

@@ -14,7 +14,7 @@ import (
 //
 // --debug=<filter> narrows the diagnostics log to some categories. The
 // filter is a comma-separated list of names; a name is a category of
-// debugCategories ("hooks", "mcp", …) or a record's exact tag
+// debugCategory ("hooks", "mcp", …) or a record's exact tag
 // ("hook_failed"); "!name" leaves that name out. With at least one name
 // that is not negated, only records matching one of those names are kept;
 // a record matching a negated name is always dropped. Names are
@@ -25,32 +25,40 @@ import (
 // never takes the next argument, so "agentloop -p --debug 'hello'" keeps
 // 'hello' as the prompt.
 
-// debugCategories maps the tag of a diagnostics log record (the "tag"
-// attribute) to its --debug category. A tag not listed is its own
-// category.
-var debugCategories = map[string]string{
-	agentloop.DiagSettings:           "settings",
-	agentloop.DiagOption:             "settings",
-	agentloop.DiagHook:               "hooks",
-	agentloop.DiagHookFailed:         "hooks",
-	agentloop.DiagHookMessage:        "hooks",
-	agentloop.DiagHookCallbackFailed: "hooks",
-	agentloop.DiagRule:               "permissions",
-	agentloop.DiagTool:               "tools",
-	agentloop.DiagTranscript:         "session",
-	agentloop.DiagSessionStore:       "session",
-	agentloop.DiagWritesLost:         "session",
-	"mirror_error":                   "session", // a store copy that failed (persist.go)
-	agentloop.DiagSandbox:            "sandbox",
-	agentloop.DiagMemory:             "memory",
-	agentloop.DiagProjectFile:        "files",
-	agentloop.DiagAgent:              "agents",
-	agentloop.DiagMCP:                "mcp",
-	agentloop.DiagPlugin:             "plugins",
-	agentloop.DiagPricing:            "api",
-	tagCLI:                           "cli",
-	tagModelCall:                     "api",
-	tagToolCall:                      "tools",
+// debugCategory returns the --debug category of the tag of a diagnostics
+// log record (its "tag" attribute), or "" for a tag not listed, which is
+// its own category. "mirror_error" is a store copy that failed
+// (persist.go).
+func debugCategory(tag string) string {
+	switch tag {
+	case agentloop.DiagSettings, agentloop.DiagOption:
+		return "settings"
+	case agentloop.DiagHook, agentloop.DiagHookFailed, agentloop.DiagHookMessage, agentloop.DiagHookCallbackFailed:
+		return "hooks"
+	case agentloop.DiagRule:
+		return "permissions"
+	case agentloop.DiagTool, tagToolCall:
+		return "tools"
+	case agentloop.DiagTranscript, agentloop.DiagSessionStore, agentloop.DiagWritesLost, "mirror_error":
+		return "session"
+	case agentloop.DiagSandbox:
+		return "sandbox"
+	case agentloop.DiagMemory:
+		return "memory"
+	case agentloop.DiagProjectFile:
+		return "files"
+	case agentloop.DiagAgent:
+		return "agents"
+	case agentloop.DiagMCP:
+		return "mcp"
+	case agentloop.DiagPlugin:
+		return "plugins"
+	case agentloop.DiagPricing, tagModelCall:
+		return "api"
+	case tagCLI:
+		return "cli"
+	}
+	return ""
 }
 
 // Tags of the records the command writes itself.
@@ -119,7 +127,7 @@ func (f debugFilter) String() string {
 // without a tag has the category "" and matches no name.
 func (f debugFilter) keeps(tag string) bool {
 	names := []string{strings.ToLower(tag)}
-	if c, ok := debugCategories[tag]; ok {
+	if c := debugCategory(tag); c != "" {
 		names = append(names, c)
 	}
 	match := func(list []string) bool {

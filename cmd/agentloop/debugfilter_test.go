@@ -88,7 +88,7 @@ func TestDebugCategoriesCoverTags(t *testing.T) {
 		agentloop.DiagRule, agentloop.DiagTool, agentloop.DiagOption, agentloop.DiagTranscript, agentloop.DiagSandbox,
 		agentloop.DiagSessionStore, agentloop.DiagMemory, agentloop.DiagProjectFile, agentloop.DiagAgent, agentloop.DiagMCP,
 		agentloop.DiagPlugin, agentloop.DiagHookCallbackFailed, agentloop.DiagWritesLost, agentloop.DiagPricing} {
-		if debugCategories[tag] == "" {
+		if debugCategory(tag) == "" {
 			t.Errorf("tag %q has no --debug category", tag)
 		}
 	}
@@ -112,7 +112,7 @@ func FuzzParseDebugFilter(f *testing.F) {
 		}
 		keeps := flt.keeps(tag)
 		for _, x := range flt.exclude {
-			if keeps && (strings.ToLower(tag) == x || debugCategories[tag] == x) {
+			if keeps && (strings.ToLower(tag) == x || debugCategory(tag) == x) {
 				t.Fatalf("filter %q keeps %q, which it excludes", s, tag)
 			}
 		}

@@ -88,19 +88,17 @@ const (
 	kOptBool  // a switch that may be followed by one of boolWords: set gets "" without one
 )
 
+// flagDef is one flag. The tables of flags (flagDefs, sdkFlagDefs,
+// refFlagDefs) are static data: their setters are function literals that
+// capture nothing and their help texts constants, so that building them
+// costs no process anything at start-up.
 type flagDef struct {
 	names []string
 	kind  flagKind
-	help  string
-	set   func(c *config, v string) error
-}
-
-func str(dst func(*config) *string) func(*config, string) error {
-	return func(c *config, v string) error { *dst(c) = v; return nil }
-}
-
-func list(dst func(*config) *[]string) func(*config, string) error {
-	return func(c *config, v string) error { *dst(c) = append(*dst(c), splitList(v)...); return nil }
+	// help is the flag's line in --help; a vocabulary's name in braces
+	// ("{efforts}") stands for its values (newVocabHelp).
+	help string
+	set  func(c *config, v string) error
 }
 
 var flagDefs = []flagDef{
@@ -122,7 +120,7 @@ var flagDefs = []flagDef{
 		c.model = v
 		return nil
 	}},
-	{[]string{"--fallback-model"}, kList, "models to use when the main one is overloaded (comma-separated)", list(func(c *config) *[]string { return &c.fallback })},
+	{[]string{"--fallback-model"}, kList, "models to use when the main one is overloaded (comma-separated)", func(c *config, v string) error { c.fallback = append(c.fallback, splitList(v)...); return nil }},
 	{[]string{"--max-turns"}, kString, "stop after this many tool-using turns", func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -163,11 +161,11 @@ var flagDefs = []flagDef{
 		c.systemPrompt, c.sdk.emptySystemPrompt = v, v == ""
 		return nil
 	}},
-	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", str(func(c *config) *string { return &c.systemPromptF })},
-	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", str(func(c *config) *string { return &c.appendSystem })},
+	{[]string{"--system-prompt-file"}, kString, "replace the system prompt with a file's text", func(c *config, v string) error { c.systemPromptF = v; return nil }},
+	{[]string{"--append-system-prompt"}, kString, "add text to the system prompt", func(c *config, v string) error { c.appendSystem = v; return nil }},
 	{[]string{"--exclude-dynamic-system-prompt-sections"}, kBool, "send the environment in the first user message, keeping the system prompt the same across sessions",
 		func(c *config, _ string) error { c.excludeDyn = true; return nil }},
-	{[]string{"--effort"}, kString, vocab.Efforts.Want(), func(c *config, v string) error {
+	{[]string{"--effort"}, kString, "{efforts}", func(c *config, v string) error {
 		e, err := vocab.ParseEffort(v)
 		if err != nil {
 			return fmt.Errorf("--effort: %w", err)
@@ -180,9 +178,9 @@ var flagDefs = []flagDef{
 		c.tools = append(c.tools, splitList(v)...)
 		return nil
 	}},
-	{[]string{"--allowedTools", "--allowed-tools"}, kList, `rules for calls that run without asking, e.g. "Bash(npm test:*)" Write`, list(func(c *config) *[]string { return &c.allowed })},
-	{[]string{"--disallowedTools", "--disallowed-tools"}, kList, "tools removed from the model's list", list(func(c *config) *[]string { return &c.disallowed })},
-	{[]string{"--permission-mode"}, kString, vocab.PermissionModes.Want(), func(c *config, v string) error {
+	{[]string{"--allowedTools", "--allowed-tools"}, kList, `rules for calls that run without asking, e.g. "Bash(npm test:*)" Write`, func(c *config, v string) error { c.allowed = append(c.allowed, splitList(v)...); return nil }},
+	{[]string{"--disallowedTools", "--disallowed-tools"}, kList, "tools removed from the model's list", func(c *config, v string) error { c.disallowed = append(c.disallowed, splitList(v)...); return nil }},
+	{[]string{"--permission-mode"}, kString, "{permission modes}", func(c *config, v string) error {
 		m, err := vocab.ParsePermissionMode(v)
 		if err != nil {
 			return fmt.Errorf("--permission-mode: %w", err)
@@ -190,7 +188,7 @@ var flagDefs = []flagDef{
 		c.mode = string(m)
 		return nil
 	}},
-	{[]string{"--add-dir"}, kList, "further directories the tools may use", list(func(c *config) *[]string { return &c.addDirs })},
+	{[]string{"--add-dir"}, kList, "further directories the tools may use", func(c *config, v string) error { c.addDirs = append(c.addDirs, splitList(v)...); return nil }},
 	{[]string{"--json-schema"}, kString, "JSON schema the final answer must match (structured output)", func(c *config, v string) error {
 		if err := checkJSON([]byte(v)); err != nil {
 			return fmt.Errorf("--json-schema: %w", err)
@@ -206,7 +204,7 @@ var flagDefs = []flagDef{
 		c.maxThinking = n
 		return nil
 	}},
-	{[]string{"--thinking"}, kString, vocab.ThinkingTypes.Want() + " (enabled goes with --max-thinking-tokens)", func(c *config, v string) error {
+	{[]string{"--thinking"}, kString, "{thinking types} (enabled goes with --max-thinking-tokens)", func(c *config, v string) error {
 		t, err := vocab.ParseThinkingType(v)
 		if err != nil {
 			return fmt.Errorf("--thinking: %w", err)
@@ -214,7 +212,7 @@ var flagDefs = []flagDef{
 		c.thinking = string(t)
 		return nil
 	}},
-	{[]string{"--settings"}, kString, "a settings file, or inline settings JSON", str(func(c *config) *string { return &c.settings })},
+	{[]string{"--settings"}, kString, "a settings file, or inline settings JSON", func(c *config, v string) error { c.settings = v; return nil }},
 	{[]string{"--setting-sources"}, kString, `settings files to load: user,project,local ("" for none)`, func(c *config, v string) error {
 		c.sourcesSet = true
 		for _, s := range splitList(v) {
@@ -250,8 +248,8 @@ var flagDefs = []flagDef{
 	{[]string{"--continue", "-c"}, kBool, "continue the most recent session of this directory", func(c *config, _ string) error { c.cont = true; return nil }},
 	{[]string{"--fork-session"}, kBool, "with --resume or --continue: copy the session to a new id first", func(c *config, _ string) error { c.fork = true; return nil }},
 	{[]string{"--no-session-persistence"}, kBool, "do not write the session's transcript", func(c *config, _ string) error { c.noPersist = true; return nil }},
-	{[]string{"--session-id"}, kString, "use this UUID as the session id", str(func(c *config) *string { return &c.sessionID })},
-	{[]string{"--prompt-file"}, kString, "read the prompt from a file", str(func(c *config) *string { return &c.promptFile })},
+	{[]string{"--session-id"}, kString, "use this UUID as the session id", func(c *config, v string) error { c.sessionID = v; return nil }},
+	{[]string{"--prompt-file"}, kString, "read the prompt from a file", func(c *config, v string) error { c.promptFile = v; return nil }},
 	{[]string{"--debug", "-d"}, kEqValue, `write the diagnostics log to standard error; --debug=<filter> keeps some categories ("api,hooks") or leaves some out ("!mcp")`,
 		func(c *config, v string) error {
 			f, err := parseDebugFilter(v)
@@ -261,7 +259,7 @@ var flagDefs = []flagDef{
 			c.debug, c.debugFilter = true, f
 			return nil
 		}},
-	{[]string{"--debug-file"}, kString, "append the diagnostics log to this file (implies --debug; a --debug=<filter> applies)", str(func(c *config) *string { return &c.debugFile })},
+	{[]string{"--debug-file"}, kString, "append the diagnostics log to this file (implies --debug; a --debug=<filter> applies)", func(c *config, v string) error { c.debugFile = v; return nil }},
 	{[]string{"--version", "-v"}, kBool, "print the version", func(c *config, _ string) error { c.showVersion = true; return nil }},
 	{[]string{"--help", "-h"}, kBool, "print this help", func(c *config, _ string) error { c.showHelp = true; return nil }},
 }
@@ -425,8 +423,9 @@ func splitList(v string) []string {
 	return out
 }
 
-// writeFlags lists defs for --help.
-func writeFlags(b *strings.Builder, defs []flagDef) {
+// writeFlags lists defs for --help; vocabs writes out the vocabularies
+// (newVocabHelp).
+func writeFlags(b *strings.Builder, defs []flagDef, vocabs *strings.Replacer) {
 	for _, d := range defs {
 		names := strings.Join(d.names, ", ")
 		switch d.kind {
@@ -437,18 +436,30 @@ func writeFlags(b *strings.Builder, defs []flagDef) {
 		case kEqValue:
 			names += "[=value]"
 		}
-		fmt.Fprintf(b, "  %-44s %s\n", names, d.help)
+		fmt.Fprintf(b, "  %-44s %s\n", names, vocabs.Replace(d.help))
 	}
+}
+
+// newVocabHelp returns the replacer that writes out the vocabularies help
+// texts name in braces.
+func newVocabHelp() *strings.Replacer {
+	return strings.NewReplacer(
+		"{efforts}", vocab.Efforts.Want(),
+		"{permission modes}", vocab.PermissionModes.Want(),
+		"{thinking types}", vocab.ThinkingTypes.Want(),
+		"{thinking displays}", vocab.ThinkingDisplays.Want(),
+	)
 }
 
 func usageText() string {
 	var b strings.Builder
+	vocabs := newVocabHelp()
 	b.WriteString("Usage: agentloop -p [options] [prompt]\n\nRuns an agent on the prompt (or standard input) and prints the result.\n\nOptions:\n")
-	writeFlags(&b, flagDefs)
+	writeFlags(&b, flagDefs, vocabs)
 	b.WriteString("\nFlags the Agent SDKs pass (see docs/design.md, \"Wire protocol groundwork\"):\n")
-	writeFlags(&b, sdkFlagDefs)
+	writeFlags(&b, sdkFlagDefs, vocabs)
 	b.WriteString("\nOther flags of the reference CLI (see docs/interop.md, \"Command-line flags\"):\n")
-	writeFlags(&b, refFlagDefs)
+	writeFlags(&b, refFlagDefs, vocabs)
 	b.WriteString("\nPiped input is the prompt; with a prompt argument it is added after it, on a new line.\n")
 	b.WriteString("\nEnvironment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (credentials), ANTHROPIC_BASE_URL (endpoint).\n")
 	b.WriteString("\nExit status: " + exitStatusText + "\n")

@@ -34,34 +34,62 @@ var refFlagDefs = []flagDef{
 
 	// Accepted with a warning: terminal, IDE and app integrations that a
 	// print-mode engine has no use for.
-	{[]string{"--ax-screen-reader"}, kBool, "ignored, with a warning", ignored("--ax-screen-reader", "there is no terminal interface to render")},
-	{[]string{"--brief"}, kBool, "ignored, with a warning", ignored("--brief", "there is no SendUserMessage tool")},
-	{[]string{"--chrome"}, kBool, "ignored, with a warning", ignored("--chrome", "there is no Claude in Chrome integration")},
-	{[]string{"--no-chrome"}, kBool, "ignored, with a warning", ignored("--no-chrome", "there is no Claude in Chrome integration to turn off")},
-	{[]string{"--ide"}, kBool, "ignored, with a warning", ignored("--ide", "there is no IDE integration")},
-	{[]string{"--desktop"}, kBool, "ignored, with a warning", ignored("--desktop", "there is no desktop app; the session runs here")},
-	{[]string{"--remote-control"}, kOptional, "ignored, with a warning", ignored("--remote-control", "there is no Remote Control")},
-	{[]string{"--remote-control-session-name-prefix"}, kString, "ignored, with a warning", ignored("--remote-control-session-name-prefix", "there is no Remote Control")},
+	{[]string{"--ax-screen-reader"}, kBool, "ignored, with a warning", func(c *config, _ string) error {
+		return ignore(c, "--ax-screen-reader", "there is no terminal interface to render")
+	}},
+	{[]string{"--brief"}, kBool, "ignored, with a warning", func(c *config, _ string) error { return ignore(c, "--brief", "there is no SendUserMessage tool") }},
+	{[]string{"--chrome"}, kBool, "ignored, with a warning", func(c *config, _ string) error {
+		return ignore(c, "--chrome", "there is no Claude in Chrome integration")
+	}},
+	{[]string{"--no-chrome"}, kBool, "ignored, with a warning", func(c *config, _ string) error {
+		return ignore(c, "--no-chrome", "there is no Claude in Chrome integration to turn off")
+	}},
+	{[]string{"--ide"}, kBool, "ignored, with a warning", func(c *config, _ string) error { return ignore(c, "--ide", "there is no IDE integration") }},
+	{[]string{"--desktop"}, kBool, "ignored, with a warning", func(c *config, _ string) error {
+		return ignore(c, "--desktop", "there is no desktop app; the session runs here")
+	}},
+	{[]string{"--remote-control"}, kOptional, "ignored, with a warning", func(c *config, _ string) error { return ignore(c, "--remote-control", "there is no Remote Control") }},
+	{[]string{"--remote-control-session-name-prefix"}, kString, "ignored, with a warning", func(c *config, _ string) error {
+		return ignore(c, "--remote-control-session-name-prefix", "there is no Remote Control")
+	}},
 	{[]string{"--system-prompt-snapshot"}, kString, "on or off; ignored, with a warning", func(c *config, v string) error {
 		if v != "on" && v != "off" {
 			return fmt.Errorf("--system-prompt-snapshot %q: want on or off", v)
 		}
-		return ignored("--system-prompt-snapshot", "no system prompt snapshot is recorded in the transcript or replayed on resume")(c, v)
+		return ignore(c, "--system-prompt-snapshot", "no system prompt snapshot is recorded in the transcript or replayed on resume")
 	}},
 
 	// Refused: a run without the feature would not be the one asked for.
-	{[]string{"--bg", "--background"}, kBool, "not supported yet", unsupported("--bg", "there are no background sessions; run agentloop in the background yourself")},
-	{[]string{"--bare"}, kBool, "not supported yet", unsupported("--bare", "hooks, plugins and CLAUDE.md would still be loaded; use --setting-sources \"\" and --strict-mcp-config for a run without the user's and project's configuration")},
-	{[]string{"--safe-mode"}, kBool, "not supported yet", unsupported("--safe-mode", "customizations would still be loaded; use --setting-sources \"\" and --strict-mcp-config")},
-	{[]string{"--restricted"}, kBool, "not supported yet", unsupported("--restricted", "the command-running tools would not be removed nor the file tools confined; use --tools and --permission-mode")},
-	{[]string{"--cloud"}, kOptional, "not supported yet", unsupported("--cloud", "there are no cloud sessions")},
-	{[]string{"--environment"}, kString, "not supported yet", unsupported("--environment", "there are no cloud sessions")},
-	{[]string{"--teleport"}, kOptional, "not supported yet", unsupported("--teleport", "there are no cloud sessions to resume")},
-	{[]string{"--from-pr"}, kOptional, "not supported yet", unsupported("--from-pr", "sessions are not linked to pull requests; use --resume <id>")},
-	{[]string{"--file"}, kList, "not supported yet", unsupported("--file", "files are not downloaded from the Files API at startup")},
-	{[]string{"--plugin-url"}, kString, "not supported yet", unsupported("--plugin-url", "plugins are not fetched from URLs; use --plugin-dir")},
-	{[]string{"--worktree", "-w"}, kOptional, "not supported yet", unsupported("--worktree", "no git worktree is created; the session would run in the working directory")},
-	{[]string{"--tmux"}, kEqValue, "not supported yet", unsupported("--tmux", "it goes with --worktree, which is not supported")},
+	{[]string{"--bg", "--background"}, kBool, "not supported yet", func(*config, string) error {
+		return refuse("--bg", "there are no background sessions; run agentloop in the background yourself")
+	}},
+	{[]string{"--bare"}, kBool, "not supported yet", func(*config, string) error {
+		return refuse("--bare", "hooks, plugins and CLAUDE.md would still be loaded; use --setting-sources \"\" and --strict-mcp-config for a run without the user's and project's configuration")
+	}},
+	{[]string{"--safe-mode"}, kBool, "not supported yet", func(*config, string) error {
+		return refuse("--safe-mode", "customizations would still be loaded; use --setting-sources \"\" and --strict-mcp-config")
+	}},
+	{[]string{"--restricted"}, kBool, "not supported yet", func(*config, string) error {
+		return refuse("--restricted", "the command-running tools would not be removed nor the file tools confined; use --tools and --permission-mode")
+	}},
+	{[]string{"--cloud"}, kOptional, "not supported yet", func(*config, string) error { return refuse("--cloud", "there are no cloud sessions") }},
+	{[]string{"--environment"}, kString, "not supported yet", func(*config, string) error { return refuse("--environment", "there are no cloud sessions") }},
+	{[]string{"--teleport"}, kOptional, "not supported yet", func(*config, string) error { return refuse("--teleport", "there are no cloud sessions to resume") }},
+	{[]string{"--from-pr"}, kOptional, "not supported yet", func(*config, string) error {
+		return refuse("--from-pr", "sessions are not linked to pull requests; use --resume <id>")
+	}},
+	{[]string{"--file"}, kList, "not supported yet", func(*config, string) error {
+		return refuse("--file", "files are not downloaded from the Files API at startup")
+	}},
+	{[]string{"--plugin-url"}, kString, "not supported yet", func(*config, string) error {
+		return refuse("--plugin-url", "plugins are not fetched from URLs; use --plugin-dir")
+	}},
+	{[]string{"--worktree", "-w"}, kOptional, "not supported yet", func(*config, string) error {
+		return refuse("--worktree", "no git worktree is created; the session would run in the working directory")
+	}},
+	{[]string{"--tmux"}, kEqValue, "not supported yet", func(*config, string) error {
+		return refuse("--tmux", "it goes with --worktree, which is not supported")
+	}},
 }
 
 // warnOnce adds the warning w once, however often it is asked for.

@@ -50,7 +50,7 @@ var sdkFlagDefs = []flagDef{
 		}
 		return fmt.Errorf("--input-format %q: want text or stream-json", v)
 	}},
-	{[]string{"--thinking-display"}, kString, vocab.ThinkingDisplays.Want() + " (with --thinking adaptive or --max-thinking-tokens)", func(c *config, v string) error {
+	{[]string{"--thinking-display"}, kString, "{thinking displays} (with --thinking adaptive or --max-thinking-tokens)", func(c *config, v string) error {
 		d, err := vocab.ParseThinkingDisplay(v)
 		if err != nil {
 			return fmt.Errorf("--thinking-display: %w", err)
@@ -63,9 +63,9 @@ var sdkFlagDefs = []flagDef{
 		return nil
 	}},
 	{[]string{"--allow-dangerously-skip-permissions"}, kBool, "allow switching to bypassPermissions (always allowed here)", func(*config, string) error { return nil }},
-	{[]string{"--append-system-prompt-file"}, kString, "add a file's text to the system prompt", str(func(c *config) *string { return &c.sdk.appendSystemFile })},
-	{[]string{"--plugin-dir"}, kString, "load the local plugin in this directory (repeatable)", plugin("--plugin-dir", false)},
-	{[]string{"--plugin-dir-no-mcp"}, kString, "load the local plugin in this directory without its MCP servers (repeatable)", plugin("--plugin-dir-no-mcp", true)},
+	{[]string{"--append-system-prompt-file"}, kString, "add a file's text to the system prompt", func(c *config, v string) error { c.sdk.appendSystemFile = v; return nil }},
+	{[]string{"--plugin-dir"}, kString, "load the local plugin in this directory (repeatable)", func(c *config, v string) error { return addPlugin(c, "--plugin-dir", v, false) }},
+	{[]string{"--plugin-dir-no-mcp"}, kString, "load the local plugin in this directory without its MCP servers (repeatable)", func(c *config, v string) error { return addPlugin(c, "--plugin-dir-no-mcp", v, true) }},
 	{[]string{"--permission-prompts"}, kString, "host or none: calls that need approval are refused without asking either way in print mode", func(c *config, v string) error {
 		switch v {
 		case "host", "none":
@@ -106,9 +106,15 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.resumeDropsTurn = v
 		return nil
 	}},
-	{[]string{"--session-mirror"}, kBool, "not supported yet", unsupported("--session-mirror", "transcript_mirror frames are not written")},
-	{[]string{"--project-config-root"}, kString, "not supported yet", unsupported("--project-config-root", "project settings are read from the working directory only")},
-	{[]string{"--managed-settings"}, kString, "not supported yet", unsupported("--managed-settings", "managed settings come only from the managed-settings file")},
+	{[]string{"--session-mirror"}, kBool, "not supported yet", func(*config, string) error {
+		return refuse("--session-mirror", "transcript_mirror frames are not written")
+	}},
+	{[]string{"--project-config-root"}, kString, "not supported yet", func(*config, string) error {
+		return refuse("--project-config-root", "project settings are read from the working directory only")
+	}},
+	{[]string{"--managed-settings"}, kString, "not supported yet", func(*config, string) error {
+		return refuse("--managed-settings", "managed settings come only from the managed-settings file")
+	}},
 
 	// Accepted with a warning: nothing the caller relies on is lost.
 	{[]string{"--await-initialize"}, kBool, "with stream-json input, wait for initialize before running user messages", func(c *config, _ string) error {
@@ -125,7 +131,7 @@ var sdkFlagDefs = []flagDef{
 		c.sdk.replayUser = true
 		return initOnly(c, "--replay-user-messages")
 	}},
-	{[]string{"--betas"}, kList, "beta names sent as anthropic-beta headers (comma-separated)", list(func(c *config) *[]string { return &c.sdk.betas })},
+	{[]string{"--betas"}, kList, "beta names sent as anthropic-beta headers (comma-separated)", func(c *config, v string) error { c.sdk.betas = append(c.sdk.betas, splitList(v)...); return nil }},
 	{[]string{"--forward-subagent-text"}, kBool, "show subagents' text and thinking in the stream, not only their tool calls", func(c *config, _ string) error {
 		c.sdk.forwardSubagentText = true
 		return nil
@@ -133,11 +139,11 @@ var sdkFlagDefs = []flagDef{
 	{[]string{"--prompt-suggestions"}, kOptBool, "true (without a value) or false; true is ignored, with a warning", func(c *config, v string) error {
 		switch v {
 		case "", "true", "1", "yes", "on":
-			return ignored("--prompt-suggestions", "prompt suggestions are not made")(c, v)
+			return ignore(c, "--prompt-suggestions", "prompt suggestions are not made")
 		}
 		return nil // off: none are made
 	}},
-	{[]string{"--channels"}, kString, "ignored, with a warning", ignored("--channels", "channels are not supported")},
+	{[]string{"--channels"}, kString, "ignored, with a warning", func(c *config, _ string) error { return ignore(c, "--channels", "channels are not supported") }},
 }
 
 // envFileCheckpointing is set by the TypeScript SDK when its caller asks
@@ -152,34 +158,32 @@ const envFileCheckpointing = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 // errUnsupported marks a flag whose feature agentloop does not have yet.
 var errUnsupported = errors.New("not supported yet")
 
-// unsupported is the setter of a flag that is refused: the error names
-// the flag and says what is missing.
-func unsupported(name, why string) func(*config, string) error {
-	return func(*config, string) error {
-		return fmt.Errorf("%s is %w: %s", name, errUnsupported, why)
-	}
+// The setters of sdkFlagDefs and refFlagDefs are function literals that
+// capture nothing, so that the tables are laid out by the compiler and
+// cost the process nothing at start-up; these helpers do their work.
+
+// refuse is the error of a flag that is refused: it names the flag and
+// says what is missing.
+func refuse(name, why string) error {
+	return fmt.Errorf("%s is %w: %s", name, errUnsupported, why)
 }
 
-// plugin is the setter of --plugin-dir and --plugin-dir-no-mcp: each
-// occurrence adds a plugin (Options.Plugins), checked when the session
-// starts.
-func plugin(name string, skipMCP bool) func(*config, string) error {
-	return func(c *config, v string) error {
-		if v == "" {
-			return fmt.Errorf("%s: want a plugin directory", name)
-		}
-		c.sdk.plugins = append(c.sdk.plugins, agentloop.PluginConfig{Path: v, SkipMCP: skipMCP})
-		return nil
+// addPlugin is the setter of --plugin-dir and --plugin-dir-no-mcp (name):
+// each occurrence adds a plugin (Options.Plugins), checked when the
+// session starts.
+func addPlugin(c *config, name, dir string, skipMCP bool) error {
+	if dir == "" {
+		return fmt.Errorf("%s: want a plugin directory", name)
 	}
+	c.sdk.plugins = append(c.sdk.plugins, agentloop.PluginConfig{Path: dir, SkipMCP: skipMCP})
+	return nil
 }
 
-// ignored is the setter of a flag that is accepted and not honoured: it
+// ignore is the setter of a flag that is accepted and not honoured: it
 // adds one warning, however often the flag is given.
-func ignored(name, why string) func(*config, string) error {
-	return func(c *config, _ string) error {
-		warnOnce(c, fmt.Sprintf("%s is ignored: %s", name, why)) // refflags.go
-		return nil
-	}
+func ignore(c *config, name, why string) error {
+	warnOnce(c, fmt.Sprintf("%s is ignored: %s", name, why)) // refflags.go
+	return nil
 }
 
 // initOnly notes a flag that only matters with stream-json input; with

@@ -138,7 +138,7 @@ func (h *hostLink) bridgeReport(tag, text string) {
 	f := h.report
 	h.mu.Unlock()
 	if f == nil {
-		fmt.Fprintf(bridgeStderr, "agentloop: %s: %s\n", tag, text)
+		fmt.Fprintf(os.Stderr, "agentloop: %s: %s\n", tag, text)
 		return
 	}
 	f(tag, text)

@@ -215,7 +215,7 @@ func (s *Store) Snapshot(path string) error {
 	}
 	cur, err := readState(path)
 	if err != nil {
-		if errors.Is(err, errLink) || errors.Is(err, errNotRegular) {
+		if errors.Is(err, nofollow.ErrLink) || errors.Is(err, errNotRegular) {
 			return nil
 		}
 		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
@@ -370,7 +370,7 @@ func (s *Store) Rewind(id string, dryRun bool) (Result, error) {
 		}
 		cur, err := readState(p)
 		switch {
-		case errors.Is(err, errLink):
+		case errors.Is(err, nofollow.ErrLink):
 			res.SkippedLinks = append(res.SkippedLinks, p)
 			continue
 		case err != nil:
@@ -382,7 +382,7 @@ func (s *Store) Rewind(id string, dryRun bool) (Result, error) {
 		}
 		if !dryRun {
 			if err := restore(p, want.exists, data, want.mode); err != nil {
-				if errors.Is(err, errLink) {
+				if errors.Is(err, nofollow.ErrLink) {
 					res.SkippedLinks = append(res.SkippedLinks, p)
 				} else {
 					failed = append(failed, fmt.Sprintf("%s: %v", p, err))
@@ -419,9 +419,7 @@ type current struct {
 	data   []byte
 }
 
-var (
-	// errLink: a symbolic link stands on the path, the file included.
-	errLink = nofollow.ErrLink
-	// errNotRegular: the path names a directory or another non-regular file.
-	errNotRegular = errors.New("not a regular file")
-)
+// errNotRegular: the path names a directory or another non-regular file.
+// (nofollow.ErrLink: a symbolic link stands on the path, the file
+// included.)
+var errNotRegular = errors.New("not a regular file")

@@ -17,7 +17,7 @@ import (
 // The store reaches files one path component at a time with openat and
 // O_NOFOLLOW, from "/" (package nofollow), so that no symbolic link is
 // ever followed: a link on the way (a directory replaced by a link after
-// the snapshot) or at the end makes the operation stop with errLink.
+// the snapshot) or at the end makes the operation stop with nofollow.ErrLink.
 
 // readState reads the state of the file at path without following links.
 // A missing file, or a missing directory on the way, is a file that does
@@ -41,7 +41,7 @@ func readState(path string) (current, error) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		return current{}, errLink
+		return current{}, nofollow.ErrLink
 	case unix.S_IFREG:
 	default:
 		return current{}, errNotRegular
@@ -96,7 +96,7 @@ func restore(path string, exists bool, data []byte, mode fs.FileMode) error {
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
-			return errLink
+			return nofollow.ErrLink
 		case unix.S_IFREG:
 		default:
 			return errNotRegular

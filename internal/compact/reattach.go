@@ -16,9 +16,10 @@ const (
 	ReattachFileTokens = 5_000
 )
 
-// fileTools are the built-in tools whose file_path input names a file the
-// model has seen: read, or written with content it chose.
-var fileTools = map[string]bool{"Read": true, "Write": true, "Edit": true}
+// fileTool reports whether name is one of the built-in tools whose
+// file_path input names a file the model has seen: read, or written with
+// content it chose.
+func fileTool(name string) bool { return name == "Read" || name == "Write" || name == "Edit" }
 
 // FilesSeen returns the files the model read or wrote in summarised, most
 // recent first, each once, leaving out those a call in kept names: those
@@ -56,7 +57,7 @@ func fileCalls(msgs []model.Message, skip map[string]bool) []string {
 	var out []string
 	for _, m := range msgs {
 		for _, c := range m.Content {
-			if c.Type != model.TypeToolUse || !fileTools[c.Name] || skip[c.ID] {
+			if c.Type != model.TypeToolUse || !fileTool(c.Name) || skip[c.ID] {
 				continue
 			}
 			var in struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/internal/projectfiles"
 )
 
@@ -52,11 +53,12 @@ type builtinCommand struct {
 // before that.
 type localOut = engine.LocalOutput
 
-// builtins is the catalogue, in the order it is advertised. (It is set
-// by init: the commands refer to functions that read it.)
-var builtins []builtinCommand
+var builtinsOnce lazy.Value[[]builtinCommand] // the value of builtins, built at its first use
 
-func init() { builtins = builtinTable() }
+// builtins returns the catalogue, in the order it is advertised. It is
+// built at the first call, not at start-up by every process (and not by a
+// variable's initialiser: the commands refer to functions that read it).
+func builtins() []builtinCommand { return builtinsOnce.Get(builtinTable) }
 
 // builtinTable builds the catalogue.
 func builtinTable() []builtinCommand {
@@ -95,8 +97,9 @@ func builtinTable() []builtinCommand {
 // builtinNamed finds the built-in command name (or one of its aliases)
 // names.
 func builtinNamed(name string) (*builtinCommand, bool) {
-	for i := range builtins {
-		if b := &builtins[i]; b.name == name || slices.Contains(b.aliases, name) {
+	all := builtins()
+	for i := range all {
+		if b := &all[i]; b.name == name || slices.Contains(b.aliases, name) {
 			return b, true
 		}
 	}
@@ -157,8 +160,9 @@ func (s *Session) builtinPromptCommand(name string) (*builtinCommand, bool) {
 // BuiltinCommandNames are the names of the built-in slash commands, in
 // the order they are advertised.
 func BuiltinCommandNames() []string {
-	out := make([]string, len(builtins))
-	for i, b := range builtins {
+	all := builtins()
+	out := make([]string, len(all))
+	for i, b := range all {
 		out[i] = b.name
 	}
 	return out

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/lazy"
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/pricing"
 )
@@ -159,19 +160,24 @@ func (c *Client) cleanup() {
 	c.sess.Close()
 	c.mu.Lock()
 	if c.cleaned == nil {
-		c.cleaned = closedChan
+		c.cleaned = closedChan()
 	} else {
 		close(c.cleaned)
 	}
 	c.mu.Unlock()
 }
 
-// closedChan is a closed channel: the cleanup's signal when nobody waited.
-var closedChan = func() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}()
+var closedChanOnce lazy.Value[chan struct{}] // the value of closedChan, made at its first use
+
+// closedChan returns a closed channel, the same each time: the cleanup's
+// signal when nobody waited.
+func closedChan() chan struct{} {
+	return closedChanOnce.Get(func() chan struct{} {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	})
+}
 
 // cleanedChan is the channel closed once Close's cleanup has run. It is
 // made by the first call (a Close that waits for the running query), so
@@ -237,7 +243,7 @@ func (c *Client) SetEffort(e string) error {
 	if err := c.checkOpen(); err != nil {
 		return err
 	}
-	if e != "" && !slices.Contains(efforts, e) {
+	if e != "" && !vocab.Efforts.Contains(e) {
 		return fmt.Errorf("%w: %w", ErrInvalidOption, effortError(e))
 	}
 	c.sess.engine().SetEffort(e)

@@ -3,6 +3,7 @@ package conversation
 import (
 	"sort"
 
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/pricing"
 )
 
@@ -36,7 +37,7 @@ func (c *Client) SupportedModels() []ModelInfo {
 			info.SupportsEffort = p.Caps.Effort
 			info.SupportsAdaptiveThinking = p.Caps.AdaptiveThinking
 			if p.Caps.Effort {
-				info.SupportedEffortLevels = append([]string(nil), efforts...)
+				info.SupportedEffortLevels = vocab.Efforts.Strings()
 			}
 		}
 		out = append(out, info)

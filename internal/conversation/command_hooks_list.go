@@ -21,7 +21,7 @@ func (c *Client) SupportedCommands() []SlashCommand { return c.sess.supportedCom
 // replaces a built-in prompt command is listed in its place.
 func (s *Session) supportedCommands() []SlashCommand {
 	var out []SlashCommand
-	for _, b := range builtins {
+	for _, b := range builtins() {
 		out = append(out, SlashCommand{Name: b.name, Description: b.description, ArgumentHint: b.argumentHint,
 			Aliases: slices.Clone(b.aliases), Builtin: true})
 	}

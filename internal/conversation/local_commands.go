@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
 	"github.com/agentloop/agentloop/pricing"
 	sessions "github.com/agentloop/agentloop/session"
@@ -97,7 +98,7 @@ func (s *Session) modelCommand(_ context.Context, args string) localOut {
 // effortCommand is /effort [level]: it shows the effort, or sets it
 // ("auto": the API's default) from the next request on.
 func (s *Session) effortCommand(_ context.Context, args string) localOut {
-	usage := fmt.Sprintf("Usage: /effort <%s|auto>", strings.Join(efforts, "|"))
+	usage := fmt.Sprintf("Usage: /effort <%s|auto>", strings.Join(vocab.Efforts.Strings(), "|"))
 	switch {
 	case args == "":
 		cur := s.engine().Effort()
@@ -108,7 +109,7 @@ func (s *Session) effortCommand(_ context.Context, args string) localOut {
 	case strings.EqualFold(args, "auto"):
 		s.engine().SetEffort("")
 		return localOut{Text: "Effort set to auto (the model's default) for the rest of this session"}
-	case slices.Contains(efforts, strings.ToLower(args)):
+	case vocab.Efforts.Contains(strings.ToLower(args)):
 		s.engine().SetEffort(strings.ToLower(args))
 		return localOut{Text: fmt.Sprintf("Effort set to %s for the rest of this session", strings.ToLower(args))}
 	}

@@ -125,9 +125,6 @@ type Config struct {
 // outside a vocabulary, a *settings.Error for a malformed settings file.
 var ErrInvalidOption = assemble.ErrInvalidOption
 
-// efforts lists the effort levels for the checks outside this file.
-var efforts = vocab.Efforts.Strings()
-
 // validate checks the options that can be wrong on their own, and spells
 // an aliased permission mode ("manual") canonically.
 func (o *Config) validate() error {

@@ -279,8 +279,9 @@ func (s *Session) skillNames() []string {
 func (s *Session) slashCommandNames() []string {
 	// The names of supportedCommands, without building its entries: a
 	// file's command that replaces a built-in keeps the built-in's place.
-	out := make([]string, 0, len(builtins)+len(s.files.commands)+len(s.files.skills))
-	for _, b := range builtins {
+	all := builtins()
+	out := make([]string, 0, len(all)+len(s.files.commands)+len(s.files.skills))
+	for _, b := range all {
 		out = append(out, b.name)
 	}
 	add := func(name string) {

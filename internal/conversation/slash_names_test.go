@@ -13,7 +13,7 @@ import (
 // their order, whether files add commands, replace a built-in or repeat a
 // name.
 func TestSlashCommandNamesMatchCommands(t *testing.T) {
-	builtin := builtins[len(builtins)-1].name
+	builtin := builtins()[len(builtins())-1].name
 	cases := map[string]projectFiles{
 		"none": {},
 		"added": {commands: []projectfiles.Command{{Name: "deploy"}, {Name: "lint"}},

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // Kind says what a canonical host is.
@@ -43,19 +45,25 @@ const maxLen = 1024
 // ErrInvalid is wrapped by every error Parse returns.
 var ErrInvalid = errors.New("invalid host")
 
+var profileOnce lazy.Value[*idna.Profile] // the value of profile, made at its first use
+
 // profile maps a host name the way the WHATWG URL standard does (UTS 46,
 // non-transitional, no STD3 or hyphen checks), so that case, full-width
 // forms and ideographic full stops collapse as a browser or curl would
 // collapse them.
-var profile = idna.New(
-	idna.MapForLookup(),
-	idna.BidiRule(),
-	idna.Transitional(false),
-	idna.CheckHyphens(false),
-	idna.CheckJoiners(true),
-	idna.StrictDomainName(false),
-	idna.VerifyDNSLength(false),
-)
+func profile() *idna.Profile { return profileOnce.Get(newProfile) }
+
+func newProfile() *idna.Profile {
+	return idna.New(
+		idna.MapForLookup(),
+		idna.BidiRule(),
+		idna.Transitional(false),
+		idna.CheckHyphens(false),
+		idna.CheckJoiners(true),
+		idna.StrictDomainName(false),
+		idna.VerifyDNSLength(false),
+	)
+}
 
 // Parse returns the canonical form of host, which is a bare host as found
 // in a URL after percent-decoding (no scheme, port, user or path):
@@ -117,7 +125,7 @@ func parse(s string) (Host, error) {
 		}
 		return fromIP(a)
 	}
-	name, err := profile.ToASCII(s)
+	name, err := profile().ToASCII(s)
 	if err != nil {
 		return Host{}, fmt.Errorf("not a valid host name: %w", err)
 	}
@@ -167,7 +175,7 @@ func checkALabels(in, out string) error {
 	// to see which labels the conversion saw as A-labels.
 	var b strings.Builder
 	for _, r := range in {
-		m, _ := profile.ToUnicode(string(r))
+		m, _ := profile().ToUnicode(string(r))
 		b.WriteString(m)
 	}
 	mapped := strings.Split(b.String(), ".")

@@ -64,7 +64,7 @@ func parsePattern(s string) (Pattern, error) {
 	labels := strings.Split(s, ".")
 	for i, l := range labels {
 		if !strings.Contains(l, "*") {
-			a, err := profile.ToASCII(l)
+			a, err := profile().ToASCII(l)
 			if err != nil || strings.Contains(a, ".") || checkName(a) != nil {
 				return Pattern{}, fmt.Errorf("label %q is not a host name label", clip(l))
 			}

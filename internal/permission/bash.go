@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // Limits of the shell analysis.
@@ -541,7 +543,7 @@ func (a *analyzer) special(cmd *bashCmd) {
 	}
 	// A command that runs others may take a whole command line in one
 	// word (env -S, su -c, watch, flock -c, …): analyse such words too.
-	if head, ok := cmd.args[0].lit(); ok && runsOthers[filepath.Base(head)] {
+	if head, ok := cmd.args[0].lit(); ok && runsOthers()[filepath.Base(head)] {
 		for _, w := range cmd.args[1:] {
 			if t, ok := w.lit(); ok && strings.ContainsAny(t, " \t\n;&|") && !done[t] {
 				done[t] = true
@@ -782,22 +784,28 @@ func harmlessVar(name string) bool {
 	return true
 }
 
+var safeEnvVarsOnce lazy.Value[map[string]bool] // the value of safeEnvVars, built at its first use
+
 // safeEnvVars may be set in front of a command (NAME=value cmd) without
 // changing what an allow rule for cmd means: the reference strips such
 // assignments of known-safe variables before matching.
-var safeEnvVars = map[string]bool{
-	"LANG": true, "LANGUAGE": true, "LC_ALL": true, "LC_CTYPE": true, "LC_MESSAGES": true, "LC_COLLATE": true,
-	"LC_NUMERIC": true, "LC_TIME": true, "TZ": true, "NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true,
-	"CI": true, "TERM": true, "COLUMNS": true, "LINES": true, "NODE_ENV": true, "RUST_LOG": true,
-	"RUST_BACKTRACE": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
-	"PYTHONIOENCODING": true, "GOOS": true, "GOARCH": true, "CGO_ENABLED": true, "GO111MODULE": true,
-	"DEBUG": true, "VERBOSE": true,
+func safeEnvVars() map[string]bool { return safeEnvVarsOnce.Get(newSafeEnvVars) }
+
+func newSafeEnvVars() map[string]bool {
+	return map[string]bool{
+		"LANG": true, "LANGUAGE": true, "LC_ALL": true, "LC_CTYPE": true, "LC_MESSAGES": true, "LC_COLLATE": true,
+		"LC_NUMERIC": true, "LC_TIME": true, "TZ": true, "NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true,
+		"CI": true, "TERM": true, "COLUMNS": true, "LINES": true, "NODE_ENV": true, "RUST_LOG": true,
+		"RUST_BACKTRACE": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
+		"PYTHONIOENCODING": true, "GOOS": true, "GOARCH": true, "CGO_ENABLED": true, "GO111MODULE": true,
+		"DEBUG": true, "VERBOSE": true,
+	}
 }
 
 // safeAssign reports whether a leading NAME=value of a command is one the
 // allow matching may ignore.
 func safeAssign(as shAssign) bool {
-	return safeEnvVars[as.name] && as.value.kind == wordLiteral
+	return safeEnvVars()[as.name] && as.value.kind == wordLiteral
 }
 
 // setHarmless reports whether `set` only toggles errexit, nounset, xtrace,

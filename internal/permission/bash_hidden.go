@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // This file covers issue 8, class 5: commands that deny rules must see
@@ -35,25 +37,31 @@ import (
 //     table), BASH_ALIASES, BASH_FUNC_…, pagers, editors, askpass and ssh
 //     commands, git's config environment, LD_PRELOAD and the like.
 
-// codeVars are variables whose values are run as code or that load code,
+var codeVarsOnce lazy.Value[map[string]bool] // the value of codeVars, built at its first use
+
+// codeVars returns variables whose values are run as code or that load code,
 // by bash or by programs commonly run from it.
-var codeVars = map[string]bool{
-	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true, "BASH_ENV": true,
-	"ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "BASH_CMDS": true, "BASH_ALIASES": true, "BASH_LOADABLES_PATH": true,
-	"BASH_XTRACEFD": true, "FUNCNEST": true, "IFS": true, "PATH": true, "CDPATH": true, "GLOBIGNORE": true, "EXECIGNORE": true,
-	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true,
-	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "FCEDIT": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
-	"GIT_EXTERNAL_DIFF": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "GIT_EXEC_PATH": true,
-	"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true,
-	"GIT_DIR": true, "GIT_TEMPLATE_DIR": true, "LESSOPEN": true, "LESSCLOSE": true, "BROWSER": true, "SHELL": true,
-	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "NODE_OPTIONS": true, "PERL5OPT": true,
-	"PERL5LIB": true, "RUBYOPT": true, "PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true,
-	"FZF_DEFAULT_COMMAND": true, "TAR_OPTIONS": true, "MAKEFLAGS": true, "GREP_OPTIONS": true,
+func codeVars() map[string]bool { return codeVarsOnce.Get(newCodeVars) }
+
+func newCodeVars() map[string]bool {
+	return map[string]bool{
+		"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true, "BASH_ENV": true,
+		"ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "BASH_CMDS": true, "BASH_ALIASES": true, "BASH_LOADABLES_PATH": true,
+		"BASH_XTRACEFD": true, "FUNCNEST": true, "IFS": true, "PATH": true, "CDPATH": true, "GLOBIGNORE": true, "EXECIGNORE": true,
+		"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true,
+		"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "FCEDIT": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
+		"GIT_EXTERNAL_DIFF": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "GIT_EXEC_PATH": true,
+		"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true,
+		"GIT_DIR": true, "GIT_TEMPLATE_DIR": true, "LESSOPEN": true, "LESSCLOSE": true, "BROWSER": true, "SHELL": true,
+		"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "NODE_OPTIONS": true, "PERL5OPT": true,
+		"PERL5LIB": true, "RUBYOPT": true, "PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true,
+		"FZF_DEFAULT_COMMAND": true, "TAR_OPTIONS": true, "MAKEFLAGS": true, "GREP_OPTIONS": true,
+	}
 }
 
 // isCodeVar reports whether assigning name may make text run as code.
 func isCodeVar(name string) bool {
-	return codeVars[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_KEY_") ||
+	return codeVars()[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_KEY_") ||
 		strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
 
@@ -194,7 +202,7 @@ func (a *analyzer) sweepEnvWords(c *syntax.CallExpr) {
 		return
 	}
 	head := wordText(c.Args[0])
-	if !runsOthers[filepath.Base(head)] {
+	if !runsOthers()[filepath.Base(head)] {
 		return
 	}
 	for _, w := range c.Args[1:] {
@@ -333,7 +341,7 @@ func (a *analyzer) hiddenBuiltin(cmd *bashCmd, eff []shWord) {
 		}
 	}
 	head, ok := cmd.args[0].lit()
-	if ok && runsOthers[filepath.Base(head)] {
+	if ok && runsOthers()[filepath.Base(head)] {
 		// env NAME=value …, sudo NAME=value …: the same variables.
 		for _, w := range cmd.args[1:] {
 			t, isLit := w.lit()

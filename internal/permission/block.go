@@ -232,7 +232,7 @@ func (st *state) blockShell(tool string, input map[string]json.RawMessage, cwd s
 		return ask("")
 	}
 	check := func(w shWord, cwds []string) (verdict, bool) {
-		if w.kind == wordLiteral && (devices[w.text] || w.text == "/dev/stdin" || w.text == "/dev/fd/0") {
+		if w.kind == wordLiteral && (devices()[w.text] || w.text == "/dev/stdin" || w.text == "/dev/fd/0") {
 			return verdict{}, false
 		}
 		var texts []shWord

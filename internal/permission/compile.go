@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 type ruleKind uint8
@@ -42,7 +44,13 @@ type rule struct {
 // String is the rule's text.
 func (r *rule) String() string { return r.Value.String() }
 
-var paramRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(.*)$`)
+var paramReOnce lazy.Value[*regexp.Regexp] // the value of paramRe, built at its first use
+
+func paramRe() *regexp.Regexp { return paramReOnce.Get(newParamRe) }
+
+func newParamRe() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(.*)$`)
+}
 
 // compileRule prepares a rule for matching.
 func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool) (*rule, error) {
@@ -73,22 +81,22 @@ func compileRule(v RuleValue, b Behavior, src Source, bases pathBases, fold bool
 		return r, nil
 	}
 	param := func() (*rule, error) {
-		m := paramRe.FindStringSubmatch(content)
+		m := paramRe().FindStringSubmatch(content)
 		if b == Allow {
 			return inert("parameter rules apply to deny and ask rules only")
 		}
-		if primaryFields[m[1]] {
+		if primaryFields()[m[1]] {
 			return inert("parameter rules cannot name the field " + m[1])
 		}
 		r.kind, r.param = kindParam, &paramPattern{key: m[1], value: newWildcard(m[2])}
 		return r, nil
 	}
 	isParam := func() bool {
-		m := paramRe.FindStringSubmatch(content)
+		m := paramRe().FindStringSubmatch(content)
 		if m == nil {
 			return false
 		}
-		if keys, ok := paramKeys[tool]; ok {
+		if keys, ok := paramKeys()[tool]; ok {
 			return keys[m[1]]
 		}
 		return true

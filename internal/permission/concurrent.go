@@ -17,7 +17,7 @@ func BashReadOnly(command, cwd string) bool {
 		if !r.write {
 			continue
 		}
-		if t, ok := r.target.lit(); !ok || !devices[t] {
+		if t, ok := r.target.lit(); !ok || !devices()[t] {
 			return false
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // shellItem is one simple command with what is known about it.
@@ -29,9 +31,15 @@ type gap struct {
 	item       *shellItem // the command that needs a rule, for suggestions
 }
 
-// devices are write targets that are not files.
-var devices = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true,
-	"/dev/fd/1": true, "/dev/fd/2": true}
+var devicesOnce lazy.Value[map[string]bool] // the value of devices, built at its first use
+
+// devices returns write targets that are not files.
+func devices() map[string]bool { return devicesOnce.Get(newDevices) }
+
+func newDevices() map[string]bool {
+	return map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true,
+		"/dev/fd/1": true, "/dev/fd/2": true}
+}
 
 // judgeShell decides a Bash (or Monitor) command line: every simple
 // command, every redirection and every file it is known to touch must be
@@ -435,7 +443,7 @@ func (st *state) judgeShell(tool string, input map[string]json.RawMessage, cwd, 
 			}
 			continue
 		}
-		if t, ok := rd.target.lit(); ok && devices[t] {
+		if t, ok := rd.target.lit(); ok && devices()[t] {
 			continue
 		}
 		cands, ok := st.wordPaths(rd.target, rd.cwds)
@@ -495,12 +503,12 @@ func runsUnseenCode(form []shWord) bool {
 		// They build command lines from their input: a shell or an
 		// interpreter among their words runs text nobody has seen.
 		for _, w := range form[1:] {
-			if t, ok := w.lit(); ok && (codeRunners[filepath.Base(t)] || inlineCode[filepath.Base(t)] != nil) {
+			if t, ok := w.lit(); ok && (codeRunners()[filepath.Base(t)] || inlineCode()[filepath.Base(t)] != nil) {
 				return true
 			}
 		}
 	}
-	if flags := inlineCode[base]; flags != nil {
+	if flags := inlineCode()[base]; flags != nil {
 		for _, w := range form[1:] {
 			t, _ := w.lit()
 			for _, f := range flags {
@@ -513,16 +521,28 @@ func runsUnseenCode(form []shWord) bool {
 	return false
 }
 
-// codeRunners are the shells and script readers.
-var codeRunners = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
-	"eval": true, "source": true, ".": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "busybox": true}
+var codeRunnersOnce lazy.Value[map[string]bool] // the value of codeRunners, built at its first use
+
+// codeRunners returns the shells and script readers.
+func codeRunners() map[string]bool { return codeRunnersOnce.Get(newCodeRunners) }
+
+func newCodeRunners() map[string]bool {
+	return map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
+		"eval": true, "source": true, ".": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "busybox": true}
+}
+
+var inlineCodeOnce lazy.Value[map[string][]string] // the value of inlineCode, built at its first use
 
 // inlineCode lists interpreters and the options that give them a program
 // on the command line.
-var inlineCode = map[string][]string{
-	"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
-	"node": {"-e", "-p", "--eval", "--print"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
-	"pwsh": {"-c", "-Command"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
+func inlineCode() map[string][]string { return inlineCodeOnce.Get(newInlineCode) }
+
+func newInlineCode() map[string][]string {
+	return map[string][]string{
+		"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+		"node": {"-e", "-p", "--eval", "--print"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
+		"pwsh": {"-c", "-Command"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
+	}
 }
 
 // asciiName reports whether a command name is plain ASCII text.
@@ -652,11 +672,17 @@ func (st *state) shellSuggestions(gaps []gap) []Update {
 	return []Update{{Type: UpdateAddRules, Behavior: Allow, Destination: SourceLocal, Rules: rules}}
 }
 
-// multiCommandTools are programs whose second word names what they do.
-var multiCommandTools = map[string]bool{
-	"git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "cargo": true, "go": true, "docker": true,
-	"kubectl": true, "pip": true, "pip3": true, "uv": true, "poetry": true, "deno": true, "gh": true, "dotnet": true,
-	"mvn": true, "gradle": true, "terraform": true, "helm": true, "make": true, "npx": true, "brew": true,
+var multiCommandToolsOnce lazy.Value[map[string]bool] // the value of multiCommandTools, built at its first use
+
+// multiCommandTools returns programs whose second word names what they do.
+func multiCommandTools() map[string]bool { return multiCommandToolsOnce.Get(newMultiCommandTools) }
+
+func newMultiCommandTools() map[string]bool {
+	return map[string]bool{
+		"git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "cargo": true, "go": true, "docker": true,
+		"kubectl": true, "pip": true, "pip3": true, "uv": true, "poetry": true, "deno": true, "gh": true, "dotnet": true,
+		"mvn": true, "gradle": true, "terraform": true, "helm": true, "make": true, "npx": true, "brew": true,
+	}
 }
 
 // suggestSpec proposes a Bash rule specifier for a command: a prefix rule
@@ -681,7 +707,7 @@ func suggestSpec(form []shWord) (string, bool) {
 		return s, true
 	}
 	prefix := name
-	if multiCommandTools[name] && len(form) > 1 {
+	if multiCommandTools()[name] && len(form) > 1 {
 		if sub, ok := form[1].lit(); ok && sub != "" && !strings.HasPrefix(sub, "-") && safeText(sub, false) {
 			prefix += " " + sub
 			if sub == "run" && len(form) > 2 {

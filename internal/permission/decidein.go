@@ -1,6 +1,10 @@
 package permission
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentloop/agentloop/internal/lazy"
+)
 
 // DecideIn judges call as Decide does, but as if the mode were mode: the
 // rules, directories and everything else stay the checker's current
@@ -16,8 +20,14 @@ func (c *Checker) DecideIn(ctx context.Context, mode Mode, call Call) Decision {
 	return st.decide(ctx, call)
 }
 
+var modeRankOnce lazy.Value[map[Mode]int] // the value of modeRank, built at its first use
+
 // modeRank orders the modes by how much they allow without asking.
-var modeRank = map[Mode]int{ModeDontAsk: 0, ModePlan: 1, ModeDefault: 2, ModeAcceptEdits: 3, ModeAuto: 3, ModeBypass: 4}
+func modeRank() map[Mode]int { return modeRankOnce.Get(newModeRank) }
+
+func newModeRank() map[Mode]int {
+	return map[Mode]int{ModeDontAsk: 0, ModePlan: 1, ModeDefault: 2, ModeAcceptEdits: 3, ModeAuto: 3, ModeBypass: 4}
+}
 
 // Narrower reports whether a loop whose parent runs in parent may run in
 // child: child may not allow more without asking than parent does. The
@@ -32,7 +42,7 @@ func Narrower(parent, child Mode) bool {
 	case ModeBypass, ModeAcceptEdits, ModeAuto:
 		return false
 	}
-	pr, ok1 := modeRank[parent]
-	cr, ok2 := modeRank[child]
+	pr, ok1 := modeRank()[parent]
+	cr, ok2 := modeRank()[child]
 	return ok1 && ok2 && cr <= pr
 }

@@ -1,12 +1,22 @@
 package permission
 
-import "strings"
+import (
+	"strings"
 
-// findActions are the find primaries that run programs, delete, or write
+	"github.com/agentloop/agentloop/internal/lazy"
+)
+
+var findActionsOnce lazy.Value[map[string]bool] // the value of findActions, built at its first use
+
+// findActions returns the find primaries that run programs, delete, or write
 // files, or that follow links out of the tree or read starting points from
 // a file.
-var findActions = set("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
-	"-L", "-follow", "-files0-from")
+func findActions() map[string]bool { return findActionsOnce.Get(newFindActions) }
+
+func newFindActions() map[string]bool {
+	return set("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+		"-L", "-follow", "-files0-from")
+}
 
 // findReadOnly accepts find without the actions that run commands, delete
 // or write files. It lists names below its starting points (or the
@@ -42,7 +52,7 @@ func findReadOnly(args []shWord) roResult {
 		if w.kind != wordLiteral && w.mayBeFlag() {
 			return roResult{}
 		}
-		if t, _ := w.lit(); findActions[t] {
+		if t, _ := w.lit(); findActions()[t] {
 			return roResult{} // runs, writes, or follows links out of the tree
 		}
 	}
@@ -86,7 +96,7 @@ func findRemoves(form []shWord) (starts []shWord, removes bool) {
 					return starts, true
 				}
 			}
-			if !findExecHarmless[name] {
+			if !findExecHarmless()[name] {
 				return starts, true
 			}
 		}
@@ -94,8 +104,14 @@ func findRemoves(form []shWord) (starts []shWord, removes bool) {
 	return starts, false
 }
 
-// findExecHarmless are programs commonly run by find -exec that do not
+var findExecHarmlessOnce lazy.Value[map[string]bool] // the value of findExecHarmless, built at its first use
+
+// findExecHarmless returns programs commonly run by find -exec that do not
 // remove or change the files they are given.
-var findExecHarmless = set("echo", "printf", "cat", "head", "tail", "wc", "ls", "stat", "file", "grep", "egrep",
-	"fgrep", "md5sum", "sha1sum", "sha256sum", "sha512sum", "basename", "dirname", "realpath", "readlink",
-	"du", "test", "[", "diff", "cmp")
+func findExecHarmless() map[string]bool { return findExecHarmlessOnce.Get(newFindExecHarmless) }
+
+func newFindExecHarmless() map[string]bool {
+	return set("echo", "printf", "cat", "head", "tail", "wc", "ls", "stat", "file", "grep", "egrep",
+		"fgrep", "md5sum", "sha1sum", "sha256sum", "sha512sum", "basename", "dirname", "realpath", "readlink",
+		"du", "test", "[", "diff", "cmp")
+}

@@ -1,6 +1,10 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
+)
 
 // fsCall is a filesystem command of the set that acceptEdits approves
 // inside the working directories: mkdir, touch, rm, rmdir, mv, cp and sed
@@ -23,42 +27,48 @@ type fsSpec struct {
 	opaque    bool
 }
 
-var fsCommands = map[string]fsSpec{
-	"mkdir": {
-		spec:    argSpec{shortVal: "m", longVal: set("mode")},
-		allowed: set("-p", "--parents", "-v", "--verbose", "-m", "--mode"),
-	},
-	"touch": {
-		spec:     argSpec{shortVal: "dtr", longVal: set("date", "reference")},
-		allowed:  set("-a", "-c", "-m", "-h", "-f", "--no-create", "--no-dereference", "-d", "--date", "-t", "-r", "--reference"),
-		readVals: []string{"-r", "--reference"},
-	},
-	"rm": {
-		allowed: set("-r", "-R", "-f", "-i", "-I", "-d", "-v", "--recursive", "--force", "--dir", "--verbose",
-			"--one-file-system", "--preserve-root"),
-		removes: true,
-	},
-	"rmdir": {
-		allowed: set("-p", "--parents", "-v", "--verbose", "--ignore-fail-on-non-empty"),
-		removes: true,
-	},
-	"mv": {
-		spec: argSpec{shortVal: "St", longVal: set("suffix", "target-directory")},
-		allowed: set("-f", "-i", "-n", "-v", "-u", "-T", "-b", "--force", "--interactive", "--no-clobber", "--verbose",
-			"--update", "--no-target-directory", "--strip-trailing-slashes", "--backup", "-S", "--suffix", "-t", "--target-directory"),
-		writeVals: []string{"-t", "--target-directory"},
-		opaque:    true,
-	},
-	"cp": {
-		spec: argSpec{shortVal: "St", longVal: set("suffix", "target-directory")},
-		allowed: set("-r", "-R", "-a", "-p", "-f", "-i", "-n", "-v", "-u", "-L", "-P", "-H", "-T", "-d", "-x", "-b",
-			"--recursive", "--archive", "--force", "--interactive", "--no-clobber", "--verbose", "--update",
-			"--dereference", "--no-dereference", "--no-target-directory", "--one-file-system", "--parents",
-			"--preserve", "--no-preserve", "--strip-trailing-slashes", "--backup", "--sparse", "--reflink",
-			"-S", "--suffix", "-t", "--target-directory"),
-		writeVals: []string{"-t", "--target-directory"},
-		opaque:    true,
-	},
+var fsCommandsOnce lazy.Value[map[string]fsSpec] // the value of fsCommands, built at its first use
+
+func fsCommands() map[string]fsSpec { return fsCommandsOnce.Get(newFsCommands) }
+
+func newFsCommands() map[string]fsSpec {
+	return map[string]fsSpec{
+		"mkdir": {
+			spec:    argSpec{shortVal: "m", longVal: set("mode")},
+			allowed: set("-p", "--parents", "-v", "--verbose", "-m", "--mode"),
+		},
+		"touch": {
+			spec:     argSpec{shortVal: "dtr", longVal: set("date", "reference")},
+			allowed:  set("-a", "-c", "-m", "-h", "-f", "--no-create", "--no-dereference", "-d", "--date", "-t", "-r", "--reference"),
+			readVals: []string{"-r", "--reference"},
+		},
+		"rm": {
+			allowed: set("-r", "-R", "-f", "-i", "-I", "-d", "-v", "--recursive", "--force", "--dir", "--verbose",
+				"--one-file-system", "--preserve-root"),
+			removes: true,
+		},
+		"rmdir": {
+			allowed: set("-p", "--parents", "-v", "--verbose", "--ignore-fail-on-non-empty"),
+			removes: true,
+		},
+		"mv": {
+			spec: argSpec{shortVal: "St", longVal: set("suffix", "target-directory")},
+			allowed: set("-f", "-i", "-n", "-v", "-u", "-T", "-b", "--force", "--interactive", "--no-clobber", "--verbose",
+				"--update", "--no-target-directory", "--strip-trailing-slashes", "--backup", "-S", "--suffix", "-t", "--target-directory"),
+			writeVals: []string{"-t", "--target-directory"},
+			opaque:    true,
+		},
+		"cp": {
+			spec: argSpec{shortVal: "St", longVal: set("suffix", "target-directory")},
+			allowed: set("-r", "-R", "-a", "-p", "-f", "-i", "-n", "-v", "-u", "-L", "-P", "-H", "-T", "-d", "-x", "-b",
+				"--recursive", "--archive", "--force", "--interactive", "--no-clobber", "--verbose", "--update",
+				"--dereference", "--no-dereference", "--no-target-directory", "--one-file-system", "--parents",
+				"--preserve", "--no-preserve", "--strip-trailing-slashes", "--backup", "--sparse", "--reflink",
+				"-S", "--suffix", "-t", "--target-directory"),
+			writeVals: []string{"-t", "--target-directory"},
+			opaque:    true,
+		},
+	}
 }
 
 // parseFSCommand recognizes a command of the acceptEdits filesystem set
@@ -76,7 +86,7 @@ func parseFSCommand(form []shWord) (fsCall, bool) {
 		}
 		return fsCall{name: name, writes: append(append([]shWord(nil), s.files...), s.backups()...)}, true
 	}
-	fs, ok := fsCommands[name]
+	fs, ok := fsCommands()[name]
 	if !ok {
 		return fsCall{}, false
 	}
@@ -196,7 +206,7 @@ func removalTargets(form []shWord) (targets []shWord, cwd, unsure, removes bool)
 		}
 		return starts, len(starts) == 0, unsure, true
 	case "rsync":
-		p := parseArgs(form[1:], rsyncSpec)
+		p := parseArgs(form[1:], rsyncSpec())
 		del := rsyncDeletes(p)
 		if !del && !p.unsure {
 			return nil, false, false, false

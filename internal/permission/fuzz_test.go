@@ -154,7 +154,7 @@ func FuzzEchoRule(f *testing.F) {
 			}
 		}
 		for _, r := range a.redirs {
-			if t2, ok := r.target.lit(); r.write && !(ok && devices[t2]) {
+			if t2, ok := r.target.lit(); r.write && !(ok && devices()[t2]) {
 				t.Fatalf("%q allowed with a redirection to %q", cmd, t2)
 			}
 		}
@@ -201,7 +201,7 @@ func checkTree(t *testing.T, cmd string, depth int) {
 		case *syntax.Redirect:
 			switch n.Op {
 			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
-				if target, sure := plainWord(n.Word); sure && !devices[target] {
+				if target, sure := plainWord(n.Word); sure && !devices()[target] {
 					t.Fatalf("%q allowed with a redirection to %q", cmd, target)
 				}
 			}

@@ -3,6 +3,8 @@ package permission
 import (
 	"path"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // git is read-only when its global options and its subcommand only look
@@ -27,30 +29,54 @@ import (
 //     with --untracked or --no-index read their operands (or the working
 //     directory) as whole trees.
 
-// gitGlobalFlags are the global options without a value that only change
+var gitGlobalFlagsOnce lazy.Value[map[string]bool] // the value of gitGlobalFlags, built at its first use
+
+// gitGlobalFlags returns the global options without a value that only change
 // how git reads or prints.
-var gitGlobalFlags = set("--no-pager", "-P", "-p", "--paginate", "--no-optional-locks", "--literal-pathspecs",
-	"--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch",
-	"--version", "--html-path", "--man-path", "--info-path", "--exec-path", "--no-advice")
+func gitGlobalFlags() map[string]bool { return gitGlobalFlagsOnce.Get(newGitGlobalFlags) }
+
+func newGitGlobalFlags() map[string]bool {
+	return set("--no-pager", "-P", "-p", "--paginate", "--no-optional-locks", "--literal-pathspecs",
+		"--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch",
+		"--version", "--html-path", "--man-path", "--info-path", "--exec-path", "--no-advice")
+}
 
 // gitDangerous are long options that write files, run programs or reach
 // the network, in any subcommand.
 var gitDangerous = []string{"--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--filters",
 	"--upload-pack", "--receive-pack", "--remote", "--exec", "--config-env", "--git-dir", "--work-tree"}
 
-// gitSafeLong are long options that a dangerous name is a prefix of but
+var gitSafeLongOnce lazy.Value[map[string]bool] // the value of gitSafeLong, built at its first use
+
+// gitSafeLong returns long options that a dangerous name is a prefix of but
 // that are harmless themselves.
-var gitSafeLong = set("--output-indicator-new", "--output-indicator-old", "--output-indicator-context")
+func gitSafeLong() map[string]bool { return gitSafeLongOnce.Get(newGitSafeLong) }
 
-// gitDiffFamily are the subcommands that take diff options (-O<orderfile>).
-var gitDiffFamily = set("diff", "log", "show", "whatchanged", "diff-tree", "diff-files", "diff-index", "stash", "shortlog", "reflog")
+func newGitSafeLong() map[string]bool {
+	return set("--output-indicator-new", "--output-indicator-old", "--output-indicator-context")
+}
 
-// gitPlain are the subcommands that only read, whatever their options
+var gitDiffFamilyOnce lazy.Value[map[string]bool] // the value of gitDiffFamily, built at its first use
+
+// gitDiffFamily returns the subcommands that take diff options (-O<orderfile>).
+func gitDiffFamily() map[string]bool { return gitDiffFamilyOnce.Get(newGitDiffFamily) }
+
+func newGitDiffFamily() map[string]bool {
+	return set("diff", "log", "show", "whatchanged", "diff-tree", "diff-files", "diff-index", "stash", "shortlog", "reflog")
+}
+
+var gitPlainOnce lazy.Value[map[string]bool] // the value of gitPlain, built at its first use
+
+// gitPlain returns the subcommands that only read, whatever their options
 // (bar the dangerous ones).
-var gitPlain = set("status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "blame", "describe", "shortlog",
-	"cat-file", "rev-list", "merge-base", "show-ref", "name-rev", "for-each-ref", "count-objects", "grep",
-	"whatchanged", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "version", "annotate",
-	"show-branch", "var", "verify-commit", "verify-tag", "cherry")
+func gitPlain() map[string]bool { return gitPlainOnce.Get(newGitPlain) }
+
+func newGitPlain() map[string]bool {
+	return set("status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "blame", "describe", "shortlog",
+		"cat-file", "rev-list", "merge-base", "show-ref", "name-rev", "for-each-ref", "count-objects", "grep",
+		"whatchanged", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "version", "annotate",
+		"show-branch", "var", "verify-commit", "verify-tag", "cherry")
+}
 
 func gitReadOnly(args []shWord) roResult {
 	var r roResult
@@ -63,7 +89,7 @@ globals:
 			return roResult{}
 		}
 		switch {
-		case gitGlobalFlags[t]:
+		case gitGlobalFlags()[t]:
 		case t == "-C":
 			if i+1 >= len(args) {
 				return roResult{}
@@ -147,7 +173,7 @@ func gitScan(sub string, rest []shWord) (gitScanned, bool) {
 	case "config":
 		fileShort, fileLong = "f", []string{"--file"}
 	}
-	if gitDiffFamily[sub] {
+	if gitDiffFamily()[sub] {
 		fileShort += "O"
 	}
 	fileLong = append(fileLong, "--pathspec-from-file")
@@ -168,7 +194,7 @@ func gitScan(sub string, rest []shWord) (gitScanned, bool) {
 			operands = append(operands, w)
 		case strings.HasPrefix(t, "--"):
 			name, val, eq := strings.Cut(t, "=")
-			if !gitSafeLong[name] {
+			if !gitSafeLong()[name] {
 				for _, d := range gitDangerous {
 					if strings.HasPrefix(d, name) && len(name) > 2 {
 						return s, false
@@ -215,12 +241,12 @@ func gitSubOK(sub string, rest []shWord) bool {
 		first, _ = rest[0].lit()
 	}
 	switch {
-	case gitPlain[sub]:
+	case gitPlain()[sub]:
 		return true
 	case sub == "branch":
-		return gitListOnly(rest, gitBranchOpts)
+		return gitListOnly(rest, gitBranchOpts())
 	case sub == "tag":
-		return gitListOnly(rest, gitTagOpts)
+		return gitListOnly(rest, gitTagOpts())
 	case sub == "remote":
 		return gitRemoteReadOnly(rest)
 	case sub == "config":
@@ -262,32 +288,44 @@ const (
 	poBad             // an option that writes: refused
 )
 
-var gitBranchOpts = poSpec{
-	long: map[string]poKind{
-		"list": poFlag, "all": poFlag, "remotes": poFlag, "verbose": poFlag, "quiet": poFlag, "ignore-case": poFlag,
-		"show-current": poFlag, "omit-empty": poFlag, "no-column": poFlag, "no-color": poFlag, "no-abbrev": poFlag,
-		"contains": poLastArg, "no-contains": poLastArg, "merged": poLastArg, "no-merged": poLastArg,
-		"points-at": poRequired, "sort": poRequired, "format": poRequired,
-		"color": poOptional, "column": poOptional, "abbrev": poOptional,
-		"delete": poBad, "move": poBad, "copy": poBad, "force": poBad, "track": poBad, "no-track": poBad,
-		"set-upstream-to": poBad, "unset-upstream": poBad, "edit-description": poBad, "create-reflog": poBad,
-		"recurse-submodules": poBad, "set-upstream": poBad,
-	},
-	shortFlags: "larvqi",
-	listing:    "--list -l",
+var gitBranchOptsOnce lazy.Value[poSpec] // the value of gitBranchOpts, built at its first use
+
+func gitBranchOpts() poSpec { return gitBranchOptsOnce.Get(newGitBranchOpts) }
+
+func newGitBranchOpts() poSpec {
+	return poSpec{
+		long: map[string]poKind{
+			"list": poFlag, "all": poFlag, "remotes": poFlag, "verbose": poFlag, "quiet": poFlag, "ignore-case": poFlag,
+			"show-current": poFlag, "omit-empty": poFlag, "no-column": poFlag, "no-color": poFlag, "no-abbrev": poFlag,
+			"contains": poLastArg, "no-contains": poLastArg, "merged": poLastArg, "no-merged": poLastArg,
+			"points-at": poRequired, "sort": poRequired, "format": poRequired,
+			"color": poOptional, "column": poOptional, "abbrev": poOptional,
+			"delete": poBad, "move": poBad, "copy": poBad, "force": poBad, "track": poBad, "no-track": poBad,
+			"set-upstream-to": poBad, "unset-upstream": poBad, "edit-description": poBad, "create-reflog": poBad,
+			"recurse-submodules": poBad, "set-upstream": poBad,
+		},
+		shortFlags: "larvqi",
+		listing:    "--list -l",
+	}
 }
 
-var gitTagOpts = poSpec{
-	long: map[string]poKind{
-		"list": poFlag, "ignore-case": poFlag, "omit-empty": poFlag, "no-column": poFlag, "no-color": poFlag,
-		"contains": poLastArg, "no-contains": poLastArg, "merged": poLastArg, "no-merged": poLastArg, "points-at": poLastArg,
-		"sort": poRequired, "format": poRequired, "color": poOptional, "column": poOptional,
-		"annotate": poBad, "sign": poBad, "local-user": poBad, "force": poBad, "delete": poBad, "verify": poBad,
-		"message": poBad, "file": poBad, "edit": poBad, "cleanup": poBad, "create-reflog": poBad, "trailer": poBad,
-	},
-	shortFlags: "li",
-	shortOpt:   "n",
-	listing:    "--list -l",
+var gitTagOptsOnce lazy.Value[poSpec] // the value of gitTagOpts, built at its first use
+
+func gitTagOpts() poSpec { return gitTagOptsOnce.Get(newGitTagOpts) }
+
+func newGitTagOpts() poSpec {
+	return poSpec{
+		long: map[string]poKind{
+			"list": poFlag, "ignore-case": poFlag, "omit-empty": poFlag, "no-column": poFlag, "no-color": poFlag,
+			"contains": poLastArg, "no-contains": poLastArg, "merged": poLastArg, "no-merged": poLastArg, "points-at": poLastArg,
+			"sort": poRequired, "format": poRequired, "color": poOptional, "column": poOptional,
+			"annotate": poBad, "sign": poBad, "local-user": poBad, "force": poBad, "delete": poBad, "verify": poBad,
+			"message": poBad, "file": poBad, "edit": poBad, "cleanup": poBad, "create-reflog": poBad, "trailer": poBad,
+		},
+		shortFlags: "li",
+		shortOpt:   "n",
+		listing:    "--list -l",
+	}
 }
 
 // resolve finds the long option an option name (with "--", without "=…")
@@ -420,22 +458,28 @@ func gitRemoteReadOnly(rest []shWord) bool {
 	return false
 }
 
-// gitConfigOpts are the options of git config that only read or choose
+var gitConfigOptsOnce lazy.Value[poSpec] // the value of gitConfigOpts, built at its first use
+
+// gitConfigOpts returns the options of git config that only read or choose
 // what to read.
-var gitConfigOpts = poSpec{
-	long: map[string]poKind{
-		"get": poFlag, "get-all": poFlag, "get-regexp": poFlag, "get-urlmatch": poFlag, "list": poFlag,
-		"get-color": poFlag, "get-colorbool": poFlag, "show-origin": poFlag, "show-scope": poFlag,
-		"name-only": poFlag, "null": poFlag, "includes": poFlag, "no-includes": poFlag, "bool": poFlag,
-		"int": poFlag, "bool-or-int": poFlag, "path": poFlag, "expiry-date": poFlag, "local": poFlag,
-		"global": poFlag, "system": poFlag, "worktree": poFlag, "fixed-value": poFlag, "all": poFlag,
-		"regexp": poFlag, "type": poRequired, "default": poRequired, "file": poRequired, "blob": poRequired,
-		"value": poRequired, "url": poRequired,
-		"add": poBad, "unset": poBad, "unset-all": poBad, "replace-all": poBad, "rename-section": poBad,
-		"remove-section": poBad, "edit": poBad, "append": poBad, "comment": poBad,
-	},
-	shortFlags: "lz",
-	shortReq:   "f",
+func gitConfigOpts() poSpec { return gitConfigOptsOnce.Get(newGitConfigOpts) }
+
+func newGitConfigOpts() poSpec {
+	return poSpec{
+		long: map[string]poKind{
+			"get": poFlag, "get-all": poFlag, "get-regexp": poFlag, "get-urlmatch": poFlag, "list": poFlag,
+			"get-color": poFlag, "get-colorbool": poFlag, "show-origin": poFlag, "show-scope": poFlag,
+			"name-only": poFlag, "null": poFlag, "includes": poFlag, "no-includes": poFlag, "bool": poFlag,
+			"int": poFlag, "bool-or-int": poFlag, "path": poFlag, "expiry-date": poFlag, "local": poFlag,
+			"global": poFlag, "system": poFlag, "worktree": poFlag, "fixed-value": poFlag, "all": poFlag,
+			"regexp": poFlag, "type": poRequired, "default": poRequired, "file": poRequired, "blob": poRequired,
+			"value": poRequired, "url": poRequired,
+			"add": poBad, "unset": poBad, "unset-all": poBad, "replace-all": poBad, "rename-section": poBad,
+			"remove-section": poBad, "edit": poBad, "append": poBad, "comment": poBad,
+		},
+		shortFlags: "lz",
+		shortReq:   "f",
+	}
 }
 
 // gitConfigReadOnly accepts git config in its reading forms: an explicit
@@ -456,7 +500,7 @@ func gitConfigReadOnly(rest []shWord) bool {
 			read = true
 		case strings.HasPrefix(t, "--"):
 			name, _, eq := strings.Cut(t, "=")
-			full, kind, ok := gitConfigOpts.resolve(name)
+			full, kind, ok := gitConfigOpts().resolve(name)
 			if !ok || kind == poBad || kind == poFlag && eq {
 				return false
 			}
@@ -472,8 +516,8 @@ func gitConfigReadOnly(rest []shWord) bool {
 				switch {
 				case c == 'l':
 					read = true
-				case strings.IndexByte(gitConfigOpts.shortFlags, c) >= 0:
-				case strings.IndexByte(gitConfigOpts.shortReq, c) >= 0:
+				case strings.IndexByte(gitConfigOpts().shortFlags, c) >= 0:
+				case strings.IndexByte(gitConfigOpts().shortReq, c) >= 0:
 					if k+1 == len(t) {
 						i++
 					}

@@ -1,18 +1,26 @@
 package permission
 
-// grepSpec is GNU grep's complete option table.
-var grepSpec = argSpec{
-	shortVal:   "efmABCdD",
-	shortFlags: "EFGPiywxzsvVbnHhoqaIrRlLcTZUu0123456789",
-	longVal: set("regexp", "file", "max-count", "after-context", "before-context", "context", "directories",
-		"devices", "label", "exclude", "include", "exclude-dir", "exclude-from", "binary-files", "group-separator"),
-	longOpt: set("color", "colour"),
-	longFlags: set("extended-regexp", "fixed-strings", "basic-regexp", "perl-regexp", "ignore-case",
-		"no-ignore-case", "word-regexp", "line-regexp", "null-data", "no-messages", "invert-match", "version",
-		"help", "byte-offset", "line-number", "no-line-number", "line-buffered", "with-filename", "no-filename",
-		"only-matching", "quiet", "silent", "binary", "text", "recursive", "dereference-recursive",
-		"files-without-match", "files-with-matches", "count", "initial-tab", "null", "no-group-separator",
-		"unix-byte-offsets"),
+import "github.com/agentloop/agentloop/internal/lazy"
+
+var grepSpecOnce lazy.Value[argSpec] // the value of grepSpec, built at its first use
+
+// grepSpec returns GNU grep's complete option table.
+func grepSpec() argSpec { return grepSpecOnce.Get(newGrepSpec) }
+
+func newGrepSpec() argSpec {
+	return argSpec{
+		shortVal:   "efmABCdD",
+		shortFlags: "EFGPiywxzsvVbnHhoqaIrRlLcTZUu0123456789",
+		longVal: set("regexp", "file", "max-count", "after-context", "before-context", "context", "directories",
+			"devices()", "label", "exclude", "include", "exclude-dir", "exclude-from", "binary-files", "group-separator"),
+		longOpt: set("color", "colour"),
+		longFlags: set("extended-regexp", "fixed-strings", "basic-regexp", "perl-regexp", "ignore-case",
+			"no-ignore-case", "word-regexp", "line-regexp", "null-data", "no-messages", "invert-match", "version",
+			"help", "byte-offset", "line-number", "no-line-number", "line-buffered", "with-filename", "no-filename",
+			"only-matching", "quiet", "silent", "binary", "text", "recursive", "dereference-recursive",
+			"files-without-match", "files-with-matches", "count", "initial-tab", "null", "no-group-separator",
+			"unix-byte-offsets"),
+	}
 }
 
 // grepReadOnly accepts grep reading its file operands (whole trees with
@@ -21,7 +29,7 @@ var grepSpec = argSpec{
 // links out of the tree), options it does not know, and words that could
 // turn into options when they run (a -r or -f could hide there).
 func grepReadOnly(args []shWord) roResult {
-	p := parseArgs(args, grepSpec)
+	p := parseArgs(args, grepSpec())
 	if p.unsure || p.unknown || p.has("-R", "--dereference-recursive") {
 		return roResult{}
 	}
@@ -54,17 +62,23 @@ func grepReadOnly(args []shWord) roResult {
 	return r
 }
 
-var rgSpec = argSpec{shortVal: "ABCEefgjMmTtdr", longVal: set("regexp", "file", "glob", "iglob", "type",
-	"type-not", "type-add", "type-clear", "max-count", "max-depth", "after-context", "before-context",
-	"context", "encoding", "threads", "max-columns", "replace", "colors", "color", "context-separator",
-	"field-context-separator", "field-match-separator", "path-separator", "sort", "sortr", "engine",
-	"max-filesize", "dfa-size-limit", "regex-size-limit", "ignore-file", "pre", "pre-glob",
-	"hostname-bin", "hyperlink-format", "generate")}
+var rgSpecOnce lazy.Value[argSpec] // the value of rgSpec, built at its first use
+
+func rgSpec() argSpec { return rgSpecOnce.Get(newRgSpec) }
+
+func newRgSpec() argSpec {
+	return argSpec{shortVal: "ABCEefgjMmTtdr", longVal: set("regexp", "file", "glob", "iglob", "type",
+		"type-not", "type-add", "type-clear", "max-count", "max-depth", "after-context", "before-context",
+		"context", "encoding", "threads", "max-columns", "replace", "colors", "color", "context-separator",
+		"field-context-separator", "field-match-separator", "path-separator", "sort", "sortr", "engine",
+		"max-filesize", "dfa-size-limit", "regex-size-limit", "ignore-file", "pre", "pre-glob",
+		"hostname-bin", "hyperlink-format", "generate")}
+}
 
 // rgReadOnly accepts ripgrep, which searches directories whole: its path
 // operands (or the working directory) are read as trees.
 func rgReadOnly(args []shWord) roResult {
-	p := parseArgs(args, rgSpec)
+	p := parseArgs(args, rgSpec())
 	if p.unsure || p.hasBad("--pre", "--pre-glob", "--hostname-bin", "-L", "--follow") {
 		return roResult{}
 	}

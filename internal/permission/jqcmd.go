@@ -3,12 +3,20 @@ package permission
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
+
+var jqModuleOnce lazy.Value[*regexp.Regexp] // the value of jqModule, built at its first use
 
 // jqModule matches the parts of a jq program that load files from jq's
 // library search path (~/.jq, $ORIGIN/../lib/jq, -L dirs): import and
 // include directives, and modulemeta, which reads a module's file.
-var jqModule = regexp.MustCompile(`(^|[^A-Za-z0-9_$])(import|include|modulemeta|get_search_list)([^A-Za-z0-9_]|$)`)
+func jqModule() *regexp.Regexp { return jqModuleOnce.Get(newJqModule) }
+
+func newJqModule() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_$])(import|include|modulemeta|get_search_list)([^A-Za-z0-9_]|$)`)
+}
 
 // jqReadOnly accepts jq reading its input files and the files of --rawfile
 // and --slurpfile. Programs that load modules (import, include,
@@ -58,7 +66,7 @@ func jqReadOnly(args []shWord) roResult {
 		return roResult{ok: true} // jq with no program prints its usage
 	}
 	program, ok := operands[0].lit()
-	if !ok || jqModule.MatchString(program) {
+	if !ok || jqModule().MatchString(program) {
 		return roResult{}
 	}
 	operands = operands[1:]

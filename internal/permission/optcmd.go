@@ -1,6 +1,10 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
+)
 
 // Commands outside the read-only set whose options run programs, delete
 // files or write files other than their operands. An allow rule with a
@@ -8,15 +12,21 @@ import "strings"
 // option (an exact rule still can), and the files they write are judged as
 // writes: deny rules and protected paths apply to them.
 
-var rsyncSpec = argSpec{
-	shortVal: "eBfTM",
-	longVal: set("rsh", "rsync-path", "filter", "exclude", "include", "exclude-from", "include-from", "files-from",
-		"temp-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir", "suffix", "chmod", "chown", "usermap",
-		"groupmap", "block-size", "max-delete", "max-size", "min-size", "partial-dir", "timeout", "contimeout",
-		"port", "sockopts", "log-file", "log-file-format", "out-format", "password-file", "bwlimit", "write-batch",
-		"only-write-batch", "read-batch", "protocol", "iconv", "checksum-seed", "modify-window", "compress-level",
-		"skip-compress", "info", "debug", "outbuf", "remote-option", "address", "checksum-choice",
-		"compress-choice", "stop-after", "stop-at"),
+var rsyncSpecOnce lazy.Value[argSpec] // the value of rsyncSpec, built at its first use
+
+func rsyncSpec() argSpec { return rsyncSpecOnce.Get(newRsyncSpec) }
+
+func newRsyncSpec() argSpec {
+	return argSpec{
+		shortVal: "eBfTM",
+		longVal: set("rsh", "rsync-path", "filter", "exclude", "include", "exclude-from", "include-from", "files-from",
+			"temp-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir", "suffix", "chmod", "chown", "usermap",
+			"groupmap", "block-size", "max-delete", "max-size", "min-size", "partial-dir", "timeout", "contimeout",
+			"port", "sockopts", "log-file", "log-file-format", "out-format", "password-file", "bwlimit", "write-batch",
+			"only-write-batch", "read-batch", "protocol", "iconv", "checksum-seed", "modify-window", "compress-level",
+			"skip-compress", "info", "debug", "outbuf", "remote-option", "address", "checksum-choice",
+			"compress-choice", "stop-after", "stop-at"),
+	}
 }
 
 // rsyncDeletes reports whether rsync deletes files: --del, --delete…
@@ -32,14 +42,20 @@ func rsyncDeletes(p parsedArgs) bool {
 	return false
 }
 
-var tarSpec = argSpec{
-	shortVal: "bCfFgHIKLNTVX",
-	longVal: set("blocking-factor", "directory", "file", "info-script", "new-volume-script", "listed-incremental",
-		"format", "use-compress-program", "starting-file", "tape-length", "newer", "after-date", "newer-mtime",
-		"files-from", "label", "exclude-from", "to-command", "rsh-command", "rmt-command", "checkpoint-action",
-		"owner", "group", "mode", "mtime", "transform", "xform", "exclude", "record-size", "volno-file",
-		"index-file", "suffix", "backup", "strip-components", "occurrence", "sort", "warning", "quoting-style",
-		"checkpoint", "hole-detection", "atime-preserve"),
+var tarSpecOnce lazy.Value[argSpec] // the value of tarSpec, built at its first use
+
+func tarSpec() argSpec { return tarSpecOnce.Get(newTarSpec) }
+
+func newTarSpec() argSpec {
+	return argSpec{
+		shortVal: "bCfFgHIKLNTVX",
+		longVal: set("blocking-factor", "directory", "file", "info-script", "new-volume-script", "listed-incremental",
+			"format", "use-compress-program", "starting-file", "tape-length", "newer", "after-date", "newer-mtime",
+			"files-from", "label", "exclude-from", "to-command", "rsh-command", "rmt-command", "checkpoint-action",
+			"owner", "group", "mode", "mtime", "transform", "xform", "exclude", "record-size", "volno-file",
+			"index-file", "suffix", "backup", "strip-components", "occurrence", "sort", "warning", "quoting-style",
+			"checkpoint", "hole-detection", "atime-preserve"),
+	}
 }
 
 // execOrDelete reports whether a form uses an option that runs a program
@@ -52,11 +68,11 @@ func execOrDelete(form []shWord) bool {
 	args := form[1:]
 	switch name {
 	case "rsync":
-		p := parseArgs(args, rsyncSpec)
+		p := parseArgs(args, rsyncSpec())
 		return p.unsure || rsyncDeletes(p) || p.has("-e", "--rsh", "--rsync-path", "--remote-option", "-M",
 			"--write-batch", "--only-write-batch", "--read-batch", "--log-file")
 	case "tar":
-		p := parseArgs(tarArgs(args), tarSpec)
+		p := parseArgs(tarArgs(args), tarSpec())
 		return p.unsure || p.has("-I", "--use-compress-program", "--to-command", "--checkpoint-action", "-F",
 			"--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--remove-files", "--delete")
 	case "zip":
@@ -68,7 +84,7 @@ func execOrDelete(form []shWord) bool {
 			}
 		}
 	case "sort":
-		p := parseArgs(args, sortSpec)
+		p := parseArgs(args, sortSpec())
 		return p.unsure || p.unknown || p.has("--compress-program")
 	case "git":
 		return gitRunsPrograms(args)
@@ -107,7 +123,7 @@ func tarArgs(args []shWord) []shWord {
 	next := 1
 	for i := 0; i < len(t); i++ {
 		out = append(out, litWord("-"+t[i:i+1]))
-		if strings.IndexByte(tarSpec.shortVal, t[i]) >= 0 && next < len(args) {
+		if strings.IndexByte(tarSpec().shortVal, t[i]) >= 0 && next < len(args) {
 			out = append(out, args[next])
 			next++
 		}
@@ -135,7 +151,7 @@ func sideWrites(form []shWord) []shWord {
 		p := parseArgs(args, argSpec{shortVal: "tSmogb", longVal: set("target-directory", "suffix", "mode", "owner", "group", "backup")})
 		return append(p.operands, p.values("-t", "--target-directory")...)
 	case "sort":
-		p := parseArgs(args, sortSpec)
+		p := parseArgs(args, sortSpec())
 		return p.values("-o", "--output", "-T", "--temporary-directory")
 	case "uniq":
 		p := parseArgs(args, argSpec{shortVal: "fsw", longVal: set("skip-fields", "skip-chars", "check-chars")})
@@ -169,7 +185,7 @@ func sideWrites(form []shWord) []shWord {
 		}
 		return out
 	case "tar":
-		p := parseArgs(tarArgs(args), tarSpec)
+		p := parseArgs(tarArgs(args), tarSpec())
 		if p.has("-x", "--extract", "--get") {
 			dirs := p.values("-C", "--directory")
 			if len(dirs) == 0 {
@@ -187,7 +203,7 @@ func sideWrites(form []shWord) []shWord {
 		}
 		return append(p.values("-d"), shWord{kind: wordUnknown})
 	case "rsync":
-		p := parseArgs(args, rsyncSpec)
+		p := parseArgs(args, rsyncSpec())
 		if len(p.operands) > 0 {
 			return p.operands[len(p.operands)-1:]
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/internal/nofollow"
 )
 
@@ -151,6 +152,8 @@ func within(dir, p string, fold bool) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
+var protectedDirsOnce lazy.Value[map[string]bool] // the value of protectedDirs, built at its first use
+
 // protectedDirs and protectedFiles are never approved for writing by a
 // mode or an allow rule, bypassPermissions included: only the person asked
 // (or a hook, or canUseTool) can approve a write there. They configure
@@ -159,15 +162,25 @@ func within(dir, p string, fold bool) bool {
 // is protected when any of its components is a protected directory or its
 // last component a protected file; .claude/worktrees is the one exception,
 // as in the reference. .ssh and .gnupg are agentloop's additions.
-var protectedDirs = map[string]bool{".git": true, ".vscode": true, ".idea": true, ".husky": true, ".claude": true,
-	".ssh": true, ".gnupg": true}
+func protectedDirs() map[string]bool { return protectedDirsOnce.Get(newProtectedDirs) }
 
-var protectedFiles = map[string]bool{
-	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".bash_aliases": true,
-	".profile": true, ".login": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
-	".zlogout": true, ".kshrc": true, ".cshrc": true, ".tcshrc": true, ".npmrc": true,
-	".yarnrc": true, ".yarnrc.yml": true, ".mcp.json": true, ".claude.json": true, ".gitconfig": true,
-	".gitmodules": true, ".envrc": true, ".netrc": true, ".pypirc": true,
+func newProtectedDirs() map[string]bool {
+	return map[string]bool{".git": true, ".vscode": true, ".idea": true, ".husky": true, ".claude": true,
+		".ssh": true, ".gnupg": true}
+}
+
+var protectedFilesOnce lazy.Value[map[string]bool] // the value of protectedFiles, built at its first use
+
+func protectedFiles() map[string]bool { return protectedFilesOnce.Get(newProtectedFiles) }
+
+func newProtectedFiles() map[string]bool {
+	return map[string]bool{
+		".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".bash_aliases": true,
+		".profile": true, ".login": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
+		".zlogout": true, ".kshrc": true, ".cshrc": true, ".tcshrc": true, ".npmrc": true,
+		".yarnrc": true, ".yarnrc.yml": true, ".mcp.json": true, ".claude.json": true, ".gitconfig": true,
+		".gitmodules": true, ".envrc": true, ".netrc": true, ".pypirc": true,
+	}
 }
 
 // isProtected reports whether writing p touches a protected file or
@@ -178,7 +191,7 @@ func isProtected(p string, fold bool) bool {
 		if fold {
 			c = strings.ToLower(c)
 		}
-		if protectedDirs[c] {
+		if protectedDirs()[c] {
 			if c == ".claude" && i+1 < len(parts) && parts[i+1] == "worktrees" {
 				continue
 			}
@@ -189,7 +202,7 @@ func isProtected(p string, fold bool) bool {
 	if fold {
 		last = strings.ToLower(last)
 	}
-	return protectedFiles[last]
+	return protectedFiles()[last]
 }
 
 // isNetworkPath reports whether a path given by the model names a network

@@ -52,7 +52,7 @@ func (st *state) bypassProtected(items []*shellItem, redirs []*bashRedir, first 
 		if !rd.write {
 			continue
 		}
-		if t, ok := rd.target.lit(); ok && devices[t] {
+		if t, ok := rd.target.lit(); ok && devices()[t] {
 			continue
 		}
 		cands, ok := st.wordPaths(rd.target, rd.cwds)

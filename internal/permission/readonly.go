@@ -2,7 +2,8 @@ package permission
 
 import (
 	"strings"
-	"sync"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // roResult is what a read-only check found out about a command.
@@ -21,13 +22,15 @@ type roFunc func(args []shWord) roResult
 
 var yes = roResult{ok: true}
 
-// readOnlyCommands are the commands that run without a rule in every mode
+var readOnlyCommandsOnce lazy.Value[map[string]roFunc] // the value of readOnlyCommands, built at its first use
+
+// readOnlyCommands returns the commands that run without a rule in every mode
 // (the reference's built-in read-only set, and a few more of the same
 // kind). Each check is conservative: an option that can write a file or
 // run a program, or a word that cannot be known where such an option could
 // stand, makes the command not read-only.
 // The table is built when first needed, not at start-up by every process.
-var readOnlyCommands = sync.OnceValue(newReadOnlyCommands)
+func readOnlyCommands() map[string]roFunc { return readOnlyCommandsOnce.Get(newReadOnlyCommands) }
 
 func newReadOnlyCommands() map[string]roFunc {
 	plain := func(args []shWord) roResult { return yes }
@@ -49,7 +52,7 @@ func newReadOnlyCommands() map[string]roFunc {
 			return roResult{ok: len(p.operands) == 0 && !p.unsure && !p.hasBad("-F", "--file", "-b", "--boot")}
 		},
 		"date": func(args []shWord) roResult {
-			p := parseArgs(args, dateSpec)
+			p := parseArgs(args, dateSpec())
 			if p.unsure || p.unknown || p.hasBad("-s", "--set", "-f", "--file") {
 				return roResult{}
 			}
@@ -120,7 +123,7 @@ func newReadOnlyCommands() map[string]roFunc {
 		"rev":       paths(argSpec{}, false, false),
 		"expand":    paths(argSpec{shortVal: "t", longVal: set("tabs")}, false, false),
 		"unexpand":  paths(argSpec{shortVal: "t", longVal: set("tabs")}, false, false),
-		"sort":      pathsReading(sortSpec, false, true, []string{"--random-source"}, "-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"),
+		"sort":      pathsReading(sortSpec(), false, true, []string{"--random-source"}, "-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"),
 		"uniq": func(args []shWord) roResult {
 			p := parseArgs(args, argSpec{shortVal: "fsw", longVal: set("skip-fields", "skip-chars", "check-chars"), longOpt: set("all-repeated", "group")})
 			if len(p.operands) > 1 || p.unsure { // a second operand is the output file

@@ -27,7 +27,7 @@ func FuzzReadOnlyParsers(f *testing.F) {
 		for i, w := range fields {
 			words[i] = litWord(w)
 		}
-		for _, spec := range []argSpec{grepSpec, sortSpec, dateSpec, diffSpec, tarSpec, rsyncSpec} {
+		for _, spec := range []argSpec{grepSpec(), sortSpec(), dateSpec(), diffSpec(), tarSpec(), rsyncSpec()} {
 			_ = parseArgs(words[1:], spec)
 		}
 		_, _ = parseSed(words[1:])
@@ -55,7 +55,7 @@ func FuzzReadOnlyParsers(f *testing.F) {
 				continue
 			}
 			name, _, _ := strings.Cut(w, "=")
-			if sub && len(name) > 2 && strings.HasPrefix(name, "--") && !gitSafeLong[name] {
+			if sub && len(name) > 2 && strings.HasPrefix(name, "--") && !gitSafeLong()[name] {
 				for _, d := range []string{"--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--upload-pack"} {
 					if strings.HasPrefix(d, name) {
 						t.Fatalf("git accepted with %q (abbreviates %s): %q", w, d, line)

@@ -3,6 +3,8 @@ package permission
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // wrapperSpec describes the options of a command that runs another
@@ -16,49 +18,61 @@ type wrapperSpec struct {
 	skipOK   func(string) bool // check of those words
 }
 
+var strippableOnce lazy.Value[map[string]wrapperSpec] // the value of strippable, built at its first use
+
 // strippable lists the wrappers the reference strips before matching an
 // allow rule: what they run is what must be allowed.
-var strippable = map[string]wrapperSpec{
-	"timeout": {
-		noVal:    []string{"--preserve-status", "--foreground", "-v", "--verbose"},
-		withVal:  []string{"-s", "-k", "--signal", "--kill-after"},
-		attached: []string{"--signal=", "--kill-after=", "-s", "-k"},
-		skip:     1, skipOK: isDuration,
-	},
-	"time": {
-		noVal:    []string{"-p", "-v", "--verbose", "-q", "--quiet", "--portability"},
-		withVal:  []string{"-f", "--format"},
-		attached: []string{"--format=", "-f"},
-	},
-	"nice": {
-		withVal:  []string{"-n", "--adjustment"},
-		attached: []string{"--adjustment=", "-n"},
-		flagOK:   func(s string) bool { return len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" },
-	},
-	"nohup": {},
-	"stdbuf": {
-		withVal:  []string{"-i", "-o", "-e", "--input", "--output", "--error"},
-		attached: []string{"-i", "-o", "-e", "--input=", "--output=", "--error="},
-	},
-	"command": {noVal: []string{"-p"}},
-	"builtin": {},
-	"noglob":  {},
-	"exec":    {noVal: []string{"-c", "-l"}, withVal: []string{"-a"}},
+func strippable() map[string]wrapperSpec { return strippableOnce.Get(newStrippable) }
+
+func newStrippable() map[string]wrapperSpec {
+	return map[string]wrapperSpec{
+		"timeout": {
+			noVal:    []string{"--preserve-status", "--foreground", "-v", "--verbose"},
+			withVal:  []string{"-s", "-k", "--signal", "--kill-after"},
+			attached: []string{"--signal=", "--kill-after=", "-s", "-k"},
+			skip:     1, skipOK: isDuration,
+		},
+		"time": {
+			noVal:    []string{"-p", "-v", "--verbose", "-q", "--quiet", "--portability"},
+			withVal:  []string{"-f", "--format"},
+			attached: []string{"--format=", "-f"},
+		},
+		"nice": {
+			withVal:  []string{"-n", "--adjustment"},
+			attached: []string{"--adjustment=", "-n"},
+			flagOK:   func(s string) bool { return len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" },
+		},
+		"nohup": {},
+		"stdbuf": {
+			withVal:  []string{"-i", "-o", "-e", "--input", "--output", "--error"},
+			attached: []string{"-i", "-o", "-e", "--input=", "--output=", "--error="},
+		},
+		"command": {noVal: []string{"-p"}},
+		"builtin": {},
+		"noglob":  {},
+		"exec":    {noVal: []string{"-c", "-l"}, withVal: []string{"-a"}},
+	}
 }
+
+var runsOthersOnce lazy.Value[map[string]bool] // the value of runsOthers, built at its first use
 
 // runsOthers lists commands that run a command given in their arguments.
 // Deny and ask rules are matched against every tail of their words, and
 // allow rules with wildcards never approve them (the reference's "exec
 // wrappers are never prefix-approved"); an exact rule still can.
-var runsOthers = map[string]bool{
-	"timeout": true, "time": true, "nice": true, "nohup": true, "stdbuf": true, "command": true,
-	"builtin": true, "noglob": true, "exec": true, "xargs": true, "env": true, "sudo": true, "doas": true,
-	"su": true, "runuser": true, "chroot": true, "unshare": true, "nsenter": true, "setsid": true,
-	"ionice": true, "flock": true, "watch": true, "chrt": true, "taskset": true, "strace": true,
-	"ltrace": true, "parallel": true, "script": true, "caffeinate": true, "systemd-run": true,
-	"eval": true, "bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
-	"busybox": true, "firejail": true, "proot": true, "fakeroot": true, "pkexec": true, "expect": true,
-	"catchsegv": true, "valgrind": true, "gdb": true, "setpriv": true, "prlimit": true, "chpst": true,
+func runsOthers() map[string]bool { return runsOthersOnce.Get(newRunsOthers) }
+
+func newRunsOthers() map[string]bool {
+	return map[string]bool{
+		"timeout": true, "time": true, "nice": true, "nohup": true, "stdbuf": true, "command": true,
+		"builtin": true, "noglob": true, "exec": true, "xargs": true, "env": true, "sudo": true, "doas": true,
+		"su": true, "runuser": true, "chroot": true, "unshare": true, "nsenter": true, "setsid": true,
+		"ionice": true, "flock": true, "watch": true, "chrt": true, "taskset": true, "strace": true,
+		"ltrace": true, "parallel": true, "script": true, "caffeinate": true, "systemd-run": true,
+		"eval": true, "bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
+		"busybox": true, "firejail": true, "proot": true, "fakeroot": true, "pkexec": true, "expect": true,
+		"catchsegv": true, "valgrind": true, "gdb": true, "setpriv": true, "prlimit": true, "chpst": true,
+	}
 }
 
 func isDuration(s string) bool {
@@ -87,7 +101,7 @@ func stripOne(args []shWord) ([]shWord, bool) {
 		}
 		return append(append([]shWord(nil), rest...), shWord{kind: wordUnknown, split: true}), true
 	}
-	spec, ok := strippable[name]
+	spec, ok := strippable()[name]
 	if !ok {
 		return nil, false
 	}
@@ -185,7 +199,7 @@ func denyForms(args []shWord) [][]shWord {
 		forms = append(forms, rest)
 		cur = rest
 	}
-	if name, ok := args[0].lit(); ok && runsOthers[filepath.Base(name)] &&
+	if name, ok := args[0].lit(); ok && runsOthers()[filepath.Base(name)] &&
 		!(name == "command" && len(args) > 1 && (args[1].is("-v") || args[1].is("-V"))) {
 		for i := 1; i < len(args) && i < 24; i++ {
 			forms = append(forms, args[i:])
@@ -238,7 +252,7 @@ func runsOtherCommands(form []shWord) bool {
 		return true
 	}
 	base := filepath.Base(name)
-	if runsOthers[base] {
+	if runsOthers()[base] {
 		return !(base == "command" && len(form) > 1 && (form[1].is("-v") || form[1].is("-V")))
 	}
 	if base == "find" {

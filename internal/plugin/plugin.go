@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -46,9 +45,20 @@ type manifest struct {
 var manifestKeys = []string{"$schema", "name", "version", "description", "author", "homepage", "repository",
 	"license", "keywords", "commands", "agents", "skills", "hooks", "mcpServers"}
 
-// validName is what a plugin's name may be: it prefixes command and
-// skill names and is part of MCP tool names.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// validName reports whether name may be a plugin's name, which prefixes
+// command and skill names and is part of MCP tool names: an ASCII letter
+// or digit, then letters, digits, '.', '_' and '-'.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
 
 // Open checks the plugin directory root (absolute) and reads its
 // manifest. What it reads but does not honour goes to report, one text
@@ -69,7 +79,7 @@ func Open(root string, report func(text string)) (*Plugin, error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if !validName.MatchString(p.Name) {
+		if !validName(p.Name) {
 			return nil, fmt.Errorf("plugin %s: it has no manifest (%s), and its directory's name %q is not a plugin name (letters, digits, '.', '_', '-')", root, path, p.Name)
 		}
 		return p, nil
@@ -85,7 +95,7 @@ func Open(root string, report func(text string)) (*Plugin, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("plugin %s: manifest %s: %w", root, path, err)
 	}
-	if !validName.MatchString(m.Name) {
+	if !validName(m.Name) {
 		return nil, fmt.Errorf("plugin %s: manifest %s: name %q is not a plugin name (required; letters, digits, '.', '_', '-')", root, path, m.Name)
 	}
 	p.Name, p.Version = m.Name, m.Version

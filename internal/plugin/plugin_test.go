@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -70,5 +71,22 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(base, "missing"), nil); err == nil {
 		t.Error("Open of a missing directory succeeded")
+	}
+}
+
+// TestValidName holds validName to the pattern it spells out by hand,
+// ^[A-Za-z0-9][A-Za-z0-9._-]*$, on names built from the bytes that matter.
+func TestValidName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	parts := []string{"", "a", "Z", "0", "9", ".", "_", "-", " ", "/", "é", "\n", "@", ":"}
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				name := a + b + c
+				if got, want := validName(name), re.MatchString(name); got != want {
+					t.Errorf("validName(%q) = %v, the pattern says %v", name, got, want)
+				}
+			}
+		}
 	}
 }

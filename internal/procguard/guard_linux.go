@@ -78,10 +78,10 @@ func DropThreadCaps() error {
 	return nil
 }
 
-// launchers is the number of launching threads: one per processor the
-// Go scheduler uses, at least 2 and at most 8, so that concurrent
+// launchers returns the number of launching threads: one per processor
+// the Go scheduler uses, at least 2 and at most 8, so that concurrent
 // sessions start their commands in parallel as before.
-var launchers = min(max(runtime.GOMAXPROCS(0), 2), 8)
+func launchers() int { return min(max(runtime.GOMAXPROCS(0), 2), 8) }
 
 var pool struct {
 	once sync.Once
@@ -103,17 +103,18 @@ func run(fn func() error) error {
 // startPool starts the launching threads and waits until they are ready.
 func startPool() {
 	pool.work = make(chan func())
-	ready := make(chan error, launchers)
-	for range launchers {
+	n := launchers()
+	ready := make(chan error, n)
+	for range n {
 		go launcher(ready, 0)
 	}
 	var errs []error
-	for range launchers {
+	for range n {
 		if err := <-ready; err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == launchers {
+	if len(errs) == n {
 		pool.err = errors.Join(errs...)
 	}
 }

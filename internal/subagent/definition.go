@@ -1,6 +1,10 @@
 package subagent
 
-import "github.com/agentloop/agentloop/internal/vocab"
+import (
+	"github.com/agentloop/agentloop/internal/vocab"
+
+	"github.com/agentloop/agentloop/internal/lazy"
+)
 
 // Definition is one kind of subagent the model may start through the Agent
 // tool: agentloop.AgentDefinition as this package reads it (the root
@@ -39,9 +43,13 @@ var generalPurpose = Definition{
 		"then reply with a concise report of what you found or did; your last message is handed back as the result.",
 }
 
-// builtin is what Definitions returns when nothing is defined. It is shared
-// by all such sessions: nobody writes to it.
-var builtin = map[string]Definition{GeneralPurpose: generalPurpose}
+var builtinOnce lazy.Value[map[string]Definition] // the value of builtin, made at its first use
+
+// builtin returns what Definitions returns when nothing is defined. It is
+// shared by all such sessions: nobody writes to it.
+func builtin() map[string]Definition {
+	return builtinOnce.Get(func() map[string]Definition { return map[string]Definition{GeneralPurpose: generalPurpose} })
+}
 
 // Definitions merges the agents a session offers: general-purpose, then
 // each layer in order (later layers win on a name). The result may be
@@ -52,7 +60,7 @@ func Definitions(layers ...map[string]Definition) map[string]Definition {
 		n += len(l)
 	}
 	if n == 0 {
-		return builtin
+		return builtin()
 	}
 	out := map[string]Definition{GeneralPurpose: generalPurpose}
 	for _, l := range layers {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentloop/agentloop/hooks"
 	"github.com/agentloop/agentloop/internal/engine"
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/internal/lineage"
 	"github.com/agentloop/agentloop/internal/vocab"
 	"github.com/agentloop/agentloop/message"
@@ -124,10 +125,16 @@ type call struct {
 	Isolation       string `json:"isolation,omitempty"`
 }
 
-// schema is the Agent tool's input schema, converted once: every
+var schemaOnce lazy.Value[json.RawMessage] // the value of schema, built at its first use
+
+// schema returns the Agent tool's input schema, built once: every
 // session's Agent tool shares it.
-var schema = json.RawMessage(`{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` +
-	string(vocab.Efforts.Enum()) + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`)
+func schema() json.RawMessage { return schemaOnce.Get(buildSchema) }
+
+func buildSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},"subagent_type":{"type":"string"},"model":{"type":"string","enum":["sonnet","opus","haiku","fable"]},"effort":` +
+		string(vocab.Efforts.Enum()) + `,"run_in_background":{"type":"boolean"},"isolation":{"type":"string","enum":["worktree","remote"]}},"required":["description","prompt"],"additionalProperties":false}`)
+}
 
 // Tool is the Agent tool of the loop parent, whose own tools parentTools
 // returns: a subagent gets no tool its parent lacks.
@@ -138,7 +145,7 @@ func (sp *Spawner) Tool(parent lineage.Agent, parentTools func() []string) tool.
 func (sp *Spawner) tool(desc string, parent lineage.Agent, parentTools func() []string) tool.Tool {
 	return tool.New("Agent", desc, func(ctx context.Context, in call, c *tool.Call) (tool.Result, error) {
 		return sp.run(ctx, in, c, parent, parentTools())
-	}, &tool.Options{Schema: schema})
+	}, &tool.Options{Schema: schema()})
 }
 
 // toolDescription is the Agent tool's description listing agents.
@@ -179,7 +186,7 @@ type lazyTool struct {
 }
 
 func (l *lazyTool) Info() tool.Info {
-	return tool.Info{Name: "Agent", Description: l.desc, InputSchema: schema}
+	return tool.Info{Name: "Agent", Description: l.desc, InputSchema: schema()}
 }
 
 func (l *lazyTool) Run(ctx context.Context, c *tool.Call) (tool.Result, error) {

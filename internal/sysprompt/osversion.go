@@ -4,7 +4,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // OSVersion describes the operating system's version: on Linux the kernel
@@ -13,7 +14,9 @@ import (
 // process; every session's system prompt shares the string.
 func OSVersion() string { return osVersion() }
 
-var osVersion = sync.OnceValue(readOSVersion)
+var osVersionOnce lazy.Value[string] // the value of osVersion, read at its first use
+
+func osVersion() string { return osVersionOnce.Get(readOSVersion) }
 
 func readOSVersion() string {
 	name := runtime.GOOS

@@ -15,10 +15,12 @@ const (
 
 // PermissionModes is the permission mode vocabulary. "manual" is accepted
 // as another name of default, as settings files and the SDKs allow.
-var PermissionModes = newSet("permission mode",
-	PermissionDefault, PermissionAcceptEdits, PermissionBypass,
-	PermissionPlan, PermissionDontAsk, PermissionAuto,
-).withAlias("manual", PermissionDefault)
+var PermissionModes = Set[PermissionMode]{
+	kind: "permission mode",
+	values: []PermissionMode{PermissionDefault, PermissionAcceptEdits, PermissionBypass,
+		PermissionPlan, PermissionDontAsk, PermissionAuto},
+	aliases: []alias[PermissionMode]{{"manual", PermissionDefault}},
+}
 
 // ParsePermissionMode parses a permission mode; see PermissionModes.
 func ParsePermissionMode(s string) (PermissionMode, error) { return PermissionModes.Parse(s) }
@@ -36,7 +38,7 @@ const (
 )
 
 // Efforts is the effort vocabulary.
-var Efforts = newSet("effort", EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax)
+var Efforts = Set[Effort]{kind: "effort", values: []Effort{EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax}}
 
 // ParseEffort parses an effort level; see Efforts.
 func ParseEffort(s string) (Effort, error) { return Efforts.Parse(s) }
@@ -55,7 +57,7 @@ const (
 )
 
 // ThinkingTypes is the thinking type vocabulary.
-var ThinkingTypes = newSet("thinking type", ThinkingAdaptive, ThinkingEnabled, ThinkingDisabled)
+var ThinkingTypes = Set[ThinkingType]{kind: "thinking type", values: []ThinkingType{ThinkingAdaptive, ThinkingEnabled, ThinkingDisabled}}
 
 // ParseThinkingType parses a thinking type; see ThinkingTypes.
 func ParseThinkingType(s string) (ThinkingType, error) { return ThinkingTypes.Parse(s) }
@@ -70,7 +72,7 @@ const (
 )
 
 // ThinkingDisplays is the thinking display vocabulary.
-var ThinkingDisplays = newSet("thinking display", ThinkingSummarized, ThinkingOmitted)
+var ThinkingDisplays = Set[ThinkingDisplay]{kind: "thinking display", values: []ThinkingDisplay{ThinkingSummarized, ThinkingOmitted}}
 
 // ParseThinkingDisplay parses a thinking display; see ThinkingDisplays.
 func ParseThinkingDisplay(s string) (ThinkingDisplay, error) { return ThinkingDisplays.Parse(s) }
@@ -87,7 +89,7 @@ const (
 )
 
 // Behaviors is the permission behaviour vocabulary.
-var Behaviors = newSet("behavior", Allow, Deny, Ask)
+var Behaviors = Set[Behavior]{kind: "behavior", values: []Behavior{Allow, Deny, Ask}}
 
 // ParseBehavior parses a permission behaviour; see Behaviors.
 func ParseBehavior(s string) (Behavior, error) { return Behaviors.Parse(s) }

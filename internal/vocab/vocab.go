@@ -42,25 +42,18 @@ func (e *UnknownValueError) Want() string { return orList(e.Allowed) }
 func (e *UnknownValueError) Unwrap() error { return ErrUnknownValue }
 
 // Set is one vocabulary of string values of type T. The zero Set is empty;
-// sets are built once, at package initialisation, and never change.
+// the sets are composite literals, laid out by the compiler (no code runs
+// to build them when the process starts), and never change.
 type Set[T ~string] struct {
 	kind    string
 	values  []T
-	aliases map[string]T
+	aliases []alias[T]
 }
 
-func newSet[T ~string](kind string, values ...T) Set[T] {
-	return Set[T]{kind: kind, values: values}
-}
-
-// withAlias returns s accepting alias as another spelling of v.
-func (s Set[T]) withAlias(alias string, v T) Set[T] {
-	m := map[string]T{alias: v}
-	for k, x := range s.aliases {
-		m[k] = x
-	}
-	s.aliases = m
-	return s
+// alias is another spelling of a value.
+type alias[T ~string] struct {
+	name string
+	v    T
 }
 
 // Kind names the vocabulary in messages: "permission mode".
@@ -90,8 +83,10 @@ func (s Set[T]) Parse(str string) (T, error) {
 	if s.Contains(str) {
 		return T(str), nil
 	}
-	if v, ok := s.aliases[str]; ok {
-		return v, nil
+	for _, a := range s.aliases {
+		if a.name == str {
+			return a.v, nil
+		}
 	}
 	return "", &UnknownValueError{Kind: s.kind, Value: str, Allowed: s.Strings()}
 }

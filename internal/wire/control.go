@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // ControlRequest asks the other side to do something; it is answered by
@@ -55,56 +57,68 @@ type subtypeInfo struct {
 	body func() Request
 }
 
-// subtypes are the control request subtypes of wire-protocol.md and
+var subtypesOnce lazy.Value[map[string]subtypeInfo] // the value of subtypes, built at its first use
+
+// subtypes returns the control request subtypes of wire-protocol.md and
 // sdk-surface.md §G.
-var subtypes = map[string]subtypeInfo{
-	// Host to engine, with a body type.
-	"initialize":              {HostToEngine, func() Request { return new(InitializeRequest) }},
-	"interrupt":               {HostToEngine, func() Request { return new(InterruptRequest) }},
-	"set_permission_mode":     {HostToEngine, func() Request { return new(SetPermissionModeRequest) }},
-	"set_model":               {HostToEngine, func() Request { return new(SetModelRequest) }},
-	"set_max_thinking_tokens": {HostToEngine, func() Request { return new(SetMaxThinkingTokensRequest) }},
-	"mcp_status":              {HostToEngine, func() Request { return new(MCPStatusRequest) }},
-	"get_context_usage":       {HostToEngine, func() Request { return new(GetContextUsageRequest) }},
-	"rewind_files":            {HostToEngine, func() Request { return new(RewindFilesRequest) }},
-	"get_settings":            {HostToEngine, func() Request { return new(GetSettingsRequest) }},
-	"apply_flag_settings":     {HostToEngine, func() Request { return new(ApplyFlagSettingsRequest) }},
-	"stop_task":               {HostToEngine, func() Request { return new(StopTaskRequest) }},
-	"mcp_reconnect":           {HostToEngine, func() Request { return new(MCPReconnectRequest) }},
-	"mcp_toggle":              {HostToEngine, func() Request { return new(MCPToggleRequest) }},
-	"mcp_set_servers":         {HostToEngine, func() Request { return new(MCPSetServersRequest) }},
-	// Either way: JSON-RPC to or from an in-process MCP server.
-	"mcp_message": {Both, func() Request { return new(MCPMessageRequest) }},
-	// Engine to host, with a body type.
-	"can_use_tool":        {EngineToHost, func() Request { return new(CanUseToolRequest) }},
-	"hook_callback":       {EngineToHost, func() Request { return new(HookCallbackRequest) }},
-	"elicitation":         {EngineToHost, func() Request { return new(ElicitationRequest) }},
-	"request_user_dialog": {EngineToHost, func() Request { return new(RequestUserDialogRequest) }},
+func subtypes() map[string]subtypeInfo { return subtypesOnce.Get(newSubtypes) }
+
+func newSubtypes() map[string]subtypeInfo {
+	return map[string]subtypeInfo{
+		// Host to engine, with a body type.
+		"initialize":              {HostToEngine, func() Request { return new(InitializeRequest) }},
+		"interrupt":               {HostToEngine, func() Request { return new(InterruptRequest) }},
+		"set_permission_mode":     {HostToEngine, func() Request { return new(SetPermissionModeRequest) }},
+		"set_model":               {HostToEngine, func() Request { return new(SetModelRequest) }},
+		"set_max_thinking_tokens": {HostToEngine, func() Request { return new(SetMaxThinkingTokensRequest) }},
+		"mcp_status":              {HostToEngine, func() Request { return new(MCPStatusRequest) }},
+		"get_context_usage":       {HostToEngine, func() Request { return new(GetContextUsageRequest) }},
+		"rewind_files":            {HostToEngine, func() Request { return new(RewindFilesRequest) }},
+		"get_settings":            {HostToEngine, func() Request { return new(GetSettingsRequest) }},
+		"apply_flag_settings":     {HostToEngine, func() Request { return new(ApplyFlagSettingsRequest) }},
+		"stop_task":               {HostToEngine, func() Request { return new(StopTaskRequest) }},
+		"mcp_reconnect":           {HostToEngine, func() Request { return new(MCPReconnectRequest) }},
+		"mcp_toggle":              {HostToEngine, func() Request { return new(MCPToggleRequest) }},
+		"mcp_set_servers":         {HostToEngine, func() Request { return new(MCPSetServersRequest) }},
+		// Either way: JSON-RPC to or from an in-process MCP server.
+		"mcp_message": {Both, func() Request { return new(MCPMessageRequest) }},
+		// Engine to host, with a body type.
+		"can_use_tool":        {EngineToHost, func() Request { return new(CanUseToolRequest) }},
+		"hook_callback":       {EngineToHost, func() Request { return new(HookCallbackRequest) }},
+		"elicitation":         {EngineToHost, func() Request { return new(ElicitationRequest) }},
+		"request_user_dialog": {EngineToHost, func() Request { return new(RequestUserDialogRequest) }},
+	}
 }
 
-// otherSubtypes are the other known subtypes, read as *OtherRequest.
-var otherSubtypes = map[string]Direction{
-	"update_settings": HostToEngine, "get_hooks_listing": HostToEngine, "get_task_output": HostToEngine,
-	"list_permission_rules": HostToEngine, "cancel_async_message": HostToEngine, "seed_read_state": HostToEngine,
-	"set_cwd": HostToEngine, "background_tasks": HostToEngine, "mcp_read_resource": HostToEngine,
-	"mcp_call": HostToEngine, "mcp_authenticate": HostToEngine, "mcp_clear_auth": HostToEngine,
-	"mcp_oauth_callback_url": HostToEngine, "channel_enable": HostToEngine, "reload_plugins": HostToEngine,
-	"reload_skills": HostToEngine, "reload_output_styles": HostToEngine, "rename_session": HostToEngine,
-	"generate_session_title": HostToEngine, "side_question": HostToEngine, "submit_feedback": HostToEngine,
-	"get_usage": HostToEngine, "get_status": HostToEngine, "get_session_cost": HostToEngine,
-	"list_models": HostToEngine, "get_binary_version": HostToEngine, "export_conversation": HostToEngine,
-	"read_file": HostToEngine, "file_suggestions": HostToEngine, "get_plan": HostToEngine,
-	"claim_session": HostToEngine, "remote_control": HostToEngine, "message_rated": HostToEngine,
-	"set_mcp_permission_mode_override": HostToEngine, "set_chrome_browser_hints": HostToEngine,
-	"set_prompt_suggestions_paused": HostToEngine, "prompt_draft_activity": HostToEngine,
-	"ultrareview_launch": HostToEngine, "claude_authenticate": HostToEngine, "claude_oauth_callback": HostToEngine,
-	"claude_oauth_wait_for_completion": HostToEngine, "set_color": HostToEngine, "set_has_subscribers": HostToEngine,
-	"register_repo_root":  HostToEngine,
-	"oauth_token_refresh": EngineToHost, "host_auth_token_refresh": EngineToHost, "remote_control_work_secret": EngineToHost,
-	"ui_copy": EngineToHost, "ui_prompt_read": EngineToHost, "ui_prompt_fill": EngineToHost, "ui_prompt_paint": EngineToHost,
-	"ui_prompt_suggest": EngineToHost, "ui_read_selection": EngineToHost,
-	"remote_tool_call": EngineToHost, "remote_plumbing_call": EngineToHost, "remote_tools_probe": EngineToHost,
-	"remote_tools_reannounce": EngineToHost,
+var otherSubtypesOnce lazy.Value[map[string]Direction] // the value of otherSubtypes, built at its first use
+
+// otherSubtypes returns the other known subtypes, read as *OtherRequest.
+func otherSubtypes() map[string]Direction { return otherSubtypesOnce.Get(newOtherSubtypes) }
+
+func newOtherSubtypes() map[string]Direction {
+	return map[string]Direction{
+		"update_settings": HostToEngine, "get_hooks_listing": HostToEngine, "get_task_output": HostToEngine,
+		"list_permission_rules": HostToEngine, "cancel_async_message": HostToEngine, "seed_read_state": HostToEngine,
+		"set_cwd": HostToEngine, "background_tasks": HostToEngine, "mcp_read_resource": HostToEngine,
+		"mcp_call": HostToEngine, "mcp_authenticate": HostToEngine, "mcp_clear_auth": HostToEngine,
+		"mcp_oauth_callback_url": HostToEngine, "channel_enable": HostToEngine, "reload_plugins": HostToEngine,
+		"reload_skills": HostToEngine, "reload_output_styles": HostToEngine, "rename_session": HostToEngine,
+		"generate_session_title": HostToEngine, "side_question": HostToEngine, "submit_feedback": HostToEngine,
+		"get_usage": HostToEngine, "get_status": HostToEngine, "get_session_cost": HostToEngine,
+		"list_models": HostToEngine, "get_binary_version": HostToEngine, "export_conversation": HostToEngine,
+		"read_file": HostToEngine, "file_suggestions": HostToEngine, "get_plan": HostToEngine,
+		"claim_session": HostToEngine, "remote_control": HostToEngine, "message_rated": HostToEngine,
+		"set_mcp_permission_mode_override": HostToEngine, "set_chrome_browser_hints": HostToEngine,
+		"set_prompt_suggestions_paused": HostToEngine, "prompt_draft_activity": HostToEngine,
+		"ultrareview_launch": HostToEngine, "claude_authenticate": HostToEngine, "claude_oauth_callback": HostToEngine,
+		"claude_oauth_wait_for_completion": HostToEngine, "set_color": HostToEngine, "set_has_subscribers": HostToEngine,
+		"register_repo_root":  HostToEngine,
+		"oauth_token_refresh": EngineToHost, "host_auth_token_refresh": EngineToHost, "remote_control_work_secret": EngineToHost,
+		"ui_copy": EngineToHost, "ui_prompt_read": EngineToHost, "ui_prompt_fill": EngineToHost, "ui_prompt_paint": EngineToHost,
+		"ui_prompt_suggest": EngineToHost, "ui_read_selection": EngineToHost,
+		"remote_tool_call": EngineToHost, "remote_plumbing_call": EngineToHost, "remote_tools_probe": EngineToHost,
+		"remote_tools_reannounce": EngineToHost,
+	}
 }
 
 // Subtypes lists the control request subtypes the protocol has (as far
@@ -112,12 +126,12 @@ var otherSubtypes = map[string]Direction{
 // the list still decodes, as *OtherRequest.
 func Subtypes(dir Direction) []string {
 	var out []string
-	for s, info := range subtypes {
+	for s, info := range subtypes() {
 		if info.dir&dir != 0 {
 			out = append(out, s)
 		}
 	}
-	for s, d := range otherSubtypes {
+	for s, d := range otherSubtypes() {
 		if d&dir != 0 {
 			out = append(out, s)
 		}
@@ -129,10 +143,10 @@ func Subtypes(dir Direction) []string {
 // KnownSubtype reports whether subtype is one the spec records, and who
 // sends it.
 func KnownSubtype(subtype string) (Direction, bool) {
-	if info, ok := subtypes[subtype]; ok {
+	if info, ok := subtypes()[subtype]; ok {
 		return info.dir, true
 	}
-	d, ok := otherSubtypes[subtype]
+	d, ok := otherSubtypes()[subtype]
 	return d, ok
 }
 
@@ -179,7 +193,7 @@ func decodeRequest(m map[string]json.RawMessage, fail func(error, *DecodeError) 
 
 // decodeBody reads the body of a subtype; body has the member subtype.
 func decodeBody(sub string, body map[string]json.RawMessage) (Request, error) {
-	info, ok := subtypes[sub]
+	info, ok := subtypes()[sub]
 	if !ok {
 		delete(body, "subtype")
 		if len(body) == 0 {

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/net/http/httpproxy"
+
+	"github.com/agentloop/agentloop/internal/lazy"
 )
 
 // EnvCustomHeaders names the variable whose lines ("Name: value", one a
@@ -97,10 +99,14 @@ func readProxy(getenv func(string) string) proxyConfig {
 	return pc
 }
 
-// processProxy is the proxy of the process environment when the shared
+var processProxyOnce lazy.Value[proxyConfig] // the value of processProxy, built at its first use
+
+// processProxy returns the proxy of the process environment when the shared
 // client was made: net/http reads it once, so that is the proxy the
 // shared client uses.
-var processProxy = sync.OnceValue(func() proxyConfig { return readProxy(os.Getenv) })
+func processProxy() proxyConfig {
+	return processProxyOnce.Get(func() proxyConfig { return readProxy(os.Getenv) })
+}
 
 // proxyClients are the clients of proxies other than the process's, one
 // per proxy, each sharing nothing with the shared client but its

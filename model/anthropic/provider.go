@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agentloop/agentloop/internal/httpretry"
+	"github.com/agentloop/agentloop/internal/lazy"
 	"github.com/agentloop/agentloop/internal/toolsearch"
 	"github.com/agentloop/agentloop/model"
 )
@@ -479,16 +480,20 @@ func hasCredentialHeader(h map[string]string) bool {
 // TCP (and TLS) connection.
 const MaxIdleConnsPerHost = 1024
 
-// sharedClient is the HTTP client of every provider created without
+var sharedClientOnce lazy.Value[*http.Client] // the value of sharedClient, built at its first use
+
+// sharedClient returns the HTTP client of every provider created without
 // Options.HTTPClient: one connection pool per process, so sessions reuse
 // each other's connections. It is never modified after creation.
-var sharedClient = sync.OnceValue(func() *http.Client {
+func sharedClient() *http.Client { return sharedClientOnce.Get(newSharedClient) }
+
+func newSharedClient() *http.Client {
 	t := NewTransport()
 	if t == nil {
 		return &http.Client{}
 	}
 	return &http.Client{Transport: t}
-})
+}
 
 // NewTransport returns a new transport configured as the one the
 // provider's default client uses: a clone of [http.DefaultTransport]

@@ -16,13 +16,11 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"github.com/agentloop/agentloop/internal/httpretry"
 )
 
-// UserAgent is the User-Agent header of every request.
-var UserAgent = "agentloop-otlp/1 (" + runtime.Version() + ")"
+// userAgent returns the User-Agent header of every request.
+func userAgent() string { return "agentloop-otlp/1 (" + runtime.Version() + ")" }
 
 // maxResponse bounds how much of a response body is read.
 const maxResponse = 64 << 10
@@ -121,7 +119,7 @@ func (c *client) attempt(ctx context.Context, body []byte) (retry bool, wait tim
 	if err != nil {
 		return false, 0, fmt.Errorf("otlp: %w", err)
 	}
-	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("User-Agent", userAgent())
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
 	}
@@ -177,15 +175,15 @@ func bodyStart(data []byte) string {
 func (c *client) partialSuccess(data []byte) error {
 	var rejected int64
 	var msg string
-	err := walkFields(data, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
-		if num != 1 || typ != protowire.BytesType {
+	err := walkFields(data, func(num pbNumber, typ pbType, v []byte, x uint64) error {
+		if num != 1 || typ != pbBytesType {
 			return nil
 		}
-		return walkFields(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		return walkFields(v, func(num pbNumber, typ pbType, v []byte, x uint64) error {
 			switch {
-			case num == 1 && typ == protowire.VarintType:
+			case num == 1 && typ == pbVarintType:
 				rejected = int64(x)
-			case num == 2 && typ == protowire.BytesType:
+			case num == 2 && typ == pbBytesType:
 				msg = string(v)
 			}
 			return nil
@@ -202,31 +200,31 @@ func (c *client) partialSuccess(data []byte) error {
 
 // walkFields calls fn with each field of the protobuf message data: its
 // bytes for a length-delimited field, its value for a varint or fixed one.
-func walkFields(data []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
+func walkFields(data []byte, fn func(num pbNumber, typ pbType, v []byte, x uint64) error) error {
 	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
+		num, typ, n := pbConsumeTag(data)
 		if n < 0 {
-			return protowire.ParseError(n)
+			return errMalformed
 		}
 		data = data[n:]
 		var v []byte
 		var x uint64
 		switch typ {
-		case protowire.VarintType:
-			x, n = protowire.ConsumeVarint(data)
-		case protowire.Fixed64Type:
-			x, n = protowire.ConsumeFixed64(data)
-		case protowire.Fixed32Type:
+		case pbVarintType:
+			x, n = pbConsumeVarint(data)
+		case pbFixed64Type:
+			x, n = pbConsumeFixed64(data)
+		case pbFixed32Type:
 			var x32 uint32
-			x32, n = protowire.ConsumeFixed32(data)
+			x32, n = pbConsumeFixed32(data)
 			x = uint64(x32)
-		case protowire.BytesType:
-			v, n = protowire.ConsumeBytes(data)
+		case pbBytesType:
+			v, n = pbConsumeBytes(data)
 		default:
-			n = protowire.ConsumeFieldValue(num, typ, data)
+			n = pbConsumeFieldValue(num, typ, data)
 		}
 		if n < 0 {
-			return protowire.ParseError(n)
+			return errMalformed
 		}
 		data = data[n:]
 		if err := fn(num, typ, v, x); err != nil {

@@ -6,8 +6,9 @@
 // go.opentelemetry.io/proto/otlp, google.golang.org/grpc and the protobuf
 // runtime into every program that uses them, which roughly doubles the
 // agentloop binary and its start-up memory. This package writes the few
-// OTLP messages it needs by hand with
-// google.golang.org/protobuf/encoding/protowire, which has no registry:
+// OTLP messages it needs by hand, with its own few functions of the
+// protobuf wire format (pbwire.go; google.golang.org/protobuf is not
+// linked):
 //
 //   - [AppendTraces] encodes an ExportTraceServiceRequest
 //     (opentelemetry/proto/collector/trace/v1) from SDK spans;

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // ErrUnsupportedMetric is wrapped by AppendMetrics's error for metric data
@@ -128,7 +127,7 @@ func appendMetric(b []byte, m metricdata.Metrics) []byte {
 func appendSum[N int64 | float64](b []byte, s metricdata.Sum[N]) []byte {
 	b = appendNumberPoints(b, s.DataPoints)
 	b = appendVarint(b, 2, temporality(s.Temporality))
-	return appendVarint(b, 3, protowire.EncodeBool(s.IsMonotonic))
+	return appendVarint(b, 3, pbEncodeBool(s.IsMonotonic))
 }
 
 // appendNumberPoints appends NumberDataPoints as field 1 (data_points of
@@ -149,13 +148,13 @@ func appendNumberPoints[N int64 | float64](b []byte, pts []metricdata.DataPoint[
 
 // appendNumber appends v in the oneof member for doubles (dbl, fixed64)
 // or for integers (integer, sfixed64), whatever its value.
-func appendNumber[N int64 | float64](b []byte, dbl, integer protowire.Number, v N) []byte {
+func appendNumber[N int64 | float64](b []byte, dbl, integer pbNumber, v N) []byte {
 	switch x := any(v).(type) {
 	case float64:
 		return appendDouble(b, dbl, x)
 	case int64:
-		b = protowire.AppendTag(b, integer, protowire.Fixed64Type)
-		return protowire.AppendFixed64(b, uint64(x))
+		b = pbAppendTag(b, integer, pbFixed64Type)
+		return pbAppendFixed64(b, uint64(x))
 	}
 	return b
 }
@@ -163,7 +162,7 @@ func appendNumber[N int64 | float64](b []byte, dbl, integer protowire.Number, v 
 // appendExemplars appends Exemplars (metrics/v1) as field num:
 // time_unix_nano = 2, as_double = 3 or as_int = 6, span_id = 4,
 // trace_id = 5, filtered_attributes = 7.
-func appendExemplars[N int64 | float64](b []byte, num protowire.Number, exs []metricdata.Exemplar[N]) []byte {
+func appendExemplars[N int64 | float64](b []byte, num pbNumber, exs []metricdata.Exemplar[N]) []byte {
 	for _, e := range exs {
 		b = appendMessage(b, num, func(b []byte) []byte {
 			b = appendFixed64(b, 2, unixNanos(e.Time))
@@ -215,7 +214,7 @@ func appendExpHistogram[N int64 | float64](b []byte, h metricdata.ExponentialHis
 			b = appendFixed64(b, 3, unixNanos(p.Time))
 			b = appendFixed64(b, 4, p.Count)
 			b = appendDouble(b, 5, float64(p.Sum))
-			b = appendVarint(b, 6, protowire.EncodeZigZag(int64(p.Scale)))
+			b = appendVarint(b, 6, pbEncodeZigZag(int64(p.Scale)))
 			b = appendFixed64(b, 7, p.ZeroCount)
 			b = appendMessage(b, 8, func(b []byte) []byte { return appendExpBuckets(b, p.PositiveBucket) })
 			b = appendMessage(b, 9, func(b []byte) []byte { return appendExpBuckets(b, p.NegativeBucket) })
@@ -232,13 +231,13 @@ func appendExpHistogram[N int64 | float64](b []byte, h metricdata.ExponentialHis
 }
 
 func appendExpBuckets(b []byte, bk metricdata.ExponentialBucket) []byte {
-	b = appendVarint(b, 1, protowire.EncodeZigZag(int64(bk.Offset)))
+	b = appendVarint(b, 1, pbEncodeZigZag(int64(bk.Offset)))
 	if len(bk.Counts) == 0 {
 		return b
 	}
 	return appendMessage(b, 2, func(b []byte) []byte {
 		for _, c := range bk.Counts {
-			b = protowire.AppendVarint(b, c)
+			b = pbAppendVarint(b, c)
 		}
 		return b
 	})
@@ -268,7 +267,7 @@ func appendSummary(b []byte, s metricdata.Summary) []byte {
 }
 
 // appendExtrema appends a min or max (optional double) when defined.
-func appendExtrema[N int64 | float64](b []byte, num protowire.Number, e metricdata.Extrema[N]) []byte {
+func appendExtrema[N int64 | float64](b []byte, num pbNumber, e metricdata.Extrema[N]) []byte {
 	if v, ok := e.Value(); ok {
 		b = appendDouble(b, num, float64(v))
 	}
@@ -277,26 +276,26 @@ func appendExtrema[N int64 | float64](b []byte, num protowire.Number, e metricda
 
 // appendPackedFixed64 appends a packed repeated fixed64 field, omitting
 // an empty one.
-func appendPackedFixed64(b []byte, num protowire.Number, vs []uint64) []byte {
+func appendPackedFixed64(b []byte, num pbNumber, vs []uint64) []byte {
 	return appendPacked64(b, num, vs, func(v uint64) uint64 { return v })
 }
 
 // appendPackedDouble appends a packed repeated double field, omitting an
 // empty one.
-func appendPackedDouble(b []byte, num protowire.Number, vs []float64) []byte {
+func appendPackedDouble(b []byte, num pbNumber, vs []float64) []byte {
 	return appendPacked64(b, num, vs, math.Float64bits)
 }
 
 // appendPacked64 appends a packed repeated field of 8-byte values, each
 // written as bits gives it, omitting an empty one.
-func appendPacked64[T any](b []byte, num protowire.Number, vs []T, bits func(T) uint64) []byte {
+func appendPacked64[T any](b []byte, num pbNumber, vs []T, bits func(T) uint64) []byte {
 	if len(vs) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(8*len(vs)))
+	b = pbAppendTag(b, num, pbBytesType)
+	b = pbAppendVarint(b, uint64(8*len(vs)))
 	for _, v := range vs {
-		b = protowire.AppendFixed64(b, bits(v))
+		b = pbAppendFixed64(b, bits(v))
 	}
 	return b
 }

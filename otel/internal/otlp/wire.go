@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // appendMessage appends field num as an embedded message whose contents
@@ -17,30 +16,30 @@ import (
 // reserved, and the contents are moved up when the length needs more.
 // The field is written even when fn appends nothing (an empty message is
 // present, not absent).
-func appendMessage(b []byte, num protowire.Number, fn func([]byte) []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+func appendMessage(b []byte, num pbNumber, fn func([]byte) []byte) []byte {
+	b = pbAppendTag(b, num, pbBytesType)
 	at := len(b)
 	b = append(b, 0)
 	b = fn(b)
 	n := len(b) - at - 1
-	size := protowire.SizeVarint(uint64(n))
+	size := pbSizeVarint(uint64(n))
 	if size > 1 {
 		b = append(b, make([]byte, size-1)...)
 		copy(b[at+size:], b[at+1:at+1+n])
 	}
-	protowire.AppendVarint(b[:at], uint64(n))
+	pbAppendVarint(b[:at], uint64(n))
 	return b
 }
 
 // appendString appends a string field, omitting the empty string (the
 // proto3 default). Invalid UTF-8, which decoders reject in a proto3
 // string (failing the whole request), is replaced by U+FFFD.
-func appendString(b []byte, num protowire.Number, s string) []byte {
+func appendString(b []byte, num pbNumber, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, validUTF8(s))
+	b = pbAppendTag(b, num, pbBytesType)
+	return pbAppendString(b, validUTF8(s))
 }
 
 // validUTF8 is s with each run of invalid UTF-8 replaced by U+FFFD.
@@ -52,47 +51,47 @@ func validUTF8(s string) string {
 }
 
 // appendBytes appends a bytes field, omitting an empty one.
-func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
+func appendBytes(b []byte, num pbNumber, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = pbAppendTag(b, num, pbBytesType)
+	return pbAppendBytes(b, v)
 }
 
 // appendVarint appends a varint field (uint32, uint64, int32, int64,
 // bool or enum), omitting zero.
-func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
+func appendVarint(b []byte, num pbNumber, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = pbAppendTag(b, num, pbVarintType)
+	return pbAppendVarint(b, v)
 }
 
 // appendFixed64 appends a fixed64 field, omitting zero.
-func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
+func appendFixed64(b []byte, num pbNumber, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, v)
+	b = pbAppendTag(b, num, pbFixed64Type)
+	return pbAppendFixed64(b, v)
 }
 
 // appendFixed32 appends a fixed32 field, omitting zero.
-func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
+func appendFixed32(b []byte, num pbNumber, v uint32) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, v)
+	b = pbAppendTag(b, num, pbFixed32Type)
+	return pbAppendFixed32(b, v)
 }
 
 // appendDouble appends a double field whatever its value: for fields
 // with presence (optional, oneof members), where 0 is not "absent".
-func appendDouble(b []byte, num protowire.Number, v float64) []byte {
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, math.Float64bits(v))
+func appendDouble(b []byte, num pbNumber, v float64) []byte {
+	b = pbAppendTag(b, num, pbFixed64Type)
+	return pbAppendFixed64(b, math.Float64bits(v))
 }
 
 // unixNanos is t as OTLP's fixed64 time_unix_nano: 0 for times before
@@ -111,7 +110,7 @@ func clamp32(n int) uint64 {
 
 // appendKeyValues appends each attribute as a KeyValue (common/v1) in
 // field num.
-func appendKeyValues(b []byte, num protowire.Number, kvs []attribute.KeyValue) []byte {
+func appendKeyValues(b []byte, num pbNumber, kvs []attribute.KeyValue) []byte {
 	for _, kv := range kvs {
 		b = appendMessage(b, num, func(b []byte) []byte { return appendKeyValue(b, kv) })
 	}
@@ -119,7 +118,7 @@ func appendKeyValues(b []byte, num protowire.Number, kvs []attribute.KeyValue) [
 }
 
 // appendSet appends the attributes of set as KeyValues in field num.
-func appendSet(b []byte, num protowire.Number, set *attribute.Set) []byte {
+func appendSet(b []byte, num pbNumber, set *attribute.Set) []byte {
 	for it := set.Iter(); it.Next(); {
 		kv := it.Attribute()
 		b = appendMessage(b, num, func(b []byte) []byte { return appendKeyValue(b, kv) })
@@ -160,8 +159,8 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 	case attribute.STRING:
 		return appendAnyString(b, v.AsString())
 	case attribute.BYTESLICE:
-		b = protowire.AppendTag(b, anyBytes, protowire.BytesType)
-		return protowire.AppendBytes(b, v.AsByteSlice())
+		b = pbAppendTag(b, anyBytes, pbBytesType)
+		return pbAppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
 		return appendMessage(b, anyArray, func(b []byte) []byte {
 			for _, x := range v.AsBoolSlice() {
@@ -206,24 +205,24 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 }
 
 func appendAnyBool(b []byte, x bool) []byte {
-	b = protowire.AppendTag(b, anyBool, protowire.VarintType)
-	return protowire.AppendVarint(b, protowire.EncodeBool(x))
+	b = pbAppendTag(b, anyBool, pbVarintType)
+	return pbAppendVarint(b, pbEncodeBool(x))
 }
 
 func appendAnyInt(b []byte, x int64) []byte {
-	b = protowire.AppendTag(b, anyInt, protowire.VarintType)
-	return protowire.AppendVarint(b, uint64(x))
+	b = pbAppendTag(b, anyInt, pbVarintType)
+	return pbAppendVarint(b, uint64(x))
 }
 
 func appendAnyString(b []byte, x string) []byte {
-	b = protowire.AppendTag(b, anyString, protowire.BytesType)
-	return protowire.AppendString(b, validUTF8(x))
+	b = pbAppendTag(b, anyString, pbBytesType)
+	return pbAppendString(b, validUTF8(x))
 }
 
 // appendResource appends a Resource (resource/v1) as field num:
 // attributes = 1 (dropped_attributes_count = 2 stays 0: the SDK's
 // resources drop nothing). A nil resource is an empty one.
-func appendResource(b []byte, num protowire.Number, r *resource.Resource) []byte {
+func appendResource(b []byte, num pbNumber, r *resource.Resource) []byte {
 	return appendMessage(b, num, func(b []byte) []byte {
 		if r == nil {
 			return b
@@ -234,7 +233,7 @@ func appendResource(b []byte, num protowire.Number, r *resource.Resource) []byte
 
 // appendScope appends an InstrumentationScope (common/v1) as field num:
 // name = 1, version = 2, attributes = 3.
-func appendScope(b []byte, num protowire.Number, s instrumentation.Scope) []byte {
+func appendScope(b []byte, num pbNumber, s instrumentation.Scope) []byte {
 	return appendMessage(b, num, func(b []byte) []byte {
 		b = appendString(b, 1, s.Name)
 		b = appendString(b, 2, s.Version)
