@@ -49,8 +49,9 @@ const stackLimit = 8 << 10
 // (testdata/stackprobe, built without the race detector) whose goroutines
 // may not grow past stackLimit: the prompt's hook points, a streamed Read
 // call whose input the schema checks, the permission checker resolving its
-// path in the default mode, the tool, its result, the final reply, over
-// the real provider and HTTP/1.1 to a scripted server in this process. It
+// path in the default mode, the tool, its result, the final reply, the
+// transcript's lines, over the real provider and HTTP/1.1 to a scripted
+// server in this process. It
 // fails when a frame on those paths grows enough to push a turn's
 // goroutine, or the tool's, into a 16 KiB stack.
 func TestTurnFitsSmallStack(t *testing.T) {

@@ -356,7 +356,13 @@ func compact(v json.RawMessage) json.RawMessage {
 // MarshalJSON writes the entry as one transcript line (without the
 // newline). Unlike json.Marshal, it leaves <, > and & unescaped, as the
 // reference does, and writes Raw verbatim.
-func (e Entry) MarshalJSON() ([]byte, error) {
+func (e Entry) MarshalJSON() ([]byte, error) { return e.marshal() }
+
+// marshal is MarshalJSON without the copy of e a value receiver takes: a
+// transcript's lines are written deep in a turn's stack (see
+// Writer.writeOne), where an Entry's copy would add to the stack every
+// session's goroutine grows to.
+func (e *Entry) marshal() ([]byte, error) {
 	if len(e.Raw) > 0 {
 		if !json.Valid(e.Raw) {
 			return nil, errors.New("session: entry's Raw is not valid JSON")
@@ -763,7 +769,15 @@ func (o *object) bytes() ([]byte, error) {
 
 // Clone returns a deep copy of e.
 func (e Entry) Clone() Entry {
-	c := e
+	var c Entry
+	e.cloneTo(&c)
+	return c
+}
+
+// cloneTo is Clone into *c, without the copies of a value receiver and a
+// result (see marshal).
+func (e *Entry) cloneTo(c *Entry) {
+	*c = *e
 	c.ToolUseResult = cloneRaw(e.ToolUseResult)
 	c.Raw = cloneRaw(e.Raw)
 	c.Extra = cloneExtra(e.Extra)
@@ -790,7 +804,6 @@ func (e Entry) Clone() Entry {
 		m.Extra = cloneExtra(e.Message.Extra)
 		c.Message = &m
 	}
-	return c
 }
 
 func cloneRaw(r json.RawMessage) json.RawMessage {

@@ -284,30 +284,11 @@ func (w *Writer) writeLocked(entries []Entry) ([]Entry, error) {
 	}
 	out := make([]Entry, len(all))
 	var buf bytes.Buffer
-	for i, e := range all {
-		e = e.Clone()
-		if len(e.Raw) == 0 {
-			leaf = w.fill(&e, leaf, pending)
-		} else if IsChainType(e.Type) && e.UUID != "" {
-			leaf = e.UUID
+	for i := range all {
+		var err error
+		if leaf, pending, err = w.writeOne(&all[i], &out[i], leaf, pending, &buf); err != nil {
+			return nil, fmt.Errorf("session: entry %d (%s): %w", i, all[i].Type, err)
 		}
-		if e.Type == TypeAssistant && e.Message != nil {
-			for _, c := range e.Message.Content {
-				if c.Type == model.TypeToolUse && e.UUID != "" {
-					if pending == nil {
-						pending = map[string]string{}
-					}
-					pending[c.ID] = e.UUID
-				}
-			}
-		}
-		b, err := e.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("session: entry %d (%s): %w", i, e.Type, err)
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-		out[i] = e
 	}
 	if _, err := w.f.Write(buf.Bytes()); err != nil {
 		w.dirty = true
@@ -319,6 +300,41 @@ func (w *Writer) writeLocked(entries []Entry) ([]Entry, error) {
 	}
 	w.hold.deferred = nil
 	return out[len(deferred):], nil
+}
+
+// writeOne encodes a copy of src, its empty fields filled after leaf,
+// into buf and into *dst, noting its tool calls in pending (made when
+// nil); it returns the new leaf and pending. Entries go by pointer, and
+// this is a function of its own (not inlined): a transcript is written
+// deep in a turn's stack, where each Entry copied in writeLocked's frame
+// would add to the stack every session's goroutine grows to.
+//
+//go:noinline
+func (w *Writer) writeOne(src, dst *Entry, leaf string, pending map[string]string, buf *bytes.Buffer) (string, map[string]string, error) {
+	src.cloneTo(dst)
+	e := dst
+	if len(e.Raw) == 0 {
+		leaf = w.fill(e, leaf, pending)
+	} else if IsChainType(e.Type) && e.UUID != "" {
+		leaf = e.UUID
+	}
+	if e.Type == TypeAssistant && e.Message != nil {
+		for _, c := range e.Message.Content {
+			if c.Type == model.TypeToolUse && e.UUID != "" {
+				if pending == nil {
+					pending = map[string]string{}
+				}
+				pending[c.ID] = e.UUID
+			}
+		}
+	}
+	b, err := e.marshal()
+	if err != nil {
+		return leaf, pending, err
+	}
+	buf.Write(b)
+	buf.WriteByte('\n')
+	return leaf, pending, nil
 }
 
 // fill sets the empty fields of e and returns the new leaf.

@@ -108,13 +108,22 @@ func (s *Session) setupCheckpoints() error {
 // turn starts a checkpoint, then the transcript records the message.
 func (s *Session) recordAll(m message.Message) {
 	if s.ckpt != nil {
-		if id, ok := promptLineID(m); ok {
-			if err := s.ckpt.store.Begin(id); err != nil {
-				s.diag.Add(DiagOption, fmt.Sprintf("file checkpoint for user message %s not started: %v", id, err))
-			}
-		}
+		s.beginCheckpoint(m)
 	}
 	s.record(m)
+}
+
+// beginCheckpoint starts the file checkpoint of m when it is a prompt's
+// line. Not inlined: recordAll's frame is under the transcript's write,
+// deep in a turn's stack (see engine's streamOnce).
+//
+//go:noinline
+func (s *Session) beginCheckpoint(m message.Message) {
+	if id, ok := promptLineID(m); ok {
+		if err := s.ckpt.store.Begin(id); err != nil {
+			s.diag.Add(DiagOption, fmt.Sprintf("file checkpoint for user message %s not started: %v", id, err))
+		}
+	}
 }
 
 // promptLineID returns the uuid of a prompt's user line: a user message of

@@ -179,14 +179,23 @@ func (r *run) commitResults() {
 	blocks := append(append([]model.Content(nil), o.results...), o.follow...)
 	msgs := append(append([]message.Message(nil), o.msgs...), o.fmsgs...)
 	if len(o.extra) > 0 {
-		var ctx []model.Content
-		for _, c := range o.extra {
-			ctx = append(ctx, model.TextBlock(reminder(c)))
-		}
-		blocks = append(blocks, ctx...)
-		msgs = append(msgs, r.userMessage(ctx, true))
+		blocks, msgs = r.withExtra(o.extra, blocks, msgs)
 	}
 	r.commitUser(blocks, msgs...)
+}
+
+// withExtra adds the context hooks and tools gave (extra) to the results'
+// blocks and messages. Not inlined: its blocks would sit in commitResults'
+// frame, under the history's and the transcript's writes, deep in a turn's
+// stack (see streamOnce).
+//
+//go:noinline
+func (r *run) withExtra(extra []string, blocks []model.Content, msgs []message.Message) ([]model.Content, []message.Message) {
+	var ctx []model.Content
+	for _, c := range extra {
+		ctx = append(ctx, model.TextBlock(reminder(c)))
+	}
+	return append(blocks, ctx...), append(msgs, r.userMessage(ctx, true))
 }
 
 // closeTurn is where every run ends: the calls of the last reply that have

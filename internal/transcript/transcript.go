@@ -199,26 +199,20 @@ func (r *Recorder) Record(m message.Message) message.Message {
 	switch m := m.(type) {
 	case *message.Assistant:
 		if m.ParentToolUseID == nil || r.cfg.Sidechain {
-			err = r.append(session.AssistantEntry(m))
+			err = r.recordAssistant(m)
 		}
 	case *message.System:
 		if m.Subtype == message.SubtypeCompactBoundary {
-			err = r.append(compactBoundary(m, r.w.Leaf()))
+			err = r.recordBoundary(m)
 			r.summaryNext = err == nil
 		}
 	case *message.User:
 		if m.ParentToolUseID == nil || r.cfg.Sidechain {
-			e := session.UserEntry(m, mode)
-			e.IsCompactSummary, r.summaryNext = r.summaryNext, false
-			err = r.append(e)
-			if text, ok := promptText(m); ok && err == nil && !r.cfg.Sidechain {
-				err = r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
-				r.promptWritten = err == nil
-			}
+			err = r.recordUser(m, mode)
 		}
 	case *message.Result:
 		if !r.cfg.Sidechain {
-			err = r.append(session.CostStateEntry(session.CostFromResult(m, r.start)))
+			err = r.recordResult(m)
 		}
 	}
 	if err != nil {
@@ -228,6 +222,71 @@ func (r *Recorder) Record(m message.Message) message.Message {
 		return WritesLostMessage(r.sessionID, r.lost)
 	}
 	return nil
+}
+
+// recordAssistant, recordBoundary, recordUser and recordResult write the
+// lines of one message for Record (r.mu held). Each is a function of its
+// own (not inlined), holding its own entries: the lines are written deep in
+// a turn's stack, where a frame holding every kind of entry at once would
+// add to the stack every session's goroutine grows to.
+//
+//go:noinline
+func (r *Recorder) recordAssistant(m *message.Assistant) error {
+	return r.append(assistantEntry(m)...)
+}
+
+// assistantEntry is m's line, as a slice made here (on the heap) so that
+// recordAssistant's frame holds no Entry.
+//
+//go:noinline
+func assistantEntry(m *message.Assistant) []session.Entry {
+	return []session.Entry{session.AssistantEntry(m)}
+}
+
+//go:noinline
+func (r *Recorder) recordBoundary(m *message.System) error {
+	return r.append(compactBoundary(m, r.w.Leaf()))
+}
+
+//go:noinline
+func (r *Recorder) recordUser(m *message.User, mode string) error {
+	e := userEntry(m, mode)
+	e[0].IsCompactSummary, r.summaryNext = r.summaryNext, false
+	if err := r.append(e...); err != nil {
+		return err
+	}
+	if text, ok := promptText(m); ok && !r.cfg.Sidechain {
+		return r.recordLastPrompt(text)
+	}
+	return nil
+}
+
+// recordLastPrompt writes the last-prompt line of a prompt's text.
+//
+//go:noinline
+func (r *Recorder) recordLastPrompt(text string) error {
+	err := r.append(session.LastPromptEntry(BoundPrompt(text), r.w.Leaf()))
+	r.promptWritten = err == nil
+	return err
+}
+
+// userEntry is assistantEntry for a user line.
+//
+//go:noinline
+func userEntry(m *message.User, mode string) []session.Entry {
+	return []session.Entry{session.UserEntry(m, mode)}
+}
+
+//go:noinline
+func (r *Recorder) recordResult(m *message.Result) error {
+	return r.append(costEntry(m, r.start)...)
+}
+
+// costEntry is assistantEntry for the cost line of a result.
+//
+//go:noinline
+func costEntry(m *message.Result, start time.Time) []session.Entry {
+	return []session.Entry{session.CostStateEntry(session.CostFromResult(m, start))}
 }
 
 // WritesLostMessage is the system/session_writes_lost message of l.

@@ -5,7 +5,8 @@
 // "stack probe: ok" when both end well. Past the limit the runtime kills the
 // process with the stack of the goroutine that needed more.
 //
-// The first session does what a process does once: the tools' schemas
+// The sessions write their transcripts, as by default. The first session
+// does what a process does once: the tools' schemas
 // compile, on the first session's goroutine, into a cache every later
 // session shares.
 //
@@ -17,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 
@@ -46,7 +48,8 @@ func main() {
 		fmt.Println("stack probe:", err)
 		os.Exit(2)
 	}
-	opts := &agentloop.Options{Cwd: cwd, Provider: p, SettingSources: []settings.SettingSource{}, NoSessionPersistence: true}
+	// Transcripts on, as by default, in a directory of the run's own.
+	opts := &agentloop.Options{Cwd: cwd, Provider: p, SettingSources: []settings.SettingSource{}, ConfigDir: filepath.Join(cwd, "config")}
 	if err := session(opts, prompt); err != nil {
 		fmt.Println("stack probe: warm-up:", err)
 		os.Exit(2)
