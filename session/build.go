@@ -80,7 +80,7 @@ func AssistantEntry(a *message.Assistant) Entry {
 	if msg.Content == nil {
 		msg.Content = []model.Content{}
 	}
-	if b, err := json.Marshal(m.Usage); err == nil {
+	if b, err := usageJSON(&m.Usage); err == nil {
 		msg.Usage = b
 	}
 	if len(m.ContextManagement) > 0 {

@@ -838,18 +838,22 @@ func cloneContents(cs []model.Content) []model.Content {
 		return nil
 	}
 	out := make([]model.Content, len(cs))
-	for i, c := range cs {
-		out[i] = cloneContent(c)
+	for i := range cs {
+		cloneContentTo(&out[i], &cs[i])
 	}
 	return out
 }
 
-func cloneContent(c model.Content) model.Content {
-	c.Input = cloneRaw(c.Input)
-	c.Raw = cloneRaw(c.Raw)
-	c.Blocks = cloneContents(c.Blocks)
-	c.IsError = clonePtr(c.IsError)
-	c.Source = clonePtr(c.Source)
-	c.CacheControl = clonePtr(c.CacheControl)
-	return c
+// cloneContentTo sets *d to a deep copy of *c. By pointer: a transcript's
+// lines are made deep in a turn's stack, where each 240-byte block copied
+// into a frame (and a tool result's nested blocks, once per level) adds to
+// the stack every session's goroutine grows to.
+func cloneContentTo(d, c *model.Content) {
+	*d = *c
+	d.Input = cloneRaw(c.Input)
+	d.Raw = cloneRaw(c.Raw)
+	d.Blocks = cloneContents(c.Blocks)
+	d.IsError = clonePtr(c.IsError)
+	d.Source = clonePtr(c.Source)
+	d.CacheControl = clonePtr(c.CacheControl)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentloop/agentloop/internal/quickev"
 )
 
 // ErrInvalidSchema reports a tool schema that cannot be used.
@@ -107,10 +109,28 @@ func (s *Schema) Validate(toolName string, input json.RawMessage) (json.RawMessa
 	return s.check(toolName, input, obj)
 }
 
-// decodeObject decodes input, a JSON object; nil when it is not one.
+// decodeObject decodes input, a JSON object; nil when it is not one. A
+// flat object (no object or array in it, most tools' input) is read by
+// quickev, which reads it as encoding/json does with a fraction of its
+// stack; anything else goes to encoding/json.
 //
 //go:noinline
 func decodeObject(input json.RawMessage) map[string]any {
+	obj := map[string]any{}
+	if quickev.ReadFlatObject(input, func(k string, v []byte) bool {
+		x, ok := quickev.FlatValue(v)
+		obj[k] = x
+		return ok
+	}) {
+		return obj
+	}
+	return decodeObjectJSON(input)
+}
+
+// decodeObjectJSON is decodeObject with encoding/json.
+//
+//go:noinline
+func decodeObjectJSON(input json.RawMessage) map[string]any {
 	var obj map[string]any
 	if json.Unmarshal(input, &obj) != nil {
 		return nil

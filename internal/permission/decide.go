@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -35,9 +36,25 @@ func (st *state) decide(ctx context.Context, call Call) Decision {
 }
 
 // decodeInput decodes a call's input, an object; nil when it is not one.
+// A flat object is read by quickev, as encoding/json reads it, with a
+// fraction of its stack (see tool.Schema.Validate's decoding).
 //
 //go:noinline
 func decodeInput(raw json.RawMessage) map[string]json.RawMessage {
+	input := map[string]json.RawMessage{}
+	if quickev.ReadFlatObject(raw, func(k string, v []byte) bool {
+		input[k] = bytes.Clone(v)
+		return true
+	}) {
+		return input
+	}
+	return decodeInputJSON(raw)
+}
+
+// decodeInputJSON is decodeInput with encoding/json.
+//
+//go:noinline
+func decodeInputJSON(raw json.RawMessage) map[string]json.RawMessage {
 	var input map[string]json.RawMessage
 	if json.Unmarshal(raw, &input) != nil {
 		return nil
