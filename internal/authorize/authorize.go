@@ -145,11 +145,20 @@ func (a *Authorizer) decide(ctx context.Context, call *Call, pre *hooks.PreToolU
 	case stepAsk:
 		return a.askFor(ctx, call, o)
 	}
-	checked := a.Checker.Decide(ctx, *pcall)
-	if a.afterChecker(call, o, pcall, &checked, next == stepHookAllowed) {
+	checked := a.check(ctx, pcall)
+	if a.afterChecker(call, o, pcall, checked, next == stepHookAllowed) {
 		return a.askFor(ctx, call, o)
 	}
 	return o
+}
+
+// check is the checker's decision on pcall, on the heap so that decide's
+// frame, under the checker, holds none.
+//
+//go:noinline
+func (a *Authorizer) check(ctx context.Context, pcall *permission.Call) *permission.Decision {
+	d := a.Checker.Decide(ctx, *pcall)
+	return &d
 }
 
 // step is what the part of a decision before the checker leaves to do.

@@ -34,11 +34,11 @@ func (d *dispatcher) admit(b *model.Content) bool {
 	if !ok {
 		return false
 	}
-	dec, decided := d.decide(b, e, input)
-	if !decided {
+	dec := d.decide(b, e, input)
+	if dec == nil {
 		return false // interrupted while deciding: answered as stopped (closeInterrupted)
 	}
-	return d.apply(b, e, input, &dec)
+	return d.apply(b, e, input, dec)
 }
 
 // check finds call b's tool and checks its input against the tool's
@@ -105,21 +105,22 @@ func (d *dispatcher) apply(b *model.Content, e *toolEntry, input json.RawMessage
 }
 
 // decide asks Authorize about call b with input (not the structured output
-// tool, which is the loop's own). decided is false when the run was
-// interrupted meanwhile.
+// tool, which is the loop's own); nil when the run was interrupted
+// meanwhile. The decision is returned on the heap so that admit's frame,
+// under Authorize, holds none.
 //
 //go:noinline
-func (d *dispatcher) decide(b *model.Content, e *toolEntry, input json.RawMessage) (dec Decision, decided bool) {
+func (d *dispatcher) decide(b *model.Content, e *toolEntry, input json.RawMessage) *Decision {
 	r := d.r
-	dec = Decision{Allow: true, Source: "config", ReasonType: "mode"}
+	dec := &Decision{Allow: true, Source: "config", ReasonType: "mode"}
 	internal := b.Name == StructuredOutputTool && r.s.cfg.OutputSchema != nil
 	if r.s.cfg.Authorize != nil && !internal {
-		dec = r.s.cfg.Authorize(r.toolCtx(d.ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: d.calls == 1})
+		*dec = r.s.cfg.Authorize(r.toolCtx(d.ctx, b.ID), &ToolCall{ID: b.ID, Name: b.Name, Input: input, Tool: e.tool, Alone: d.calls == 1})
 		if r.ctx.Err() != nil {
-			return dec, false
+			return nil
 		}
 	}
-	return dec, true
+	return dec
 }
 
 // answer gives call id an error result without running it.
