@@ -61,7 +61,10 @@ func TestTurnFitsSmallStack(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "stackprobe")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/stackprobe")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "HOME="+userHome) // the caches of the user's home (see TestMain)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if userHome != "" {
+		build.Env = append(build.Env, "HOME="+userHome) // the caches of the user's home (see TestMain)
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
