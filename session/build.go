@@ -80,9 +80,7 @@ func AssistantEntry(a *message.Assistant) Entry {
 	if msg.Content == nil {
 		msg.Content = []model.Content{}
 	}
-	if b, err := usageJSON(&m.Usage); err == nil {
-		msg.Usage = b
-	}
+	msg.Usage = usageJSON(&m.Usage)
 	if len(m.ContextManagement) > 0 {
 		msg.Extra = map[string]json.RawMessage{"context_management": compact(m.ContextManagement)}
 	}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/agentloop/agentloop/model"
@@ -10,12 +9,8 @@ import (
 // usageJSON is json.Marshal(u), written by hand: an assistant line is made
 // deep in a turn's stack (under the loop's commit of a reply), where
 // encoding/json's reflective encoder takes over a kilobyte of stack, which
-// every session's goroutine would then keep. Strings other than plain
-// printable ASCII (json.Marshal escapes some) go to encoding/json.
-func usageJSON(u *model.Usage) ([]byte, error) {
-	if !plainJSON(u.ServiceTier) || !plainJSON(u.InferenceGeo) {
-		return marshalUsage(u)
-	}
+// every session's goroutine would then keep.
+func usageJSON(u *model.Usage) []byte {
 	b := make([]byte, 0, 160)
 	b = append(b, `{"input_tokens":`...)
 	b = strconv.AppendInt(b, u.InputTokens, 10)
@@ -40,32 +35,12 @@ func usageJSON(u *model.Usage) ([]byte, error) {
 		b = append(b, '}')
 	}
 	if u.ServiceTier != "" {
-		b = append(b, `,"service_tier":"`...)
-		b = append(b, u.ServiceTier...)
-		b = append(b, '"')
+		b = append(b, `,"service_tier":`...)
+		b = model.AppendString(b, u.ServiceTier)
 	}
 	if u.InferenceGeo != "" {
-		b = append(b, `,"inference_geo":"`...)
-		b = append(b, u.InferenceGeo...)
-		b = append(b, '"')
+		b = append(b, `,"inference_geo":`...)
+		b = model.AppendString(b, u.InferenceGeo)
 	}
-	return append(b, '}'), nil
-}
-
-// marshalUsage is usageJSON with encoding/json.
-//
-//go:noinline
-func marshalUsage(u *model.Usage) ([]byte, error) { return json.Marshal(u) }
-
-// plainJSON reports whether json.Marshal writes s as it is between
-// quotes: printable ASCII without the quote, the backslash and the three
-// characters it escapes for HTML.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
+	return append(b, '}')
 }
