@@ -140,3 +140,35 @@ func most(inits []pkgInit) []pkgInit {
 	sort.Slice(inits, func(i, j int) bool { return inits[i].allocs > inits[j].allocs })
 	return inits[:min(5, len(inits))]
 }
+
+// TestMainStackGrowsFirst checks that internal/mainstack initialises
+// before any package that does work at start-up (every initialiser before
+// it allocates nothing), so that the main goroutine's stack has grown
+// before the deep initialisers run. Renaming the package so that it sorts
+// later, or giving it an import that initialises late, turns this red.
+func TestMainStackGrowsFirst(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--version")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("--version: %v\n%s", err, stderr.Bytes())
+	}
+	inits, err := parseInitTrace(stderr.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mainstack = "github.com/agentloop/agentloop/internal/mainstack"
+	for i, in := range inits {
+		if in.name == mainstack {
+			if i > 8 {
+				t.Errorf("%s initialises %dth; want it among the first few", mainstack, i+1)
+			}
+			return
+		}
+		if in.allocs > 0 {
+			t.Errorf("%s initialises before %s and allocates %d times", in.name, mainstack, in.allocs)
+		}
+	}
+	t.Fatalf("no init of %s in the trace:\n%s", mainstack, stderr.Bytes())
+}

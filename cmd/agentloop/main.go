@@ -33,6 +33,9 @@ import (
 	"syscall"
 
 	"github.com/agentloop/agentloop"
+	// Grows the main goroutine's stack before the other initialisers run
+	// (see the package's documentation; TestMainStackGrowsFirst).
+	_ "github.com/agentloop/agentloop/internal/mainstack"
 	"github.com/agentloop/agentloop/settings"
 )
 
