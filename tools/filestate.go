@@ -26,27 +26,64 @@ type fileRecord struct {
 // fileState records, per session, the files the model has seen. Paths are
 // keys after symlink resolution, so two names of one file share a record.
 // It is safe for concurrent use.
+//
+// The first maxFewFiles records are kept in a slice searched in order, and
+// only more in a map: most sessions read a few files, and a map's first
+// group holds eight records (about 800 bytes) whatever it holds.
 type fileState struct {
-	mu    sync.Mutex
-	files map[string]fileRecord
+	mu   sync.Mutex
+	few  []fileEntry           // at most maxFewFiles, each key once
+	many map[string]fileRecord // the records beyond few; nil until needed
 }
+
+// fileEntry is one of fileState.few.
+type fileEntry struct {
+	key string
+	rec fileRecord
+}
+
+// maxFewFiles is how many records a fileState keeps before it needs a map.
+const maxFewFiles = 8
 
 // fileStateOf returns the session's file state. Without a session store (env or
 // env.State nil) it returns a fresh state that forgets everything.
 func fileStateOf(env *tool.Env) *fileState {
 	if env == nil || env.State == nil {
-		return &fileState{files: map[string]fileRecord{}}
+		return &fileState{}
 	}
 	return env.State.Load(fileStateKey{}, func() any {
-		return &fileState{files: map[string]fileRecord{}}
+		return &fileState{}
 	}).(*fileState)
 }
 
 func (s *fileState) get(key string) (fileRecord, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.files[key]
+	for i := range s.few {
+		if s.few[i].key == key {
+			return s.few[i].rec, true
+		}
+	}
+	r, ok := s.many[key]
 	return r, ok
+}
+
+// put stores r at key; s.mu is held.
+func (s *fileState) put(key string, r fileRecord) {
+	for i := range s.few {
+		if s.few[i].key == key {
+			s.few[i].rec = r
+			return
+		}
+	}
+	if _, ok := s.many[key]; ok || len(s.few) == maxFewFiles {
+		if s.many == nil {
+			s.many = map[string]fileRecord{}
+		}
+		s.many[key] = r
+		return
+	}
+	s.few = append(s.few, fileEntry{key, r})
 }
 
 // record stores what the model now knows of the file at key: its bytes data
@@ -57,7 +94,7 @@ func (s *fileState) record(key string, info os.FileInfo, data []byte, partial bo
 		r.ModTime = info.ModTime()
 	}
 	s.mu.Lock()
-	s.files[key] = r
+	s.put(key, r)
 	s.mu.Unlock()
 }
 

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -14,13 +16,32 @@ import (
 // run of the session and include subagents, which report into them through
 // AddUsage.
 type totals struct {
-	mu         sync.Mutex
-	cost       float64
-	modelUsage map[string]*message.ModelUsage
+	mu   sync.Mutex
+	cost float64
+	// models is the usage per model, in the order of their first reply:
+	// a session uses one model or a few, so a slice searched in order
+	// (usageOf), not a map, whose first group alone takes 200 bytes.
+	models []modelTotal
 	// last is the usage of the session's latest reply (not a
 	// subagent's), on lastModel; see LastUsage.
 	last      *model.Usage
 	lastModel string
+}
+
+// modelTotal is one model's usage in totals.models.
+type modelTotal struct {
+	id    string
+	usage *message.ModelUsage
+}
+
+// usageOf returns the usage of modelID, or nil; t.mu is held.
+func (t *totals) usageOf(modelID string) *message.ModelUsage {
+	for i := range t.models {
+		if t.models[i].id == modelID {
+			return t.models[i].usage
+		}
+	}
+	return nil
 }
 
 // account adds one successful reply to the session totals.
@@ -58,7 +79,7 @@ func (s *Session) addTotals(modelID string, u model.Usage, cost float64, price p
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
 	s.totals.cost += cost
-	mu := s.totals.modelUsage[modelID]
+	mu := s.totals.usageOf(modelID)
 	if mu == nil {
 		provider := s.cfg.APIProvider
 		if provider == "" {
@@ -67,10 +88,7 @@ func (s *Session) addTotals(modelID string, u model.Usage, cost float64, price p
 		mu = &message.ModelUsage{ContextWindow: price.ContextWindow, MaxOutputTokens: price.MaxOutput,
 			CanonicalModel: canonical, Provider: provider, CostBasis: basis,
 			CostUnknown: basis == pricing.BasisUnknown}
-		if s.totals.modelUsage == nil { // made by the first reply
-			s.totals.modelUsage = map[string]*message.ModelUsage{}
-		}
-		s.totals.modelUsage[modelID] = mu
+		s.totals.models = append(s.totals.models, modelTotal{modelID, mu})
 		firstUnknown = mu.CostUnknown
 	}
 	mu.InputTokens += u.InputTokens
@@ -144,12 +162,13 @@ func (s *Session) RestoreTotals(cost float64, mu map[string]message.ModelUsage) 
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
 	s.totals.cost = cost
-	if s.totals.modelUsage == nil && len(mu) > 0 {
-		s.totals.modelUsage = make(map[string]*message.ModelUsage, len(mu))
-	}
-	for k, v := range mu {
-		v := v
-		s.totals.modelUsage[k] = &v
+	for _, k := range slices.Sorted(maps.Keys(mu)) {
+		v := mu[k]
+		if u := s.totals.usageOf(k); u != nil {
+			*u = v
+		} else {
+			s.totals.models = append(s.totals.models, modelTotal{k, &v})
+		}
 	}
 }
 

@@ -246,7 +246,7 @@ func (s *Session) clear() {
 	s.ctxMark = contextMark{}
 	s.totals.mu.Lock()
 	s.totals.cost = 0
-	s.totals.modelUsage = map[string]*message.ModelUsage{}
+	s.totals.models = nil
 	s.totals.last = nil
 	s.totals.mu.Unlock()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/agentloop/agentloop/message"
@@ -37,14 +36,9 @@ func (r *run) base(subtype string, isError bool) *message.Result {
 func (s *Session) snapshot() (float64, map[string]message.ModelUsage) {
 	s.totals.mu.Lock()
 	defer s.totals.mu.Unlock()
-	mu := make(map[string]message.ModelUsage, len(s.totals.modelUsage))
-	keys := make([]string, 0, len(s.totals.modelUsage))
-	for k := range s.totals.modelUsage {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		mu[k] = *s.totals.modelUsage[k]
+	mu := make(map[string]message.ModelUsage, len(s.totals.models))
+	for _, m := range s.totals.models {
+		mu[m.id] = *m.usage
 	}
 	return s.totals.cost, mu
 }

@@ -248,11 +248,12 @@ func TestMsgCacheNeverStale(t *testing.T) {
 }
 
 // TestContentFieldsCompared fails when model.Content gains a field, so that
-// sameContents and deepCopy, which must know every field, are updated.
+// sameContents, deepCopy and msgSnap (snapshot.go), which must know every
+// field, are updated.
 func TestContentFieldsCompared(t *testing.T) {
 	const compared = 16 // Type Text Thinking Signature Data ID Name Input ToolUseID Blocks IsError Source ToolName CacheControl Raw + this count's own check
 	if n := reflect.TypeFor[model.Content]().NumField(); n != compared-1 {
-		t.Fatalf("model.Content has %d fields; sameContents and deepCopy handle %d: update them and this count", n, compared-1)
+		t.Fatalf("model.Content has %d fields; sameContents, deepCopy and msgSnap handle %d: update them and this count", n, compared-1)
 	}
 }
 

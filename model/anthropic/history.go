@@ -10,8 +10,9 @@ import (
 
 // history is what a session's [model.Memo] keeps between two requests:
 // the JSON of the messages the last request sent, joined by commas, and a
-// deep copy of each message encoded, to tell whether the next request
-// sends it unchanged. A request whose history starts with the same
+// snapshot of each message encoded ([msgSnap]: what a deep copy would tell,
+// in the fields the message sets), to tell whether the next request sends
+// it unchanged. A request whose history starts with the same
 // messages (the common case: the last request's, plus a reply and a tool
 // result) reuses their bytes as segments of its body and encodes only the
 // messages after them, each once; the last message's cache breakpoint is
@@ -31,9 +32,9 @@ import (
 // starts a new chunk rather than overwrite shared bytes.
 type history struct {
 	chunks [][]byte
-	starts []int // starts[k]: the offset of chunks[k] in the history's JSON
-	ends   []int // ends[i]: the offset where message i's JSON ends
-	msgs   []histMsg
+	starts []int     // starts[k]: the offset of chunks[k] in the history's JSON
+	ends   []int     // ends[i]: the offset where message i's JSON ends
+	msgs   []msgSnap // msgs[i]: message i as encoded (snapshot.go)
 	// encoded counts the messages encoded (for the tests).
 	encoded int
 	// afterShared: the last chunk is a sealed block's JSON (shareSealed),
@@ -141,27 +142,10 @@ func (h *history) share(bb *bodyBuilder, where, end int) {
 // copied into a history's chunk.
 var encScratch = sync.Pool{New: func() any { return new([]byte) }}
 
-// histMsg is a message as encoded: its role and a deep copy of its
-// blocks, the last block's breakpoint left out when it was spliced.
-type histMsg struct {
-	role   string
-	blocks []model.Content
-}
-
 // matches reports whether m encodes as h.msgs[i] did, leaving out the
 // breakpoint of m's last block when cut is set.
 func (h *history) matches(i int, m *model.Message, cut bool) bool {
-	e := &h.msgs[i]
-	if e.role != m.Role || len(e.blocks) != len(m.Content) || (e.blocks == nil) != (m.Content == nil) {
-		return false
-	}
-	if !cut {
-		return sameContents(e.blocks, m.Content)
-	}
-	n := len(m.Content) - 1
-	last := m.Content[n]
-	last.CacheControl = nil
-	return sameContents(e.blocks[:n], m.Content[:n]) && sameContents(e.blocks[n:], []model.Content{last})
+	return h.msgs[i].matches(m, cut)
 }
 
 // cuttable reports whether m's breakpoint, on its last block, can be
@@ -211,9 +195,9 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 				enc = append(enc, ',')
 			}
 			m := &msgs[i]
-			blocks := deepCopy(m.Content)
 			em := m
 			if cut && i == n-1 {
+				blocks := slices.Clone(m.Content)
 				blocks[len(blocks)-1].CacheControl = nil
 				em = &model.Message{Role: m.Role, Content: blocks}
 			}
@@ -224,7 +208,7 @@ func (h *history) appendMessages(bb *bodyBuilder, b []byte, msgs []model.Message
 			}
 			h.encoded++
 			h.ends = append(h.ends, h.add(enc))
-			h.msgs = append(h.msgs, histMsg{role: m.Role, blocks: blocks})
+			h.msgs = append(h.msgs, snapMessage(m, cut && i == n-1))
 		}
 	}
 	if !cut {
