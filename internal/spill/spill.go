@@ -54,7 +54,7 @@ func Limit(n int) int {
 // cannot be written the preview says so instead of giving a path, so the
 // context stays bounded either way.
 func Apply(b model.Content, limit int, dir string) (model.Content, bool) {
-	if limit < 0 || dir == "" || b.Type != model.TypeToolResult {
+	if limit < 0 || dir == "" || b.Type != model.TypeToolResult || textBytes(b) <= limit {
 		return b, false
 	}
 	text, n := resultText(b)
@@ -81,6 +81,26 @@ func Apply(b model.Content, limit int, dir string) (model.Content, bool) {
 	}
 	b.Blocks = blocks
 	return b, true
+}
+
+// textBytes is the length in bytes of what resultText returns, without
+// joining or counting anything: a text has at most as many characters as
+// bytes, so a result within the limit in bytes is within it in characters.
+func textBytes(b model.Content) int {
+	if b.Blocks == nil {
+		return len(b.Text)
+	}
+	n, texts := 0, 0
+	for _, c := range b.Blocks {
+		if c.Type == model.TypeText {
+			n += len(c.Text)
+			texts++
+		}
+	}
+	if texts > 1 {
+		n += texts - 1 // the newlines that join them
+	}
+	return n
 }
 
 // resultText returns the text of a tool_result and its length in

@@ -118,3 +118,23 @@ func TestPreviewForm(t *testing.T) {
 		t.Errorf("size(3 MiB) = %q", got)
 	}
 }
+
+// TestTextBytesBoundsResultText checks that textBytes, which lets Apply
+// skip the count, is exactly the byte length of resultText's text and
+// never less than its character count: multi-byte text, several text
+// blocks, blocks of other kinds, none.
+func TestTextBytesBoundsResultText(t *testing.T) {
+	for _, b := range []model.Content{
+		{Type: model.TypeToolResult, Text: "plain"},
+		{Type: model.TypeToolResult, Text: "日本語のテキスト"},
+		{Type: model.TypeToolResult, Text: ""},
+		{Type: model.TypeToolResult, Blocks: []model.Content{}},
+		{Type: model.TypeToolResult, Blocks: []model.Content{model.TextBlock("a"), {Type: model.TypeImage}, model.TextBlock("ü b")}},
+		{Type: model.TypeToolResult, Blocks: []model.Content{{Type: model.TypeImage}}},
+	} {
+		text, n := resultText(b)
+		if got := textBytes(b); got != len(text) || got < n {
+			t.Errorf("textBytes(%+v) = %d; resultText's text is %d bytes, %d characters", b, got, len(text), n)
+		}
+	}
+}

@@ -43,21 +43,47 @@ func generation(model string) (major, minor int, ok bool) {
 	if i < 0 {
 		return 0, 0, false
 	}
-	parts := strings.FieldsFunc(m[i+len("claude-"):], func(r rune) bool { return r == '-' || r == '.' })
-	for j, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || len(p) > 2 {
+	// Read part by part, without making the list of parts: the loop asks
+	// this before every request.
+	found := false
+	for rest := m[i+len("claude-"):]; rest != ""; {
+		j := strings.IndexAny(rest, "-.")
+		p := rest
+		if j >= 0 {
+			p, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = ""
+		}
+		if p == "" { // as between two separators
 			continue
 		}
-		major = n
-		if j+1 < len(parts) && len(parts[j+1]) <= 2 {
-			if n2, err := strconv.Atoi(parts[j+1]); err == nil {
-				minor = n2
+		if found {
+			if n, ok := shortNumber(p); ok {
+				minor = n
 			}
+			break
 		}
-		return major, minor, true
+		if n, ok := shortNumber(p); ok {
+			major, found = n, true
+		}
 	}
-	return 0, 0, false
+	return major, minor, found
+}
+
+// shortNumber reads p when it is a number of at most two characters, as
+// strconv.Atoi reads it ("7", "42", "+7"), without Atoi's allocation of
+// an error for the parts that are not numbers.
+func shortNumber(p string) (int, bool) {
+	if len(p) == 0 || len(p) > 2 {
+		return 0, false
+	}
+	for i := 0; i < len(p); i++ {
+		if (p[i] < '0' || p[i] > '9') && !(i == 0 && p[i] == '+' && len(p) == 2) {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(p)
+	return n, err == nil
 }
 
 // FirstParty reports whether baseURL, the API address of the session's

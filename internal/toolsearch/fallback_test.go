@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,9 @@ func FuzzModelSupported(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		major, minor, ok := generation(s)
+		if a, b, c := generationRef(s); a != major || b != minor || c != ok {
+			t.Errorf("generation(%q) = %d, %d, %v; the list-based reading says %d, %d, %v", s, major, minor, ok, a, b, c)
+		}
 		if !ok {
 			if !ModelSupported(s) {
 				t.Errorf("%q: no generation read, yet unsupported", s)
@@ -171,4 +175,59 @@ func TestListLine(t *testing.T) {
 	if !strings.Contains(a, "<deferred-tools>\nWebFetch\nmcp__a__b: book a slot\n</deferred-tools>") {
 		t.Errorf("announcement lists:\n%s", a)
 	}
+}
+
+// TestGenerationTable pins generation's readings, and that reading one
+// allocates nothing (it runs before every request).
+func TestGenerationTable(t *testing.T) {
+	for _, c := range []struct {
+		model        string
+		major, minor int
+		ok           bool
+	}{
+		{"claude-3-5-haiku", 3, 5, true},
+		{"claude-sonnet-4-20250514", 4, 0, true},
+		{"claude-opus-4-1", 4, 1, true},
+		{"claude-2.1", 2, 1, true},
+		{"anthropic.claude-haiku-4-5-v1:0", 4, 5, true},
+		{"claude-opus-5-5-20260101", 5, 5, true},
+		{"claude-sonnet", 0, 0, false},
+		{"claude-", 0, 0, false},
+		{"gpt-4", 0, 0, false},
+		{"CLAUDE-SONNET-4-5", 4, 5, true},
+	} {
+		major, minor, ok := generation(c.model)
+		if major != c.major || minor != c.minor || ok != c.ok {
+			t.Errorf("generation(%q) = %d, %d, %v; want %d, %d, %v", c.model, major, minor, ok, c.major, c.minor, c.ok)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { generation("claude-sonnet-4-5-20250929") }); n != 0 {
+		t.Errorf("generation allocates %v times per call, want 0", n)
+	}
+}
+
+// generationRef is generation as it was written first, with the list of
+// parts made by strings.FieldsFunc: the fuzz target holds the allocation-
+// free reading to it.
+func generationRef(model string) (major, minor int, ok bool) {
+	m := strings.ToLower(model)
+	i := strings.Index(m, "claude-")
+	if i < 0 {
+		return 0, 0, false
+	}
+	parts := strings.FieldsFunc(m[i+len("claude-"):], func(r rune) bool { return r == '-' || r == '.' })
+	for j, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || len(p) > 2 {
+			continue
+		}
+		major = n
+		if j+1 < len(parts) && len(parts[j+1]) <= 2 {
+			if n2, err := strconv.Atoi(parts[j+1]); err == nil {
+				minor = n2
+			}
+		}
+		return major, minor, true
+	}
+	return 0, 0, false
 }

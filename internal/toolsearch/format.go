@@ -66,17 +66,24 @@ func defLine(in tool.Info) ([]byte, error) {
 // result in history has loaded: the tool_result blocks answering a
 // tool_use of ToolName, read line by line for the definitions Render
 // writes. Only names in the catalog count, so nothing else in a result
-// can add a tool. A nil catalog loads nothing.
+// can add a tool. A nil catalog loads nothing. The map is nil when
+// nothing is loaded; callers only read it.
 func Loaded(history []model.Message, c *Catalog) map[string]bool {
 	if c.Len() == 0 {
 		return nil
 	}
-	calls := map[string]bool{}
-	loaded := map[string]bool{}
-	for _, m := range history {
-		for _, b := range m.Content {
+	// The loop asks before every request, over the whole history: the
+	// blocks are looked at in place, and the maps made at the first call
+	// of ToolSearch.
+	var calls, loaded map[string]bool
+	for i := range history {
+		for j := range history[i].Content {
+			b := &history[i].Content[j]
 			switch {
 			case b.Type == model.TypeToolUse && b.Name == ToolName:
+				if calls == nil {
+					calls, loaded = map[string]bool{}, map[string]bool{}
+				}
 				calls[b.ID] = true
 			case b.Type == model.TypeToolResult && calls[b.ToolUseID]:
 				if b.IsError != nil && *b.IsError {
