@@ -11,7 +11,7 @@ import (
 func TestFileStateManyFiles(t *testing.T) {
 	s := &fileState{}
 	const n = 3 * maxFewFiles
-	key := func(i int) string { return fmt.Sprintf("/work/f%02d", i) }
+	key := func(i int) string { return fmt.Sprintf("/project/f%02d", i) }
 	for i := range n {
 		s.record(key(i), nil, []byte(key(i)), false)
 	}
@@ -30,7 +30,7 @@ func TestFileStateManyFiles(t *testing.T) {
 			t.Errorf("staleness(%s) = %v, %v; want known and fresh", key(i), known, stale)
 		}
 	}
-	if _, ok := s.get("/work/none"); ok {
+	if _, ok := s.get("/project/none"); ok {
 		t.Error("get of a path never recorded found a record")
 	}
 	if len(s.few) != maxFewFiles || len(s.few)+len(s.many) != n {
