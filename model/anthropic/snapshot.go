@@ -220,28 +220,55 @@ func (c *snapCursor) block(b *model.Content, noCache bool) bool {
 	if c.m >= len(c.s.marks) {
 		return false
 	}
-	w, _ := blockWord(b, noCache)
-	if c.s.marks[c.m] != w {
+	w := c.s.marks[c.m]
+	c.m++
+	// Every bit of w is checked against b, as blockWord would set it, the
+	// values read as their bits say: one pass, in strs order.
+	if !(c.str(w, 0, b.Type) && c.str(w, 1, b.Text) && c.str(w, 2, b.Thinking) &&
+		c.str(w, 3, b.Signature) && c.str(w, 4, b.Data) && c.str(w, 5, b.ID) &&
+		c.str(w, 6, b.Name) && c.str(w, 7, b.ToolUseID) && c.str(w, 8, b.ToolName) &&
+		c.bytes(w, fInput, b.Input) && c.bytes(w, fRaw, b.Raw)) {
 		return false
 	}
-	c.m++
-	for i := range numStringFields {
-		if v := stringField(b, i); v != "" && !c.same(v) {
-			return false
+	if src := b.Source; (w&fSource != 0) != (src != nil) ||
+		src != nil && !(c.same(src.Type) && c.same(src.MediaType) && c.same(src.Data) && c.same(src.URL)) {
+		return false
+	}
+	cc := b.CacheControl
+	if noCache {
+		cc = nil
+	}
+	if (w&fCache != 0) != (cc != nil) || cc != nil && !(c.same(cc.Type) && c.same(cc.TTL)) {
+		return false
+	}
+	var rest uint64
+	if b.IsError != nil {
+		rest |= fIsError
+		if *b.IsError {
+			rest |= fIsErrorTrue
 		}
 	}
-	if b.Input != nil && !c.sameBytes(b.Input) {
-		return false
+	if b.Blocks != nil {
+		rest |= fBlocks | uint64(len(b.Blocks))<<32
 	}
-	if b.Raw != nil && !c.sameBytes(b.Raw) {
-		return false
-	}
-	if src := b.Source; src != nil &&
-		!(c.same(src.Type) && c.same(src.MediaType) && c.same(src.Data) && c.same(src.URL)) {
-		return false
-	}
-	if cc := b.CacheControl; cc != nil && !noCache && !(c.same(cc.Type) && c.same(cc.TTL)) {
+	if w&(fIsError|fIsErrorTrue|fBlocks|0xffffffff<<32) != rest {
 		return false
 	}
 	return c.blocks(b.Blocks, false)
+}
+
+// str checks a string field whose bit in w is bit i.
+func (c *snapCursor) str(w uint64, i uint, v string) bool {
+	if w>>i&1 == 0 {
+		return v == ""
+	}
+	return v != "" && c.same(v)
+}
+
+// bytes checks Input or Raw, whose bit in w is bit (set when non-nil).
+func (c *snapCursor) bytes(w, bit uint64, v []byte) bool {
+	if w&bit == 0 {
+		return v == nil
+	}
+	return v != nil && c.sameBytes(v)
 }

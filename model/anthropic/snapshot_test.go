@@ -159,3 +159,53 @@ func FuzzSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// benchMsgs is a history of 500 small tool calls and their results.
+func benchMsgs() []model.Message {
+	var msgs []model.Message
+	for i := 0; i < 500; i++ {
+		msgs = append(msgs, model.Message{Role: "assistant", Content: []model.Content{
+			{Type: model.TypeText, Text: "Reading the file now."},
+			{Type: model.TypeToolUse, ID: "toolu_0123456789", Name: "Read", Input: []byte(`{"file_path":"/project/pkg/file.go"}`)},
+		}})
+		msgs = append(msgs, model.Message{Role: "user", Content: []model.Content{
+			{Type: model.TypeToolResult, ToolUseID: "toolu_0123456789", Text: "1\tpackage main\n2\t\n3\tfunc main() {}"},
+		}})
+	}
+	return msgs
+}
+
+// BenchmarkMatchSnapshot is what a request pays to tell that a history of
+// 1,000 messages is unchanged, with snapshots; BenchmarkMatchDeepCopy is
+// the same with the deep copies they replaced, the baseline.
+func BenchmarkMatchSnapshot(b *testing.B) {
+	msgs := benchMsgs()
+	snaps := make([]msgSnap, len(msgs))
+	for i := range msgs {
+		snaps[i] = snapMessage(&msgs[i], false)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for i := range msgs {
+			if !snaps[i].matches(&msgs[i], false) {
+				b.Fatal("no match")
+			}
+		}
+	}
+}
+
+func BenchmarkMatchDeepCopy(b *testing.B) {
+	msgs := benchMsgs()
+	copies := make([][]model.Content, len(msgs))
+	for i := range msgs {
+		copies[i] = deepCopy(msgs[i].Content)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for i := range msgs {
+			if !sameContents(copies[i], msgs[i].Content) {
+				b.Fatal("no match")
+			}
+		}
+	}
+}
