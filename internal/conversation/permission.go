@@ -253,7 +253,7 @@ func (s *Session) authorizeAs(ctx context.Context, a lineage.Agent, call *engine
 	if testForceAllow.Load() {
 		return engine.Decision{Allow: true, Source: "config", ReasonType: "test"}
 	}
-	o := s.authorizer(a).Decide(ctx, authCall(a, call))
+	o := s.authorizerFor(a).Decide(ctx, authCall(a, call))
 	if o.Allow {
 		s.noteChecked(call, o.Decided, o.Checked, o.Decision.Input)
 	}
@@ -286,6 +286,33 @@ func authCall(a lineage.Agent, call *engine.ToolCall) *authorize.Call {
 
 // authorizer wires the session's hooks, checker, sandbox, callback and
 // diagnostics into the authorisation order for the loop a.
+// cachedAuthorizer is the main loop's Authorizer with what it was made
+// for: the loop (its Agent) and the checker's denyInsteadOfPrompting,
+// which settings can change.
+type cachedAuthorizer struct {
+	agent  lineage.Agent
+	noAsk  bool
+	author *authorize.Authorizer
+}
+
+// authorizerFor returns the Authorizer of the loop a. The main loop's is
+// made once and kept while it would be made the same (an Authorizer is
+// only read once made, so concurrent calls share it): it is asked at every
+// tool call, and making one makes a closure for each of its hooks.
+func (s *Session) authorizerFor(a lineage.Agent) *authorize.Authorizer {
+	if !a.Main() {
+		return s.authorizer(a)
+	}
+	noAsk := s.checker != nil && s.checker.NoPrompt()
+	kept := &s.run().mainAuth
+	if c := kept.Load(); c != nil && c.agent == a && c.noAsk == noAsk {
+		return c.author
+	}
+	az := s.authorizer(a)
+	kept.Store(&cachedAuthorizer{agent: a, noAsk: az.DenyInsteadOfPrompting, author: az})
+	return az
+}
+
 func (s *Session) authorizer(a lineage.Agent) *authorize.Authorizer {
 	az := &authorize.Authorizer{
 		PreToolUse: func(ctx context.Context, c authorize.Call) hooks.PreToolUseResult {
