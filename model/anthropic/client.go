@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // The HTTP client of a Provider: what the official Go SDK's client did for
@@ -36,7 +37,19 @@ type apiClient struct {
 	header  http.Header // sent with every request; a request's own win
 	chain   []middleware
 	maxBody int64 // the most of an error answer's body that is read
+	// urls holds the URL of each path and query posted to (a urlKey →
+	// its string): a provider posts to one or two, and joining and
+	// printing the URL again for every request cost five allocations.
+	urls sync.Map
 }
+
+// urlKey is a path and query of apiClient.urls.
+type urlKey struct{ path, query string }
+
+// jsonValue is the value of the Content-Type and Accept headers. Requests
+// share it, as they share the client's header values: nothing changes a
+// header's values in place (Set and Add replace the slice).
+var jsonValue = []string{"application/json"}
 
 // statusError is an answer with an HTTP status outside 2xx: the status,
 // the error the body describes ({"type":"error","error":{"type",
@@ -84,9 +97,7 @@ func newAPIClient(hc *http.Client, baseURL string, header http.Header, chain []m
 // a 2xx answer with its body open. Any other status is a *statusError.
 // getBody, when not nil, gives the body again for a redirect.
 func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader, n int64, getBody func() (io.ReadCloser, error), extra http.Header) (*http.Response, error) {
-	u := c.base.JoinPath(path)
-	u.RawQuery = query
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(path, query), body)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: building the request: %w", err)
 	}
@@ -96,11 +107,14 @@ func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader
 			req.GetBody = getBody
 		}
 	}
+	// The map made at its final size, the keys already canonical: no
+	// growth and no copy of a key or value.
+	req.Header = make(http.Header, len(c.header)+2+len(extra))
 	for k, vs := range c.header {
 		req.Header[k] = vs
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header["Content-Type"] = jsonValue
+	req.Header["Accept"] = jsonValue
 	for k, vs := range extra {
 		req.Header[k] = vs
 	}
@@ -112,6 +126,18 @@ func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader
 		return res, nil
 	}
 	return nil, c.statusError(req, res)
+}
+
+// url returns the URL of path (relative to the base URL) with query.
+func (c *apiClient) url(path, query string) string {
+	k := urlKey{path, query}
+	if v, ok := c.urls.Load(k); ok {
+		return v.(string)
+	}
+	u := c.base.JoinPath(path)
+	u.RawQuery = query
+	v, _ := c.urls.LoadOrStore(k, u.String())
+	return v.(string)
 }
 
 // send passes req through the middleware from i on, then to the client.
