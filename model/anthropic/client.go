@@ -40,6 +40,8 @@ type apiClient struct {
 	// urls holds the URL of each path and query posted to (a urlKey →
 	// its string): a provider posts to one or two, and joining and
 	// printing the URL again for every request cost five allocations.
+	// Callers pass constant paths and queries (post's contract); one that
+	// varied per request would grow the map without bound.
 	urls sync.Map
 }
 
@@ -95,6 +97,7 @@ func newAPIClient(hc *http.Client, baseURL string, header http.Header, chain []m
 // post sends body (of length n; nil for none) to path, relative to the
 // base URL, with query and the extra headers, and returns the response of
 // a 2xx answer with its body open. Any other status is a *statusError.
+// path and query come from a small fixed set: their URL is kept (urls).
 // getBody, when not nil, gives the body again for a redirect.
 func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader, n int64, getBody func() (io.ReadCloser, error), extra http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(path, query), body)
