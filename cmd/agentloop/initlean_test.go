@@ -57,17 +57,7 @@ type pkgInit struct {
 // dependencies' (the test binary also links what only the tests import;
 // those are left out).
 func TestStartupInitIsLean(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "--version")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1", "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("--version: %v\n%s", err, stderr.Bytes())
-	}
-	inits, err := parseInitTrace(stderr.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inits, trace := versionInitTrace(t)
 	linked := commandPackages(t)
 	var own, deps []pkgInit
 	ownTotal, depTotal := 0, 0
@@ -84,7 +74,7 @@ func TestStartupInitIsLean(t *testing.T) {
 		}
 	}
 	if len(own) == 0 {
-		t.Fatalf("no init trace of agentloop's packages in:\n%s", stderr.Bytes())
+		t.Fatalf("no init trace of agentloop's packages in:\n%s", trace)
 	}
 	if ownTotal > maxInitAllocs {
 		t.Errorf("agentloop's packages allocate %d times at start-up, want at most %d; the most: %v", ownTotal, maxInitAllocs, most(own))
@@ -99,6 +89,24 @@ func TestStartupInitIsLean(t *testing.T) {
 			}
 		}
 	}
+}
+
+// versionInitTrace runs the command's --version with the runtime's init
+// trace and returns the initialisers in the order they ran, and the trace.
+func versionInitTrace(t *testing.T) ([]pkgInit, []byte) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--version")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("--version: %v\n%s", err, stderr.Bytes())
+	}
+	inits, err := parseInitTrace(stderr.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inits, stderr.Bytes()
 }
 
 // parseInitTrace reads the lines of GODEBUG=inittrace=1:
@@ -147,17 +155,7 @@ func most(inits []pkgInit) []pkgInit {
 // before the deep initialisers run. Renaming the package so that it sorts
 // later, or giving it an import that initialises late, turns this red.
 func TestMainStackGrowsFirst(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "--version")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1", "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("--version: %v\n%s", err, stderr.Bytes())
-	}
-	inits, err := parseInitTrace(stderr.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inits, trace := versionInitTrace(t)
 	const mainstack = "github.com/agentloop/agentloop/internal/mainstack"
 	for i, in := range inits {
 		if in.name == mainstack {
@@ -170,5 +168,5 @@ func TestMainStackGrowsFirst(t *testing.T) {
 			t.Errorf("%s initialises before %s and allocates %d times", in.name, mainstack, in.allocs)
 		}
 	}
-	t.Fatalf("no init of %s in the trace:\n%s", mainstack, stderr.Bytes())
+	t.Fatalf("no init of %s in the trace:\n%s", mainstack, trace)
 }
