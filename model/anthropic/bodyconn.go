@@ -29,6 +29,19 @@ import (
 type bodyConn struct {
 	net.Conn
 	head *[]byte // a request head kept back for its body; nil when none
+
+	// gate is the hold on its host's dial gate of the dial that made the
+	// connection; nil when it held none. Closing the connection before
+	// the end of its TLS handshake opens the gate (see dialgate.go).
+	gate *gateTicket
+}
+
+// Close implements [net.Conn].
+func (c *bodyConn) Close() error {
+	if c.gate != nil {
+		c.gate.failed()
+	}
+	return c.Conn.Close()
 }
 
 // Write implements [io.Writer].
@@ -122,11 +135,18 @@ func dialBodyConns(t *http.Transport) {
 		dial = d.DialContext
 	}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
+		gate, err := gatedDial(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &bodyConn{Conn: c}, nil
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			if gate != nil {
+				gate.failed()
+			}
+			return nil, err
+		}
+		return &bodyConn{Conn: c, gate: gate}, nil
 	}
 }
 

@@ -100,6 +100,13 @@ func newAPIClient(hc *http.Client, baseURL string, header http.Header, chain []m
 // path and query come from a small fixed set: their URL is kept (urls).
 // getBody, when not nil, gives the body again for a redirect.
 func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader, n int64, getBody func() (io.ReadCloser, error), extra http.Header) (*http.Response, error) {
+	if c.base.Scheme == "https" {
+		// The trace that lets the dial gate share a dial among requests
+		// to an HTTP/2 host (dialgate.go).
+		var w *dialWant
+		ctx, w = withDialWant(ctx, c.base.Host)
+		defer w.done()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(path, query), body)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: building the request: %w", err)
