@@ -75,7 +75,7 @@ type dialWant struct {
 // gateTicket is one dial's hold on its host's gate.
 type gateTicket struct {
 	host *gateHost
-	want *dialWant
+	want *dialWant // nil once released; guarded by host.mu
 }
 
 type dialWantKey struct{}
@@ -317,16 +317,20 @@ func (t *gateTicket) failed() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.holder == t {
-		t.want.held.CompareAndSwap(t, nil)
 		h.mode = gateFailing
 		h.releaseLocked(t)
 	}
 }
 
+// releaseLocked opens the gate if t holds it. The ticket forgets its
+// request: a connection keeps its ticket for as long as it lives, and
+// must not keep the request's context with it.
 func (h *gateHost) releaseLocked(t *gateTicket) {
 	if t == nil || h.holder != t {
 		return
 	}
+	t.want.held.CompareAndSwap(t, nil)
+	t.want = nil
 	h.holder = nil
 	close(h.free)
 	h.free = nil

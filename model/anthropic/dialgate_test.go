@@ -267,6 +267,9 @@ func TestGateEnter(t *testing.T) {
 		h.handshakeDone(t1, "h2", nil)
 		w2 := newWant(ctx, "a:443")
 		t2, _ := h.enter(ctx, w2)
+		if t1.want != nil {
+			t.Error("a released ticket keeps its request (and its context) for the connection's life")
+		}
 		t1.failed() // the first connection closes later
 		if h.holder != t2 || h.mode != gateH2 {
 			t.Fatalf("holder %p mode %d after an old connection closed; want %p, HTTP/2", h.holder, h.mode, t2)
