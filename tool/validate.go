@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -44,11 +45,16 @@ func plural(n int) string {
 // default into a new value).
 type Schema struct {
 	raw      json.RawMessage
-	resolved *jsonschema.Resolved
 	props    map[string]string // property name -> JSON type, "" when unknown
 	required []string
 	closed   bool        // additionalProperties false
 	flat     *flatSchema // nil unless the schema is flat (validate_flat.go)
+
+	// The general validator's form of the schema: resolved when compiled,
+	// or, for a schema compileFlat took, at its first use (general).
+	once       sync.Once
+	resolved   *jsonschema.Resolved
+	resolveErr error
 }
 
 // CompileSchema parses and resolves a JSON schema for tool input. The
@@ -58,7 +64,22 @@ type Schema struct {
 func CompileSchema(raw json.RawMessage) (*Schema, error) { return compiled.get(raw) }
 
 // compileSchema is CompileSchema without the cache. The result keeps raw.
+// A flat schema within what compileFlat vouches for is compiled without
+// the general validator, which it gets at its first use; any other goes
+// through compileGeneral.
 func compileSchema(raw json.RawMessage) (*Schema, error) {
+	var generic any
+	if json.Unmarshal(raw, &generic) == nil {
+		if c := compileFlat(raw, generic); c != nil {
+			return c, nil
+		}
+	}
+	return compileGeneral(raw)
+}
+
+// compileGeneral compiles raw with the general validator (jsonschema-go),
+// which also checks that the schema is one it can use.
+func compileGeneral(raw json.RawMessage) (*Schema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
@@ -75,7 +96,8 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	c := &Schema{raw: raw, resolved: rs, props: map[string]string{}, required: s.Required, flat: newFlatSchema(generic)}
+	c := &Schema{raw: raw, props: map[string]string{}, required: s.Required, flat: newFlatSchema(generic)}
+	c.once.Do(func() { c.resolved = rs })
 	for name, p := range s.Properties {
 		c.props[name] = p.Type
 	}
@@ -166,8 +188,12 @@ func (s *Schema) check(toolName string, input json.RawMessage, obj map[string]an
 		}
 	}
 	flat := len(issues) == 0 && s.flat != nil && s.flat.valid(obj)
+	var general *jsonschema.Resolved
 	if len(issues) == 0 && !flat {
-		if err := s.resolved.Validate(obj); err != nil {
+		var err error
+		if general, err = s.general(); err != nil {
+			issues = append(issues, "The tool's input schema cannot be used: "+err.Error())
+		} else if err := general.Validate(obj); err != nil {
 			issues = append(issues, err.Error())
 		}
 	}
@@ -175,7 +201,7 @@ func (s *Schema) check(toolName string, input json.RawMessage, obj map[string]an
 		return nil, &ValidationError{Tool: toolName, Issues: issues}
 	}
 	if !flat { // a flat schema's valid input has every default already
-		if err := s.resolved.ApplyDefaults(&obj); err != nil {
+		if err := general.ApplyDefaults(&obj); err != nil {
 			return input, nil
 		}
 	}

@@ -1,6 +1,11 @@
 package tool
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
 
 // Most tool schemas are flat: an object whose properties are scalars with
 // a type and perhaps bounds, an enum of strings or a default. For those,
@@ -153,4 +158,89 @@ func (f *flatSchema) valid(obj map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// flatSchemaURI is the one $schema a schema compileFlat takes may name:
+// the dialect jsonschema-go implements.
+const flatSchemaURI = "https://json-schema.org/draft/2020-12/schema"
+
+// compileFlat compiles raw, decoded as generic, without the general
+// validator when it is a flat schema of the plainest kind: the keywords
+// of newFlatSchema with the JSON types jsonschema-go requires of them
+// ($schema naming its dialect, strings where it wants strings, a
+// non-empty enum, examples as a list). Every schema it takes, the general
+// validator resolves too (FuzzCompileFlat holds it to that), so the
+// general form is left to the first input the flat checks cannot vouch
+// for (Schema.general). It returns nil for any other schema. The built-in
+// tools' schemas are all of this kind: a process that never sees an
+// invalid call never resolves them.
+func compileFlat(raw json.RawMessage, generic any) *Schema {
+	f := newFlatSchema(generic)
+	if f == nil {
+		return nil
+	}
+	top := generic.(map[string]any)
+	c := &Schema{raw: raw, props: map[string]string{}, flat: f}
+	for k, v := range top {
+		switch k {
+		case "$schema":
+			if v != flatSchemaURI {
+				return nil
+			}
+		case "description", "title":
+			if _, ok := v.(string); !ok {
+				return nil
+			}
+		case "required":
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			for _, e := range list {
+				name, ok := e.(string)
+				if !ok || slices.Contains(c.required, name) {
+					return nil
+				}
+				c.required = append(c.required, name)
+			}
+		case "additionalProperties":
+			c.closed = true // newFlatSchema took only false
+		}
+	}
+	props, _ := top["properties"].(map[string]any)
+	for name, raw := range props {
+		p := raw.(map[string]any) // newFlatSchema checked
+		for k, v := range p {
+			switch k {
+			case "description", "title":
+				if _, ok := v.(string); !ok {
+					return nil
+				}
+			case "examples":
+				if _, ok := v.([]any); !ok {
+					return nil
+				}
+			case "enum":
+				if len(v.([]any)) == 0 {
+					return nil
+				}
+			}
+		}
+		c.props[name] = p["type"].(string)
+	}
+	return c
+}
+
+// general returns the schema's form for the general validator, resolving
+// it at the first call for a schema compileFlat took.
+func (s *Schema) general() (*jsonschema.Resolved, error) {
+	s.once.Do(func() {
+		var js jsonschema.Schema
+		if err := json.Unmarshal(s.raw, &js); err != nil {
+			s.resolveErr = err
+			return
+		}
+		s.resolved, s.resolveErr = js.Resolve(nil)
+	})
+	return s.resolved, s.resolveErr
 }

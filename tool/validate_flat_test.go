@@ -52,9 +52,7 @@ var flatKeys = []string{"file_path", "offset", "limit", "pages", "allow_large", 
 // slow returns s with the flat path turned off: the general validator's
 // answer for every input.
 func slow(s *Schema) *Schema {
-	c := *s
-	c.flat = nil
-	return &c
+	return &Schema{raw: s.raw, props: s.props, required: s.required, closed: s.closed}
 }
 
 // checkAgrees fails unless s answers input as it does without the flat
