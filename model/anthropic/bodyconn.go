@@ -127,15 +127,17 @@ func (c *bodyConn) ReadFrom(r io.Reader) (int64, error) {
 // back into bodyConn.
 type writerOnly struct{ io.Writer }
 
-// dialBodyConns wraps t's dialer so that its connections are bodyConns.
+// dialBodyConns wraps t's dialer so that its connections are bodyConns,
+// and its dials to an HTTPS host pass its dial gates (dialgate.go).
 func dialBodyConns(t *http.Transport) {
 	dial := t.DialContext
 	if dial == nil {
 		var d net.Dialer
 		dial = d.DialContext
 	}
+	gates := new(gateSet) // the transport's dial gates (dialgate.go)
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		gate, err := gatedDial(ctx, addr)
+		gate, err := gates.dial(ctx, addr)
 		if err != nil {
 			return nil, err
 		}

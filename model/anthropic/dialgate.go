@@ -67,6 +67,7 @@ type dialWant struct {
 	trace  httptrace.ClientTrace
 
 	held atomic.Pointer[gateTicket] // the gate a dial of the request holds
+	set  atomic.Pointer[gateSet]    // the gates of the transport that dialed for it
 
 	mu   sync.Mutex
 	wake chan struct{} // closed at the next event; nil when no dial waits
@@ -114,7 +115,11 @@ func (w *dialWant) gotConn(httptrace.GotConnInfo) { w.event() }
 func (w *dialWant) done()                         { w.event() }
 
 func (w *dialWant) tlsDone(cs tls.ConnectionState, err error) {
-	if h := gates.lookup(w.addr); h != nil {
+	set := w.set.Load()
+	if set == nil {
+		return // not dialed by a gated transport
+	}
+	if h := set.lookup(w.addr); h != nil {
 		h.handshakeDone(w.held.Swap(nil), cs.NegotiatedProtocol, err)
 	}
 }
@@ -164,16 +169,17 @@ type gateHost struct {
 	gen    uint64        // HTTP/2 connections made through the gate
 }
 
-// gateSet holds the gates of the hosts the process dials, at most
+// gateSet holds the gates of the hosts a transport dials, at most
 // maxShared of them: when full, the gates of hosts no dial holds are
 // forgotten (they only knew the hosts' protocols), and a host past that
-// is not gated.
+// is not gated. Each transport has its own (made by dialBodyConns, shared
+// by its clones): what one transport learns of a host (the protocol it
+// negotiates depends on the transport's TLS settings) says nothing of
+// another's.
 type gateSet struct {
 	mu sync.Mutex
 	m  map[string]*gateHost
 }
-
-var gates gateSet
 
 func (s *gateSet) lookup(addr string) *gateHost {
 	s.mu.Lock()
@@ -336,18 +342,19 @@ func (h *gateHost) releaseLocked(t *gateTicket) {
 	h.free = nil
 }
 
-// gatedDial is the start of the provider's dialer: it returns the ticket
+// dial is the start of a gated transport's dialer: it returns the ticket
 // of the gate the dial holds (nil when none), or the error that ends the
 // dial.
-func gatedDial(ctx context.Context, addr string) (*gateTicket, error) {
+func (s *gateSet) dial(ctx context.Context, addr string) (*gateTicket, error) {
 	w, _ := ctx.Value(dialWantKey{}).(*dialWant)
 	if w == nil || w.addr != addr {
 		// Not a request of ours, or a dial to a proxy.
 		return nil, nil
 	}
-	h := gates.host(addr)
+	h := s.host(addr)
 	if h == nil {
 		return nil, nil
 	}
+	w.set.Store(s)
 	return h.enter(ctx, w)
 }
