@@ -104,7 +104,7 @@ func (c *apiClient) post(ctx context.Context, path, query string, body io.Reader
 		// The trace that lets the dial gate share a dial among requests
 		// to an HTTP/2 host (dialgate.go).
 		var w *dialWant
-		ctx, w = withDialWant(ctx, c.base.Host)
+		ctx, w = withDialWant(ctx, c.base)
 		defer w.done()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(path, query), body)

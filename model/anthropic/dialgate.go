@@ -6,10 +6,11 @@ import (
 	"errors"
 	"net"
 	"net/http/httptrace"
-	"strings"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // The dial gate: over HTTP/2 one connection carries many requests, but
@@ -89,25 +90,33 @@ func (w *dialWant) Value(key any) any {
 	return w.Context.Value(key)
 }
 
-// withDialWant returns ctx with a dialWant for a request to u's host
-// (scheme https) and the trace that feeds it, composed with any trace ctx
-// already has. Call done once the request has its answer or has failed.
-func withDialWant(ctx context.Context, host string) (context.Context, *dialWant) {
-	w := &dialWant{Context: ctx, addr: httpsAddr(host)}
+// withDialWant returns ctx with a dialWant for a request to u (scheme
+// https) and the trace that feeds it, composed with any trace ctx already
+// has. Call done once the request has its answer or has failed.
+func withDialWant(ctx context.Context, u *url.URL) (context.Context, *dialWant) {
+	w := &dialWant{Context: ctx, addr: httpsAddr(u)}
 	w.trace.GetConn = w.getConn
 	w.trace.GotConn = w.gotConn
 	w.trace.TLSHandshakeDone = w.tlsDone
 	return httptrace.WithClientTrace(w, &w.trace), w
 }
 
-// httpsAddr is host (a URL's host) as net/http dials it over TLS: with
-// port 443 when it has none.
-func httpsAddr(host string) string {
-	if h, p, err := net.SplitHostPort(host); err == nil && p != "" {
-		return net.JoinHostPort(strings.ToLower(h), p)
+// httpsAddr is the address net/http dials for u over TLS: its host and
+// port, 443 when it names none. A host that is not ASCII (which net/http
+// dials in its IDNA form) gives "", which no dial matches: such a
+// request is not gated.
+func httpsAddr(u *url.URL) string {
+	host := u.Hostname()
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			return ""
+		}
 	}
-	h := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	return net.JoinHostPort(strings.ToLower(h), "443")
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func (w *dialWant) getConn(string)                { w.event() }

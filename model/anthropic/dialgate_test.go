@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,7 +174,7 @@ func TestDialGateFailingHost(t *testing.T) {
 
 // newWant is a dialWant for a request to addr, outside any transport.
 func newWant(ctx context.Context, addr string) *dialWant {
-	_, w := withDialWant(ctx, addr)
+	_, w := withDialWant(ctx, &url.URL{Scheme: "https", Host: addr})
 	return w
 }
 
@@ -323,17 +324,25 @@ func TestGateEnter(t *testing.T) {
 	})
 }
 
+// TestHTTPSAddr: the address a request's dials are matched against is
+// the one net/http dials for its URL.
 func TestHTTPSAddr(t *testing.T) {
-	for _, tc := range []struct{ host, want string }{
-		{"api.anthropic.com", "api.anthropic.com:443"},
-		{"API.Anthropic.com", "api.anthropic.com:443"},
-		{"example.com:8443", "example.com:8443"},
-		{"[::1]", "[::1]:443"},
-		{"[::1]:9443", "[::1]:9443"},
-		{"127.0.0.1", "127.0.0.1:443"},
+	for _, tc := range []struct{ url, want string }{
+		{"https://api.anthropic.com/v1", "api.anthropic.com:443"},
+		{"https://API.Anthropic.com", "API.Anthropic.com:443"}, // net/http keeps an ASCII host's case
+		{"https://example.com:8443/", "example.com:8443"},
+		{"https://example.com:/", "example.com:443"},
+		{"https://[::1]/", "[::1]:443"},
+		{"https://[::1]:9443", "[::1]:9443"},
+		{"https://127.0.0.1", "127.0.0.1:443"},
+		{"https://bücher.example/", ""},
 	} {
-		if got := httpsAddr(tc.host); got != tc.want {
-			t.Errorf("httpsAddr(%q) = %q, want %q", tc.host, got, tc.want)
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := httpsAddr(u); got != tc.want {
+			t.Errorf("httpsAddr(%s) = %q, want %q", tc.url, got, tc.want)
 		}
 	}
 }
