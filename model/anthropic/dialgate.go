@@ -58,6 +58,12 @@ var errDialNotNeeded = errors.New("anthropic: dial not needed: the request has a
 // connection net/http could not hand out, because it broke at once).
 const gateFallback = time.Second
 
+// gateMaxWait bounds how long a dial waits for the gate, before it dials
+// without it: longer than a dial and a TLS handshake take even to a slow
+// host, so that it only comes into play if a holder were never to
+// release the gate.
+const gateMaxWait = 15 * time.Second
+
 // dialWant is a request's context, with what its dials need to know: the
 // host it goes to and a count of its attempts' events. It is the request's
 // context itself (one allocation for both).
@@ -230,6 +236,7 @@ func (s *gateSet) host(addr string) *gateHost {
 // go ahead without it, or an error when the dial is not to be made:
 // errDialNotNeeded, or the context's error.
 func (h *gateHost) enter(ctx context.Context, w *dialWant) (*gateTicket, error) {
+	var limit *time.Timer // made at the first wait
 	mark := w.events.Load()
 	h.mu.Lock()
 	gen := h.gen
@@ -269,6 +276,10 @@ func (h *gateHost) enter(ctx context.Context, w *dialWant) (*gateTicket, error) 
 		if stale {
 			return nil, errDialNotNeeded
 		}
+		if limit == nil {
+			limit = time.NewTimer(gateMaxWait)
+			defer limit.Stop()
+		}
 		select {
 		case <-free:
 		case <-wake:
@@ -277,6 +288,8 @@ func (h *gateHost) enter(ctx context.Context, w *dialWant) (*gateTicket, error) 
 			return nil, context.Cause(w.Context)
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-limit.C:
+			return nil, nil // the dial under way is stuck: dial without the gate
 		}
 		h.mu.Lock()
 	}
@@ -360,10 +373,15 @@ func (s *gateSet) dial(ctx context.Context, addr string) (*gateTicket, error) {
 		// Not a request of ours, or a dial to a proxy.
 		return nil, nil
 	}
+	if !w.set.CompareAndSwap(nil, s) && w.set.Load() != s {
+		// The request's dials pass another transport's gates: a
+		// transport tuned twice, whose outer dialer gated this dial
+		// already.
+		return nil, nil
+	}
 	h := s.host(addr)
 	if h == nil {
 		return nil, nil
 	}
-	w.set.Store(s)
 	return h.enter(ctx, w)
 }

@@ -110,6 +110,39 @@ func TestDialGateSharesDials(t *testing.T) {
 	}
 }
 
+// TestDialGateTunedTwice: a transport tuned twice (its dialer wrapped
+// twice) shares dials as one tuned once, and no request waits on the
+// inner gate, which the outer one's handshakes would never open.
+func TestDialGateTunedTwice(t *testing.T) {
+	const n, streams = 40, 10
+	srv := newGateServer(t, true, streams, n)
+	tr := NewTransport()
+	TuneTransport(tr)
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := newAPIClient(&http.Client{Transport: tr}, srv.URL, http.Header{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i, err := range postAll(ctx, c, n) {
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	if got, most := srv.conns.Load(), int64(n/streams+4); got > most {
+		t.Errorf("the server accepted %d connections for %d requests at %d streams each, want at most %d", got, n, streams, most)
+	}
+	// The next requests (the handler no longer holds them) must not
+	// wait for a gate either.
+	for i, err := range postAll(ctx, c, 5) {
+		if err != nil {
+			t.Fatalf("later request %d: %v", i, err)
+		}
+	}
+}
+
 // TestDialGateLeavesHTTP1Alone: a host that answers TLS with HTTP/1.1
 // gets a connection per request at once, as without the gate: every
 // request must reach the handler before any is answered.
@@ -305,6 +338,21 @@ func TestGateEnter(t *testing.T) {
 			}
 			if d := time.Since(start); d != gateFallback {
 				t.Errorf("went ahead after %v, want %v", d, gateFallback)
+			}
+		})
+	})
+	t.Run("a gate never opened: the dial goes ahead after gateMaxWait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := &gateHost{}
+			w1, w2 := newWant(ctx, "a:443"), newWant(ctx, "a:443")
+			h.enter(ctx, w1) // never released
+			start := time.Now()
+			r := <-enterAsync(h, w2)
+			if r.t != nil || r.err != nil {
+				t.Fatalf("dial after the holder hung: %+v, want to go ahead without the gate", r)
+			}
+			if d := time.Since(start); d != gateMaxWait {
+				t.Errorf("went ahead after %v, want %v", d, gateMaxWait)
 			}
 		})
 	})

@@ -533,7 +533,16 @@ const (
 // (writev), without the copy into a buffer allocated per request that
 // net/http otherwise makes over HTTP/1.1. Over HTTP/2 neither changes
 // anything: its connections frame bodies through buffers of their own.
-// Call it before t is used.
+//
+// Its dialer also shares dials among the provider's requests to an HTTPS
+// host (the dial gate): while the host is not known to speak HTTP/1.1
+// only, at most one dial to it is under way, and the requests that were
+// waiting take the HTTP/2 connection it makes instead of each dialing
+// (and handshaking) one of their own. It applies to requests a Provider
+// sends, direct (not through a proxy); anything else sent through t dials
+// as before. A transport and its clones share their gates.
+//
+// Call it before t is used, once: it wraps t's DialContext.
 func TuneTransport(t *http.Transport) {
 	t.ReadBufferSize = connReadBuffer
 	t.WriteBufferSize = connWriteBuffer
