@@ -101,20 +101,11 @@ func newFlatSchema(generic any) *flatSchema {
 					fp.exclMax = &n
 				}
 			case "enum":
-				list, ok := v.([]any)
+				list, ok := stringList(v)
 				if !ok {
 					return nil
 				}
-				for _, e := range list {
-					s, ok := e.(string)
-					if !ok {
-						return nil
-					}
-					fp.enum = append(fp.enum, s)
-				}
-				if fp.enum == nil {
-					fp.enum = []string{} // an empty enum admits nothing
-				}
+				fp.enum = list // an empty enum admits nothing
 			case "default":
 				f.defaults = append(f.defaults, name)
 			}
@@ -171,9 +162,10 @@ const flatSchemaURI = "https://json-schema.org/draft/2020-12/schema"
 // non-empty enum, examples as a list). Every schema it takes, the general
 // validator resolves too (FuzzCompileFlat holds it to that), so the
 // general form is left to the first input the flat checks cannot vouch
-// for (Schema.general). It returns nil for any other schema. The built-in
-// tools' schemas are all of this kind: a process that never sees an
-// invalid call never resolves them.
+// for (Schema.general). It returns nil for any other schema. Most
+// built-in tools' schemas are of this kind (all but those with lists or
+// objects in them: AskUserQuestion, TaskCreate, TaskUpdate, WebSearch),
+// so a process that never sees an invalid call never resolves them.
 func compileFlat(raw json.RawMessage, generic any) *Schema {
 	f := newFlatSchema(generic)
 	if f == nil {
@@ -192,17 +184,16 @@ func compileFlat(raw json.RawMessage, generic any) *Schema {
 				return nil
 			}
 		case "required":
-			list, ok := v.([]any)
+			list, ok := stringList(v)
 			if !ok {
 				return nil
 			}
-			for _, e := range list {
-				name, ok := e.(string)
-				if !ok || slices.Contains(c.required, name) {
+			for i, name := range list {
+				if slices.Contains(list[:i], name) {
 					return nil
 				}
-				c.required = append(c.required, name)
 			}
+			c.required = list
 		case "additionalProperties":
 			c.closed = true // newFlatSchema took only false
 		}
@@ -243,4 +234,22 @@ func (s *Schema) general() (*jsonschema.Resolved, error) {
 		s.resolved, s.resolveErr = js.Resolve(nil)
 	})
 	return s.resolved, s.resolveErr
+}
+
+// stringList returns v, a decoded JSON value, as a list of strings (empty,
+// not nil, for []), and false when it is anything else.
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
 }

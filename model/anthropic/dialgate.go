@@ -130,12 +130,16 @@ func (w *dialWant) gotConn(httptrace.GotConnInfo) { w.event() }
 func (w *dialWant) done()                         { w.event() }
 
 func (w *dialWant) tlsDone(cs tls.ConnectionState, err error) {
-	set := w.set.Load()
-	if set == nil {
-		return // not dialed by a gated transport
+	if t := w.held.Swap(nil); t != nil {
+		t.host.handshakeDone(t, cs.NegotiatedProtocol, err)
+		return
 	}
-	if h := set.lookup(w.addr); h != nil {
-		h.handshakeDone(w.held.Swap(nil), cs.NegotiatedProtocol, err)
+	// A dial that went ahead without the gate: what it learnt of the
+	// host still counts.
+	if set := w.set.Load(); set != nil {
+		if h := set.lookup(w.addr); h != nil {
+			h.handshakeDone(nil, cs.NegotiatedProtocol, err)
+		}
 	}
 }
 

@@ -55,11 +55,10 @@ func newGateServer(t *testing.T, h2 bool, streams uint32, want int64) *gateServe
 	return g
 }
 
-// gateClient is an apiClient of the provider's own transport, trusting
-// srv's certificate.
-func gateClient(t *testing.T, srv *httptest.Server) *apiClient {
+// gateClient is an apiClient of tr (the provider's own transport, or one
+// set up like it), trusting srv's certificate.
+func gateClient(t *testing.T, srv *httptest.Server, tr *http.Transport) *apiClient {
 	t.Helper()
-	tr := NewTransport()
 	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	c, err := newAPIClient(&http.Client{Transport: tr}, srv.URL, http.Header{}, nil)
@@ -87,14 +86,13 @@ func postAll(ctx context.Context, c *apiClient, n int) []error {
 	return errs
 }
 
-// TestDialGateSharesDials: requests started together against an HTTP/2
-// host over TLS share dials, so the host sees about as many connections
-// as its stream limit needs, not one per request. Without the gate each
-// request that finds no connection ready dials one.
-func TestDialGateSharesDials(t *testing.T) {
-	const n, streams = 60, 10
-	srv := newGateServer(t, true, streams, n)
-	c := gateClient(t, srv.Server)
+// postShared sends n requests at once through c to srv, which holds them
+// until all have come, and fails unless every one succeeds on at most
+// the connections srv's stream limit needs, and a few more for streams
+// the server refused before the client learnt its limit (the client
+// starts out assuming 100).
+func postShared(t *testing.T, c *apiClient, srv *gateServer, n, streams int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, err := range postAll(ctx, c, n) {
@@ -102,12 +100,19 @@ func TestDialGateSharesDials(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	// n/streams connections carry the requests at once; allow a few
-	// more for streams the server refused before the client learnt its
-	// limit (the client starts out assuming 100).
 	if got, most := srv.conns.Load(), int64(n/streams+4); got > most {
 		t.Errorf("the server accepted %d connections for %d requests at %d streams each, want at most %d", got, n, streams, most)
 	}
+}
+
+// TestDialGateSharesDials: requests started together against an HTTP/2
+// host over TLS share dials, so the host sees about as many connections
+// as its stream limit needs, not one per request. Without the gate each
+// request that finds no connection ready dials one.
+func TestDialGateSharesDials(t *testing.T) {
+	const n, streams = 60, 10
+	srv := newGateServer(t, true, streams, n)
+	postShared(t, gateClient(t, srv.Server, NewTransport()), srv, n, streams)
 }
 
 // TestDialGateTunedTwice: a transport tuned twice (its dialer wrapped
@@ -118,24 +123,12 @@ func TestDialGateTunedTwice(t *testing.T) {
 	srv := newGateServer(t, true, streams, n)
 	tr := NewTransport()
 	TuneTransport(tr)
-	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	c, err := newAPIClient(&http.Client{Transport: tr}, srv.URL, http.Header{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for i, err := range postAll(ctx, c, n) {
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-	}
-	if got, most := srv.conns.Load(), int64(n/streams+4); got > most {
-		t.Errorf("the server accepted %d connections for %d requests at %d streams each, want at most %d", got, n, streams, most)
-	}
+	c := gateClient(t, srv.Server, tr)
+	postShared(t, c, srv, n, streams)
 	// The next requests (the handler no longer holds them) must not
 	// wait for a gate either.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for i, err := range postAll(ctx, c, 5) {
 		if err != nil {
 			t.Fatalf("later request %d: %v", i, err)
@@ -149,7 +142,7 @@ func TestDialGateTunedTwice(t *testing.T) {
 func TestDialGateLeavesHTTP1Alone(t *testing.T) {
 	const n = 30
 	srv := newGateServer(t, false, 0, n)
-	c := gateClient(t, srv.Server)
+	c := gateClient(t, srv.Server, NewTransport())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, err := range postAll(ctx, c, n) {
