@@ -68,10 +68,14 @@ func TestConvoCancel(t *testing.T) {
 	c.until(`"type":"control_cancel_request"`, id)
 	c.until(`"request_id":"int1"`)
 	c.answer(id, `{"behavior":"allow","updatedInput":{}}`)
+	// g1's answer is written as the request is read, racing the end of
+	// the interrupted turn (slow under load): landed after that turn.
+	c.float(`"request_id":"g1"`)
 	c.send(`{"request_id":"g1","type":"control_request","request":{"subtype":"get_context_usage"}}` + "\n" +
 		`{"type":"control_cancel_request","request_id":"g1"}` + "\n" +
 		`{"type":"control_cancel_request","request_id":"never-sent"}`)
-	c.until(`"request_id":"g1"`)
+	c.until(`"state":"idle"`)
+	c.land(`"request_id":"g1"`)
 	c.send(userLine("again"))
 	if code := c.finish(); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, c.stderr.String())
