@@ -87,11 +87,12 @@ func expandTildePath(env *tool.Env, p string) string {
 }
 
 // resolveSymlinks evaluates symbolic links in the longest existing prefix of
-// the absolute, clean path p and appends the missing rest. A path the
-// kernel reaches without any link (nofollow.NoLinks, one system call) is
-// returned as it is, as filepath.EvalSymlinks would return it.
+// the absolute, clean path p and appends the missing rest. A path whose
+// walk meets no link, to its end or to a missing name
+// (nofollow.LinkFree, one system call), is returned as it is, as the
+// evaluation would return it.
 func resolveSymlinks(p string) string {
-	if filepath.Clean(p) == p && nofollow.NoLinks(p) {
+	if filepath.Clean(p) == p && nofollow.LinkFree(p) {
 		return p
 	}
 	rest := ""

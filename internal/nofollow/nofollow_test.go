@@ -166,3 +166,60 @@ func TestNoLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkFree: true for a path whose walk meets no link, whether it ends
+// at the file or at a missing name; false wherever a link comes first,
+// the path is relative, or there is no openat2.
+func TestLinkFree(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "dir", "f")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"ldir":    filepath.Join(root, "dir"),
+		"lf":      file,
+		"dangles": filepath.Join(root, "nowhere"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	works := openat2Works()
+	cases := []struct {
+		path string
+		want bool
+	}{
+		{file, works},
+		{filepath.Join(root, "dir"), works},
+		{filepath.Join(root, "missing"), works},
+		{filepath.Join(root, "missing", "deeper", "still"), works},
+		{filepath.Join(root, "dir", "f", "under-a-file"), works},
+		{filepath.Join(root, "ldir", "f"), false},
+		{filepath.Join(root, "ldir", "missing"), false},
+		{filepath.Join(root, "lf"), false},
+		{filepath.Join(root, "dangles"), false},
+		{filepath.Join(root, "dangles", "x"), false},
+		{"dir/f", false},
+	}
+	for _, c := range cases {
+		if got := LinkFree(c.path); got != c.want {
+			t.Errorf("LinkFree(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if !setNoOpenat2(true) {
+		return
+	}
+	defer setNoOpenat2(false)
+	for _, c := range cases {
+		if LinkFree(c.path) {
+			t.Errorf("LinkFree(%s) without openat2 = true, want false", c.path)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package nofollow
 
 import (
+	"errors"
 	"strings"
 	"sync/atomic"
 
@@ -48,8 +49,35 @@ func openDirResolved(dir string) (int, bool) {
 // system has no openat2. It opens nothing but an O_PATH descriptor, which
 // it closes.
 func NoLinks(path string) bool {
+	return openNoLinks(path) == nil
+}
+
+// LinkFree reports whether the kernel, walking path (absolute and clean),
+// meets no symbolic link before the walk ends: NoLinks, or a component
+// that is missing (ENOENT) or not a directory (ENOTDIR) with none met
+// before it. The walk goes a component at a time from the root and fails
+// with ELOOP at the first link, so either error proves that what exists
+// of path holds no link, and a path that does not exist has no link in
+// the part that does not; its physical form is itself. One system call.
+// False means it could not tell (a link, a directory that cannot be
+// searched, no openat2).
+func LinkFree(path string) bool {
+	switch openNoLinks(path) {
+	case nil, unix.ENOENT, unix.ENOTDIR:
+		return true
+	}
+	return false
+}
+
+// errNoOpenat2 is openNoLinks's answer where it cannot ask the kernel.
+var errNoOpenat2 = errors.New("nofollow: openat2 unavailable")
+
+// openNoLinks opens path as an O_PATH descriptor that the kernel refuses
+// to reach through a link (RESOLVE_NO_SYMLINKS), closes it, and returns
+// the call's error.
+func openNoLinks(path string) error {
 	if noOpenat2.Load() || !strings.HasPrefix(path, "/") {
-		return false
+		return errNoOpenat2
 	}
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	for {
@@ -57,12 +85,13 @@ func NoLinks(path string) bool {
 		switch err {
 		case nil:
 			unix.Close(fd)
-			return true
+			return nil
 		case unix.EINTR, unix.EAGAIN:
 			continue
 		case unix.ENOSYS, unix.EPERM, unix.E2BIG:
 			noOpenat2.Store(true)
+			return errNoOpenat2
 		}
-		return false
+		return err
 	}
 }

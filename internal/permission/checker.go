@@ -175,10 +175,10 @@ func New(cfg Config) (*Checker, error) {
 		}
 		st.dirs = addUnique(st.dirs, filepath.Clean(d))
 	}
-	// The rules are compiled for their errors and warnings only: the
-	// first use (Checker.state) compiles them again and keeps them, with
-	// what else derives from the dirs (rebuild).
-	_, warnings, ruleErr := st.rules.compile(st.cwd(), st.home, st.fold)
+	// The rules are checked for their errors and warnings only, without
+	// the file system: the first use (Checker.state) compiles them and
+	// keeps them, with what else derives from the dirs (rebuild).
+	warnings, ruleErr := st.rules.check(st.cwd(), st.home, st.fold)
 	st.warnings = warnings
 	c := &Checker{}
 	c.cur.Store(st)

@@ -3,7 +3,6 @@ package permission
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,25 +62,18 @@ func absolute(cwd, home, p string) (string, error) {
 var resolveHook atomic.Pointer[func(string)]
 
 // resolvePhysical follows symbolic links in an absolute path (see Resolve).
-// A clean path the kernel reaches without any link (nofollow.NoLinks, one
-// system call) is its own physical path; other paths are walked a
-// component at a time.
+// A clean path whose walk the kernel finishes, or stops at a missing
+// name, without meeting a link (nofollow.LinkFree, one system call) is its
+// own physical path; other paths are walked a component at a time.
 func resolvePhysical(p string) string {
 	if h := resolveHook.Load(); h != nil {
 		(*h)(p)
 	}
-	if filepath.Clean(p) == p {
-		if nofollow.NoLinks(p) {
-			return p
-		}
-		// A missing file in a directory reached without links (a
-		// protected file not made yet, say) is its own physical path too,
-		// as the walk would find: it stops at the missing name.
-		if dir := filepath.Dir(p); dir != p && nofollow.NoLinks(dir) {
-			if _, err := isSymlink(p); errors.Is(err, fs.ErrNotExist) {
-				return p
-			}
-		}
+	// A clean path whose walk meets no link is its own physical path,
+	// missing or not (a protected file not made yet, say): the walk below
+	// would stop at the missing name and append the rest as it is.
+	if filepath.Clean(p) == p && nofollow.LinkFree(p) {
+		return p
 	}
 	parts := strings.Split(p, "/")
 	cur := "/"

@@ -199,3 +199,49 @@ func TestJudgePathWalksOnce(t *testing.T) {
 		}
 	}
 }
+
+// New checks the rules without the file system; the first use resolves
+// each path rule's base once, and a rule matches through a link in its
+// base as before.
+func TestNewResolvesNothing(t *testing.T) {
+	root := tree(t)
+	work := filepath.Join(root, "work")
+	linked := filepath.Join(root, "linked")
+	if err := os.Symlink(work, linked); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	hook := func(p string) {
+		if strings.HasPrefix(p, root) {
+			mu.Lock()
+			seen[p]++
+			mu.Unlock()
+		}
+	}
+	resolveHook.Store(&hook)
+	t.Cleanup(func() { resolveHook.Store(nil) })
+	rules := RuleSet{Sources: []SourceRules{{Source: SourceSession, Deny: []string{"Read(/" + linked + "/secret/**)"}}}}
+	c, err := New(Config{Mode: ModeDefault, Dirs: []string{work}, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Errorf("New resolved %v, want nothing", seen)
+	}
+	mu.Unlock()
+	c.state()
+	// The working directory, and the literal start of the rule's pattern
+	// (its base is "/").
+	want := map[string]int{work: 1, linked + "/secret": 1}
+	mu.Lock()
+	if d := cmp.Diff(want, seen); d != "" {
+		t.Errorf("first use resolved (-want +got):\n%s", d)
+	}
+	mu.Unlock()
+	in, _ := json.Marshal(map[string]string{"file_path": work + "/secret/key"})
+	if d := c.Decide(context.Background(), Call{Tool: "Read", Input: in}); d.Behavior != Deny {
+		t.Errorf("Read of %s/secret/key through the rule's linked base: %s, want deny", work, d.Behavior)
+	}
+}

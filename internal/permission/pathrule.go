@@ -22,6 +22,18 @@ type pathBases struct {
 	cwd    string // the session's original working directory
 	source string // the settings source's directory ("/path" rules); "" means cwd
 	home   string
+	// lexical leaves the links of the bases unresolved: a pass that only
+	// checks the rules (New) finds the same errors and warnings without
+	// asking the file system, whose answers only matching needs.
+	lexical bool
+}
+
+// physical is resolvePhysical, or p itself for a lexical compilation.
+func (b pathBases) physical(p string) string {
+	if b.lexical {
+		return p
+	}
+	return resolvePhysical(p)
 }
 
 // compilePathPattern turns a specifier into absolute patterns:
@@ -98,7 +110,7 @@ func compilePathPattern(spec string, b Behavior, bases pathBases, fold bool) (pa
 		if base == "" || !filepath.IsAbs(base) {
 			return pathPattern{}, fmt.Errorf("no base directory for %q", spec)
 		}
-		for _, form := range addUnique(nil, filepath.Clean(base), resolvePhysical(filepath.Clean(base))) {
+		for _, form := range addUnique(nil, filepath.Clean(base), bases.physical(filepath.Clean(base))) {
 			g := escapeGlob(form)
 			if rel != "" {
 				g = path.Clean(g + "/" + rel)
@@ -111,7 +123,7 @@ func compilePathPattern(spec string, b Behavior, bases pathBases, fold bool) (pa
 				static, rest := doublestar.SplitPattern(rel)
 				if static != "." && !strings.ContainsRune(static, '\\') {
 					lex := filepath.Clean(form + "/" + static)
-					if phys := resolvePhysical(lex); phys != lex {
+					if phys := bases.physical(lex); phys != lex {
 						if err := add(path.Clean(escapeGlob(phys) + "/" + rest)); err != nil {
 							return pathPattern{}, err
 						}

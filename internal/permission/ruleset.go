@@ -122,11 +122,22 @@ func (rs *RuleSet) Remove(src Source, b Behavior, rules ...RuleValue) error {
 // compile parses and compiles every rule. Malformed rules are left out
 // and reported together in the error.
 func (rs RuleSet) compile(cwd, home string, fold bool) ([]*rule, []string, error) {
+	return rs.compileAs(cwd, home, fold, false)
+}
+
+// check is compile for the errors and warnings alone: path rules are
+// compiled without looking up the links of their bases.
+func (rs RuleSet) check(cwd, home string, fold bool) ([]string, error) {
+	_, warnings, err := rs.compileAs(cwd, home, fold, true)
+	return warnings, err
+}
+
+func (rs RuleSet) compileAs(cwd, home string, fold, lexical bool) ([]*rule, []string, error) {
 	var rules []*rule
 	var warnings []string
 	var errs []error
 	for _, s := range rs.Sources {
-		bases := pathBases{cwd: cwd, source: s.BaseDir, home: home}
+		bases := pathBases{cwd: cwd, source: s.BaseDir, home: home, lexical: lexical}
 		for _, b := range []Behavior{Deny, Ask, Allow} {
 			for _, text := range *s.list(b) {
 				r, err := compileCached(text, b, s.Source, bases, fold)
