@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -442,6 +443,11 @@ func (s *Shells) Close() error {
 	// temporary directory (and a directory of thousands of entries is more
 	// than the sandbox can carve a denied path out of).
 	dir := s.dir()
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		// Named but never made (the sandbox's policy names it before
+		// any command runs): one lstat instead of three failing calls.
+		return errors.Join(errs...)
+	}
 	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
 		errs = append(errs, fmt.Errorf("removing the session's temporary directory: %w", err))
 	}

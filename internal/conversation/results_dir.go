@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +56,11 @@ func (s *Session) resultsReadRule() (permission.SourceRules, bool) {
 // removeResultsDir removes a temporary results directory at close.
 func (s *Session) removeResultsDir() {
 	if !s.tempResults || s.env.ResultsDir == "" {
+		return
+	}
+	// Most sessions save no oversized result and never made it: one
+	// lstat tells, where RemoveAll would spend an unlink and an rmdir.
+	if _, err := os.Lstat(s.env.ResultsDir); errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	if err := os.RemoveAll(s.env.ResultsDir); err != nil {

@@ -20,7 +20,14 @@ const minNetABI = 4
 
 // Available reports the Landlock ABI version of the running kernel, or an
 // error wrapping ErrUnavailable when commands cannot be sandboxed here.
-func Available() (abi int, err error) {
+// The kernel is asked once per process: what it answers cannot change
+// while the process runs, and every session asks.
+func Available() (abi int, err error) { return available() }
+
+var available = sync.OnceValues(landlockABI)
+
+// landlockABI asks the kernel for Available's answer.
+func landlockABI() (abi int, err error) {
 	if nativeArch == nil {
 		return 0, fmt.Errorf("%w: no seccomp filter for %s", ErrUnavailable, runtime.GOARCH)
 	}

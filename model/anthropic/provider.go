@@ -518,17 +518,19 @@ func NewTransport() *http.Transport {
 // Buffer sizes of an HTTP/1.1 connection of the provider's own client
 // (see [TuneTransport]).
 const (
-	connReadBuffer  = 1 << 10
+	connReadBuffer  = 4 << 10
 	connWriteBuffer = 2 << 10
 )
 
 // TuneTransport sets on t what the provider's default client has. Its
-// connections' buffers are smaller than net/http's 4 KiB each: an HTTP/1.1
-// connection holds them for as long as it lives, idle or not, and a
-// process running a thousand sessions holds a thousand connections.
-// Neither costs system calls: a request body's large parts are written
-// past the write buffer, and the event stream's reader, larger, reads past
-// the read buffer. And its dialer wraps each connection so that a request
+// connections' write buffers are smaller than net/http's 4 KiB: an
+// HTTP/1.1 connection holds its buffers for as long as it lives, idle or
+// not, a process running a thousand sessions holds a thousand
+// connections, and a request body's large parts are written past the
+// write buffer anyway. The read buffer stays at 4 KiB: a reply's head
+// (over a kilobyte from the real API) and the start of its event stream
+// then come in one read, where a 1 KiB buffer took two or more system
+// calls per reply. And its dialer wraps each connection so that a request
 // body is written from the provider's own bytes in one vectored write
 // (writev), without the copy into a buffer allocated per request that
 // net/http otherwise makes over HTTP/1.1. Over HTTP/2 neither changes
