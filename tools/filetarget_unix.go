@@ -96,7 +96,9 @@ func (d *targetDir) read(size int64) ([]byte, error) {
 			size = st.Size
 		}
 	}
-	buf := make([]byte, 0, max(size, 0)+512)
+	// One byte past the size the stat gave: a file that grew since fills
+	// it and is read on, one that did not ends the first read short.
+	buf := make([]byte, 0, max(size, 0)+1)
 	for {
 		want := cap(buf) - len(buf)
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])

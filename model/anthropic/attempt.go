@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentloop/agentloop/internal/httpretry"
@@ -202,7 +204,7 @@ func (p *Provider) send(ctx context.Context, body body, betas []string) (*http.R
 	if kf != nil {
 		return nil, kf
 	}
-	extra := extraHeader(betas, key)
+	extra := p.extra.header(betas, key)
 	// A fresh reader per attempt, and another for a redirect.
 	getBody := func() (io.ReadCloser, error) { return body.reader(), nil }
 	res, err := p.client.post(ctx, "v1/messages", query, body.reader(), int64(body.n), getBody, extra)
@@ -248,6 +250,27 @@ func extraHeader(betas []string, key string) http.Header {
 	if key != "" {
 		h.Set("X-Api-Key", key)
 	}
+	return h
+}
+
+// extraMemo keeps the last extra header made, for the next request with
+// the same betas and key: a session sends the same ones turn after turn.
+// The header it returns is shared and only read (apiClient.post copies its
+// values into each request's own map).
+type extraMemo struct{ last atomic.Pointer[memoExtra] }
+
+type memoExtra struct {
+	betas []string
+	key   string
+	h     http.Header
+}
+
+func (m *extraMemo) header(betas []string, key string) http.Header {
+	if l := m.last.Load(); l != nil && l.key == key && slices.Equal(l.betas, betas) {
+		return l.h
+	}
+	h := extraHeader(betas, key)
+	m.last.Store(&memoExtra{betas: slices.Clone(betas), key: key, h: h})
 	return h
 }
 

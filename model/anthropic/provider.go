@@ -204,6 +204,7 @@ type Provider struct {
 	platform   string     // PlatformAnthropic, PlatformBedrock or PlatformVertex
 	toolRefs   bool       // see ToolReferences
 	keys       *keySource // the API key helper's cache; nil without one
+	extra      extraMemo  // the betas and key header of the last request
 }
 
 // Platform returns where the provider sends its requests: [PlatformAnthropic],
