@@ -129,48 +129,13 @@ func BenchmarkOpenDir(b *testing.B) {
 	setNoOpenat2(false)
 }
 
-// TestNoLinks: true only for an existing path reached without a link; a
-// link anywhere, a missing file, or no openat2, and it cannot tell.
+// TestNoLinks and LinkFree on one tree. NoLinks: true only for an
+// existing path reached without a link; a link anywhere, a missing file,
+// or no openat2, and it cannot tell. LinkFree: true for a path whose walk
+// meets no link, whether it ends at the file or at a missing name; false
+// wherever a link comes first, the path is relative, or there is no
+// openat2.
 func TestNoLinks(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(root, "dir", "f")
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(root, "dir"), filepath.Join(root, "ldir")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(file, filepath.Join(root, "lf")); err != nil {
-		t.Fatal(err)
-	}
-	works := openat2Works()
-	for _, c := range []struct {
-		path string
-		want bool
-	}{
-		{file, works},
-		{filepath.Join(root, "dir"), works},
-		{filepath.Join(root, "ldir", "f"), false},
-		{filepath.Join(root, "lf"), false},
-		{filepath.Join(root, "missing"), false},
-		{"dir/f", false},
-	} {
-		if got := NoLinks(c.path); got != c.want {
-			t.Errorf("NoLinks(%s) = %v, want %v", c.path, got, c.want)
-		}
-	}
-}
-
-// TestLinkFree: true for a path whose walk meets no link, whether it ends
-// at the file or at a missing name; false wherever a link comes first,
-// the path is relative, or there is no openat2.
-func TestLinkFree(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -193,24 +158,27 @@ func TestLinkFree(t *testing.T) {
 	}
 	works := openat2Works()
 	cases := []struct {
-		path string
-		want bool
+		path              string
+		noLinks, linkFree bool
 	}{
-		{file, works},
-		{filepath.Join(root, "dir"), works},
-		{filepath.Join(root, "missing"), works},
-		{filepath.Join(root, "missing", "deeper", "still"), works},
-		{filepath.Join(root, "dir", "f", "under-a-file"), works},
-		{filepath.Join(root, "ldir", "f"), false},
-		{filepath.Join(root, "ldir", "missing"), false},
-		{filepath.Join(root, "lf"), false},
-		{filepath.Join(root, "dangles"), false},
-		{filepath.Join(root, "dangles", "x"), false},
-		{"dir/f", false},
+		{file, works, works},
+		{filepath.Join(root, "dir"), works, works},
+		{filepath.Join(root, "missing"), false, works},
+		{filepath.Join(root, "missing", "deeper", "still"), false, works},
+		{filepath.Join(root, "dir", "f", "under-a-file"), false, works},
+		{filepath.Join(root, "ldir", "f"), false, false},
+		{filepath.Join(root, "ldir", "missing"), false, false},
+		{filepath.Join(root, "lf"), false, false},
+		{filepath.Join(root, "dangles"), false, false},
+		{filepath.Join(root, "dangles", "x"), false, false},
+		{"dir/f", false, false},
 	}
 	for _, c := range cases {
-		if got := LinkFree(c.path); got != c.want {
-			t.Errorf("LinkFree(%s) = %v, want %v", c.path, got, c.want)
+		if got := NoLinks(c.path); got != c.noLinks {
+			t.Errorf("NoLinks(%s) = %v, want %v", c.path, got, c.noLinks)
+		}
+		if got := LinkFree(c.path); got != c.linkFree {
+			t.Errorf("LinkFree(%s) = %v, want %v", c.path, got, c.linkFree)
 		}
 	}
 	if !setNoOpenat2(true) {
@@ -218,8 +186,8 @@ func TestLinkFree(t *testing.T) {
 	}
 	defer setNoOpenat2(false)
 	for _, c := range cases {
-		if LinkFree(c.path) {
-			t.Errorf("LinkFree(%s) without openat2 = true, want false", c.path)
+		if NoLinks(c.path) || LinkFree(c.path) {
+			t.Errorf("NoLinks or LinkFree(%s) without openat2 = true, want false", c.path)
 		}
 	}
 }

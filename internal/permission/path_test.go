@@ -3,6 +3,7 @@ package permission
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -173,17 +174,7 @@ func TestJudgePathWalksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.state() // the first use resolves the working directories: not counted
-	var mu sync.Mutex
-	seen := map[string]int{}
-	hook := func(p string) {
-		if strings.HasPrefix(p, root) {
-			mu.Lock()
-			seen[p]++
-			mu.Unlock()
-		}
-	}
-	resolveHook.Store(&hook)
-	t.Cleanup(func() { resolveHook.Store(nil) })
+	seen := recordResolutions(t, root)
 	for _, tt := range []struct {
 		path string
 		want map[string]int
@@ -191,10 +182,10 @@ func TestJudgePathWalksOnce(t *testing.T) {
 		{work + "/sub/x", map[string]int{work + "/sub/x": 1}},
 		{work + "/out/../sub/x", map[string]int{work + "/sub/x": 1, work + "/out/../sub/x": 1}},
 	} {
-		clear(seen)
+		seen.reset()
 		in, _ := json.Marshal(map[string]string{"file_path": tt.path})
 		c.Decide(context.Background(), Call{Tool: "Read", Input: in})
-		if d := cmp.Diff(tt.want, seen); d != "" {
+		if d := cmp.Diff(tt.want, seen.get()); d != "" {
 			t.Errorf("%s: paths resolved (-want +got):\n%s", tt.path, d)
 		}
 	}
@@ -210,38 +201,83 @@ func TestNewResolvesNothing(t *testing.T) {
 	if err := os.Symlink(work, linked); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	seen := map[string]int{}
-	hook := func(p string) {
-		if strings.HasPrefix(p, root) {
-			mu.Lock()
-			seen[p]++
-			mu.Unlock()
-		}
-	}
-	resolveHook.Store(&hook)
-	t.Cleanup(func() { resolveHook.Store(nil) })
+	seen := recordResolutions(t, root)
 	rules := RuleSet{Sources: []SourceRules{{Source: SourceSession, Deny: []string{"Read(/" + linked + "/secret/**)"}}}}
 	c, err := New(Config{Mode: ModeDefault, Dirs: []string{work}, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	if len(seen) != 0 {
-		t.Errorf("New resolved %v, want nothing", seen)
+	if got := seen.get(); len(got) != 0 {
+		t.Errorf("New resolved %v, want nothing", got)
 	}
-	mu.Unlock()
 	c.state()
 	// The working directory, and the literal start of the rule's pattern
 	// (its base is "/").
 	want := map[string]int{work: 1, linked + "/secret": 1}
-	mu.Lock()
-	if d := cmp.Diff(want, seen); d != "" {
+	if d := cmp.Diff(want, seen.get()); d != "" {
 		t.Errorf("first use resolved (-want +got):\n%s", d)
 	}
-	mu.Unlock()
 	in, _ := json.Marshal(map[string]string{"file_path": work + "/secret/key"})
 	if d := c.Decide(context.Background(), Call{Tool: "Read", Input: in}); d.Behavior != Deny {
 		t.Errorf("Read of %s/secret/key through the rule's linked base: %s, want deny", work, d.Behavior)
+	}
+}
+
+// resolutions counts the paths under a root that resolvePhysical is asked
+// to resolve, from any goroutine.
+type resolutions struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+// recordResolutions counts the resolutions of paths under root until the
+// test ends.
+func recordResolutions(t *testing.T, root string) *resolutions {
+	r := &resolutions{seen: map[string]int{}}
+	hook := func(p string) {
+		if strings.HasPrefix(p, root) {
+			r.mu.Lock()
+			r.seen[p]++
+			r.mu.Unlock()
+		}
+	}
+	resolveHook.Store(&hook)
+	t.Cleanup(func() { resolveHook.Store(nil) })
+	return r
+}
+
+func (r *resolutions) reset() {
+	r.mu.Lock()
+	clear(r.seen)
+	r.mu.Unlock()
+}
+
+// get returns a copy of the counts so far.
+func (r *resolutions) get() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.seen)
+}
+
+// The check New makes and the first use share the compiled rules that do
+// not name paths: each is compiled and kept once.
+func TestRuleCheckSharesCache(t *testing.T) {
+	text := "Bash(rule-check-shares-cache *)"
+	rules := RuleSet{Sources: []SourceRules{{Source: SourceSession, Allow: []string{text}}}}
+	c, err := New(Config{Mode: ModeDefault, Dirs: []string{t.TempDir()}, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.state()
+	ruleCache.RLock()
+	n := 0
+	for k := range ruleCache.m {
+		if k.text == text {
+			n++
+		}
+	}
+	ruleCache.RUnlock()
+	if n != 1 {
+		t.Errorf("%q is kept %d times, want once", text, n)
 	}
 }

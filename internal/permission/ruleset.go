@@ -183,6 +183,9 @@ var ruleCache struct {
 // from the same input before. Errors are not cached.
 func compileCached(text string, b Behavior, src Source, bases pathBases, fold bool) (*rule, error) {
 	k := ruleKey{text, b, src, bases, fold}
+	// Only path rules depend on lexical, and they are never kept: the
+	// check New makes and the first use share the rules they both compile.
+	k.bases.lexical = false
 	ruleCache.RLock()
 	r := ruleCache.m[k]
 	ruleCache.RUnlock()
