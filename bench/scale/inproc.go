@@ -153,6 +153,10 @@ func runSessions(ctx context.Context, cfg *config, rec *result.Record, session f
 	if err != nil {
 		return err
 	}
+	use0, err := readUsage()
+	if err != nil {
+		return err
+	}
 	smp := startSampler(20*time.Millisecond, false)
 
 	results := make([]sessionResult, cfg.sessions)
@@ -176,6 +180,10 @@ func runSessions(ctx context.Context, cfg *config, rec *result.Record, session f
 		return err
 	}
 	child1, _, err := cpuTime(syscall.RUSAGE_CHILDREN)
+	if err != nil {
+		return err
+	}
+	use1, err := readUsage()
 	if err != nil {
 		return err
 	}
@@ -209,6 +217,7 @@ func runSessions(ctx context.Context, cfg *config, rec *result.Record, session f
 	if rec.Turns > 0 {
 		rec.HTTP2Share = float64(http2Replies.Load()) / float64(rec.Turns)
 	}
+	use1.perTurn(use0, rec.Turns, rec)
 	rec.BaseRSSMiB = toMiB(baseRSS)
 	rec.PeakRSSMiB = toMiB(peak)
 	rec.RSSPerInflightKiB = float64(peak-baseRSS) / 1024 / float64(cfg.sessions)

@@ -71,6 +71,14 @@
 //     work on the machine inflates every wall-clock figure.
 //   - server_cpu_s, server_peak_rss_mib: the scripted API process, when the
 //     run started it (not counted anywhere else).
+//   - where the CPU went (inproc, sdkrunner; this process, per turn):
+//     user_cpu_per_turn_ms and sys_cpu_per_turn_ms (getrusage),
+//     minor_faults_per_turn (a first touch of a page; on a virtual
+//     machine each costs microseconds of system time, so resident memory
+//     shows in CPU), alloc_kib_per_turn and allocs_per_turn (bytes and
+//     objects allocated, runtime/metrics), gc_cycles over the run and
+//     gc_cpu_per_turn_ms (the runtime's estimate of the collector's CPU:
+//     comparable between two runs, not with getrusage).
 //
 // The model's latency (-latency) is a delay before each reply starts; its
 // replies then stream at once.

@@ -101,6 +101,22 @@ type Record struct {
 	SetupP99Ms         float64 `json:"setup_p99_ms,omitzero"`
 	ServerCPUS         float64 `json:"server_cpu_s,omitzero"` // the scripted API process, when the run started it
 	ServerPeakRSSMiB   float64 `json:"server_peak_rss_mib,omitzero"`
+
+	// Where the CPU of the run went (inproc, sdkrunner; this process
+	// alone, per turn): user and system time from getrusage, the minor
+	// page faults (on a virtual machine a first touch of a page costs
+	// microseconds, so resident memory shows in CPU), and from
+	// runtime/metrics the bytes and objects allocated, the collections
+	// and the collector's CPU as the runtime estimates it (mark assists,
+	// dedicated and idle workers, sweeping; an estimate of wall time on
+	// the cores it held, not a measure of CPU).
+	UserCPUPerTurnMs float64 `json:"user_cpu_per_turn_ms,omitzero"`
+	SysCPUPerTurnMs  float64 `json:"sys_cpu_per_turn_ms,omitzero"`
+	FaultsPerTurn    float64 `json:"minor_faults_per_turn,omitzero"`
+	AllocKiBPerTurn  float64 `json:"alloc_kib_per_turn,omitzero"`
+	AllocsPerTurn    float64 `json:"allocs_per_turn,omitzero"`
+	GCCycles         int     `json:"gc_cycles,omitzero"`
+	GCCPUPerTurnMs   float64 `json:"gc_cpu_per_turn_ms,omitzero"`
 }
 
 // Now returns the time stamp format of Record.Time.

@@ -77,7 +77,9 @@ func TestWriteTable(t *testing.T) {
 	err := WriteTable(&b, []Record{
 		{Mode: ModeInproc, Sessions: 1000, ToolTurns: 5, LatencyMs: 200, WallS: 3.5, TurnsPerS: 1714.3, CPUPerTurnMs: 0.9123,
 			SelfCPUPerTurnMs: 0.5, PeakRSSMiB: 150.25, RSSPerInflightKiB: 120, IdleRSSPerSessKiB: 30, IdleHeapPerSessKiB: 20,
-			GoroutinesPeak: 3000, LoadBefore: 7.25, OverheadP50Ms: 0.1, OverheadP99Ms: 2.5, SetupP50Ms: 1, SetupP99Ms: 9},
+			GoroutinesPeak: 3000, LoadBefore: 7.25, OverheadP50Ms: 0.1, OverheadP99Ms: 2.5, SetupP50Ms: 1, SetupP99Ms: 9,
+			UserCPUPerTurnMs: 0.3, SysCPUPerTurnMs: 0.125, FaultsPerTurn: 6.25, AllocKiBPerTurn: 43.5, AllocsPerTurn: 285.4,
+			GCCycles: 11, GCCPUPerTurnMs: 0.062},
 		{Mode: ModeProcs, Sessions: 50, ToolTurns: 5, Parallel: 8, WallS: 2, TurnsPerS: 150, CPUPerTurnMs: 3, PeakRSSMiB: 110,
 			ProcPeakRSSMeanMiB: 13.5, ProcPeakRSSMaxMiB: 14},
 		{Mode: ModeInproc, H2C: true, Sessions: 10, ToolTurns: 5, WallS: 1, TurnsPerS: 60, CPUPerTurnMs: 1, PeakRSSMiB: 50},
@@ -90,6 +92,12 @@ func TestWriteTable(t *testing.T) {
 		"| inproc | 1000 | 5 | 200 | 3.50 | 1714 | 0 | 0.912 | 0.500 | 150.2 | 120.0 | 30.0 | 20.0 | 3000 | 0.100 / 2.500 | 1.00 / 9.00 | – | 7.2 |",
 		"| procs (8 at once) | 50 | 5 | 0 | 2.00 | 150 | 0 | 3.000 | – | 110.0 | – | – | – | – | – | – | 13.5 / 14.0 | 0.0 |",
 		"| inproc h2c | 10 | 5 | 0 | 1.00 | 60 | 0 | 1.000 | – | 50.0 | – | – | – | – | – | – | – | 0.0 |",
+		"",
+		"Where the CPU went, per turn (this process alone; the collector's CPU is the runtime's estimate):",
+		"",
+		"| mode | sessions | user ms | system ms | minor faults | allocated KiB | allocations | collections | collector ms (est.) |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+		"| inproc | 1000 | 0.300 | 0.125 | 6.2 | 43.5 | 285 | 11 | 0.062 |",
 	}
 	if diff := cmp.Diff(want, lines[2:]); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
